@@ -1,0 +1,34 @@
+/// Why a request was allowed or refused, in the order the permission model checks them (BRIEF §1).
+/// The raw value is the stable name shown by `herald requests`, the log and the audit trail.
+public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
+    /// Rule 1: the caller is an operator (uid 0 or a member of the operator group).
+    case operatorCaller = "operator"
+    /// Rule 2: no registered manifest matches the caller.
+    case unregistered = "unregistered"
+    /// Rule 3: the manifest has no NSLocalNetworkUsageDescription.
+    case noUsageDescription = "no-usage-description"
+    /// Rule 4: the service type is not declared and the app lacks the multicast entitlement.
+    case undeclaredType = "undeclared-type"
+    /// Rule 4: browsing all service types or querying arbitrary names needs the multicast entitlement.
+    case entitlementRequired = "entitlement-required"
+    /// Rule 5: an operator granted the app.
+    case granted = "granted"
+    /// Rule 5: an operator denied the app.
+    case denied = "denied"
+    /// Rule 5: nobody has decided yet; a pending request is recorded.
+    case notDetermined = "not-determined"
+
+    /// True when the request may go ahead.
+    public var allows: Bool { self == .operatorCaller || self == .granted }
+
+    /// True for refusals that only a new manifest can fix (rules 2–4): the request fails at once.
+    public var isStatic: Bool {
+        switch self {
+        case .unregistered, .noUsageDescription, .undeclaredType, .entitlementRequired: return true
+        default: return false
+        }
+    }
+
+    /// kDNSServiceErr_NoAuth, the status every refusal carries on the app socket.
+    public static let noAuthErrorCode: Int32 = -65555
+}

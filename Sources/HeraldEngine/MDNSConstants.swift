@@ -1,0 +1,46 @@
+/// Timing and TTL constants of RFC 6762, named after the rule that sets them. Durations are in
+/// milliseconds of the engine's (virtual) clock.
+public enum MDNSConstants {
+    /// RFC 6762 §8.1: wait a random 0–250 ms before the first probe.
+    public static let probeInitialDelayMax = 250
+    /// RFC 6762 §8.1: probes are sent 250 ms apart.
+    public static let probeInterval = 250
+    /// RFC 6762 §8.1: three probes.
+    public static let probeCount = 3
+    /// RFC 6762 §8.2: the loser of a simultaneous probe tie-break waits one second.
+    public static let probeTieBreakDelay = 1000
+    /// RFC 6762 §8.1: after 15 conflicts in 10 s, probe no more than once every 5 s.
+    public static let conflictRateLimitCount = 15
+    public static let conflictRateWindow = 10_000
+    public static let conflictRateLimitedInterval = 5000
+    /// RFC 6762 §8.3: at least two announcements, one second apart, then doubling.
+    public static let announcementCount = 2
+    public static let announcementInterval = 1000
+    /// RFC 6762 §6: shared answers are delayed 20–120 ms.
+    public static let sharedAnswerDelayMin = 20
+    public static let sharedAnswerDelayMax = 120
+    /// RFC 6762 §7.2: a query with TC set is answered after 400–500 ms.
+    public static let truncatedQueryDelayMin = 400
+    public static let truncatedQueryDelayMax = 500
+    /// RFC 6762 §6: a record is multicast at most once per second per interface (250 ms to defend a probe).
+    public static let multicastRateLimit = 1000
+    public static let probeDefenseRateLimit = 250
+    /// RFC 6762 §5.2: the first query of a continuous query waits 20–120 ms; intervals then start at
+    /// one second, at least double, and are capped at 60 minutes.
+    public static let firstQueryDelayMin = 20
+    public static let firstQueryDelayMax = 120
+    public static let queryIntervalInitial = 1000
+    public static let queryIntervalMax = 3_600_000
+    /// RFC 6762 §10.2: records older than one second are flushed by a cache-flush record.
+    public static let cacheFlushGrace = 1000
+    /// RFC 6762 §10.1: a goodbye (TTL 0) removes the record one second later.
+    public static let goodbyeGrace = 1000
+    /// RFC 6762 §10: TTL for records carrying a host name, and for all other records, in seconds.
+    public static let hostRecordTTL: UInt32 = 120
+    public static let otherRecordTTL: UInt32 = 4500
+    /// RFC 6762 §6.7: TTL cap for legacy unicast replies, in seconds.
+    public static let legacyUnicastTTLMax: UInt32 = 10
+    /// RFC 6762 §5.2: refresh queries at 80, 85, 90 and 95 % of the TTL, plus up to 2 % jitter.
+    public static let refreshPercentages = [80, 85, 90, 95]
+    public static let refreshJitterPercentMax = 2
+}
