@@ -21,16 +21,24 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         .target(name: "HeraldWire"),
-        .target(name: "HeraldEngine", dependencies: ["HeraldWire"]),
+        .target(
+            name: "HeraldEngine",
+            dependencies: [
+                "HeraldWire",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ]
+        ),
         .target(name: "HeraldBroker", dependencies: ["HeraldWire"]),
         .target(name: "HeraldIPC", dependencies: ["HeraldWire"]),
+        .target(name: "CHeraldSystem"),
         .target(
             name: "HeraldDaemon",
             dependencies: [
-                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC",
+                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "CHeraldSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -55,10 +63,13 @@ let package = Package(
             dependencies: ["HeraldWire"],
             path: "Benchmarks/WireBenchmark"
         ),
+        .testTarget(name: "HeraldIPCTests", dependencies: ["HeraldIPC"]),
+        .testTarget(name: "HeraldEngineTests", dependencies: ["HeraldEngine", "HeraldWire"]),
         .testTarget(
             name: "HeraldWireTests",
             dependencies: ["HeraldWire"],
             exclude: ["Fixtures"]
         ),
+        .testTarget(name: "HeraldIntegrationTests", dependencies: []),
     ]
 )

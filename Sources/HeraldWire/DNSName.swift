@@ -5,12 +5,19 @@
 /// ASCII letters only (RFC 1035 §2.3.3, RFC 6762 §16), so `MyHost.local.` equals `myhost.LOCAL.`; the
 /// original case is preserved for display and on the wire.
 ///
-/// `@unchecked Sendable`: the only stored property refers to a ``NameStorage`` block whose bytes are
-/// written once, before the name exists, and never changed (there is no mutating API), so sharing it
-/// across threads cannot race.
+/// The bytes live in a heap block that may be shared: by every copy of the name, and, for names read
+/// from a message, by the other names of that message (one allocation per message instead of one per
+/// name). Use ``compacted()`` before keeping a name for long on its own.
+///
+/// `@unchecked Sendable`: the stored reference is to a ``NameStorage`` block whose bytes in the range
+/// this name covers are written once, before the name exists, and never changed (there is no mutating
+/// API); later names written into the same block use other, disjoint ranges. So sharing cannot race.
 public struct DNSName: @unchecked Sendable {
-    /// The wire bytes in one immutable heap block shared by every copy of the name; nil for the root.
+    /// The heap block holding the wire bytes; nil for the root.
     @usableFromInline let storage: NameStorage?
+    /// Where this name's bytes start in `storage`, and how many there are.
+    @usableFromInline let start: UInt32
+    @usableFromInline let length: UInt32
 
     /// RFC 1035 §2.3.4: a label holds at most 63 bytes.
     public static let maxLabelLength = 63
@@ -20,11 +27,27 @@ public struct DNSName: @unchecked Sendable {
     /// The root name `.`.
     public static let root = DNSName(storage: nil)
 
-    init(storage: NameStorage?) { self.storage = storage }
+    init(storage: NameStorage?, start: Int = 0, length: Int = 0) {
+        self.storage = storage
+        self.start = UInt32(start)
+        self.length = UInt32(length)
+    }
 
     /// Wraps wire bytes that the caller has already validated.
     init(uncheckedWire: [UInt8]) {
-        storage = uncheckedWire.isEmpty ? nil : uncheckedWire.withUnsafeBufferPointer { NameStorage.make(copying: $0) }
+        if uncheckedWire.isEmpty {
+            self.init(storage: nil)
+        } else {
+            let storage = uncheckedWire.withUnsafeBufferPointer { NameStorage.make(copying: $0) }
+            self.init(storage: storage, start: 0, length: uncheckedWire.count)
+        }
+    }
+
+    /// The same name in a block of its own, so that keeping it does not keep the other names of the
+    /// message it was read from alive. Returns `self` when it already owns its block.
+    public func compacted() -> DNSName {
+        guard let storage, storage.reservedCount > Int(length) else { return self }
+        return withWire { DNSName(uncheckedWire: Array($0)) }
     }
 
     /// The labels in wire form without the final zero byte.
@@ -34,7 +57,9 @@ public struct DNSName: @unchecked Sendable {
     @inlinable
     public func withWire<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
         guard let storage else { return try body(UnsafeBufferPointer(start: nil, count: 0)) }
-        return try storage.withBytes(body)
+        return try storage.withUnsafeMutablePointerToElements { elements in
+            try body(UnsafeBufferPointer(start: elements + Int(start), count: Int(length)))
+        }
     }
 
     /// Builds a name from its labels, validating their lengths.
@@ -58,7 +83,7 @@ public struct DNSName: @unchecked Sendable {
     }
 
     /// The number of bytes this name takes on the wire without compression, root label included.
-    public var wireLength: Int { (storage?.count ?? 0) + 1 }
+    public var wireLength: Int { Int(length) + 1 }
 
     /// True for the root name.
     public var isRoot: Bool { storage == nil }
@@ -180,7 +205,7 @@ public struct DNSName: @unchecked Sendable {
 
 extension DNSName: Hashable {
     public static func == (lhs: DNSName, rhs: DNSName) -> Bool {
-        if lhs.storage === rhs.storage { return true }
+        if lhs.storage === rhs.storage && lhs.start == rhs.start && lhs.length == rhs.length { return true }
         return lhs.withWire { a in rhs.withWire { b in ASCIICase.equalFolded(a, b) } }
     }
 
@@ -263,29 +288,24 @@ enum ASCIICase {
     }
 }
 
-/// The heap block behind a non-root ``DNSName``: a byte count in the header and the wire bytes in the
-/// tail, allocated once and never changed afterwards.
+/// The heap block behind non-root ``DNSName``s: wire bytes in the tail, each name covering its own
+/// range. A block made for one name holds exactly that name; a parser fills one block with the names of
+/// a message.
 @usableFromInline
 final class NameStorage: ManagedBuffer<Int, UInt8> {
     /// A new block holding a copy of `bytes` (which must not be empty).
     static func make(copying bytes: UnsafeBufferPointer<UInt8>) -> NameStorage {
-        make(count: bytes.count) { $0.update(from: bytes.baseAddress!, count: bytes.count) }
+        let block = make(capacity: bytes.count)
+        block.withUnsafeMutablePointerToElements { $0.update(from: bytes.baseAddress!, count: bytes.count) }
+        return block
     }
 
-    /// A new block of `count` bytes filled by `initialize`, which must write all of them.
-    static func make(count: Int, initialize: (UnsafeMutablePointer<UInt8>) -> Void) -> NameStorage {
-        let buffer = unsafeDowncast(create(minimumCapacity: count) { _ in count }, to: NameStorage.self)
-        buffer.withUnsafeMutablePointerToElements(initialize)
-        return buffer
+    /// A new block with room for `capacity` bytes, to be filled by the caller before any name uses them.
+    static func make(capacity: Int) -> NameStorage {
+        unsafeDowncast(create(minimumCapacity: capacity) { _ in capacity }, to: NameStorage.self)
     }
 
-    /// The number of wire bytes (kept in the header: `capacity` may be larger).
-    @usableFromInline var count: Int { header }
-
-    @inlinable
-    func withBytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        try withUnsafeMutablePointers { header, elements in
-            try body(UnsafeBufferPointer(start: elements, count: header.pointee))
-        }
-    }
+    /// The room asked for when the block was made (kept in the header: `ManagedBuffer.capacity` may be
+    /// larger and is slow to ask).
+    @usableFromInline var reservedCount: Int { header }
 }

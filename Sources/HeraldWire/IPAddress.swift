@@ -20,7 +20,9 @@ public struct IPv4Address: Hashable, Sendable, Comparable, CustomStringConvertib
         guard parts.count == 4 else { return nil }
         var result: UInt32 = 0
         for part in parts {
-            guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), let octet = UInt8(part) else { return nil }
+            // Digits only: `UInt8(_:)` alone would also take a sign ("+1", "-0").
+            guard !part.isEmpty, part.count <= 3, part.allSatisfy({ ("0"..."9").contains($0) }), let octet = UInt8(part)
+            else { return nil }
             result = result << 8 | UInt32(octet)
         }
         value = result
@@ -97,7 +99,8 @@ public struct IPv6Address: Hashable, Sendable, Comparable, CustomStringConvertib
                     result.append(UInt16(v4.value >> 16))
                     result.append(UInt16(v4.value & 0xFFFF))
                 } else {
-                    guard (1...4).contains(field.count), let group = UInt16(field, radix: 16) else { return nil }
+                    guard (1...4).contains(field.count), field.allSatisfy(\.isHexDigit), field.allSatisfy(\.isASCII),
+                          let group = UInt16(field, radix: 16) else { return nil }
                     result.append(group)
                 }
             }
@@ -123,8 +126,12 @@ public struct IPv6Address: Hashable, Sendable, Comparable, CustomStringConvertib
         self.init(high: high, low: low)
     }
 
-    /// RFC 5952 text: lower-case hex, leading zeros dropped, the longest run of two or more zero groups as `::`.
+    /// RFC 5952 text: lower-case hex, leading zeros dropped, the longest run of two or more zero groups as `::`;
+    /// IPv4-mapped addresses (`::ffff:0:0/96`) in mixed notation, `::ffff:192.0.2.1` (RFC 5952 §5, as inet_ntop).
     public var description: String {
+        if high == 0, low >> 32 == 0xFFFF {
+            return "::ffff:" + IPv4Address(UInt32(truncatingIfNeeded: low)).description
+        }
         let groups = self.groups
         var bestStart = -1
         var bestLength = 0

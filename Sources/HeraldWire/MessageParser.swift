@@ -17,8 +17,14 @@ extension DNSMessage {
 
     /// Parses a complete message from raw memory (not retained).
     public init(parsing buffer: UnsafeRawBufferPointer) throws(DNSWireError) {
-        var parser = MessageParser(buffer)
-        self = try parser.parseMessage()
+        // The table of names already read lives on the stack.
+        let result = withUnsafeTemporaryAllocation(
+            of: MessageParser.RecentName.self, capacity: MessageParser.recentNameCapacity
+        ) { recent in
+            var parser = MessageParser(buffer, recent: recent.baseAddress!)
+            return Result { () throws(DNSWireError) in try parser.parseMessage() }
+        }
+        self = try result.get()
     }
 }
 
@@ -27,21 +33,41 @@ extension DNSMessage {
 struct MessageParser {
     private let bytes: UnsafeRawBufferPointer
     private let count: Int
+    /// The block that decoded names are written into, shared by the names of this message, and how
+    /// much of it is used.
+    private var arena: NameStorage?
+    private var arenaBase: UnsafeMutablePointer<UInt8>?
+    private var arenaUsed = 0
+    private var arenaCapacity = 0
     /// Names already read, by the offset they start at: a name that is only a pointer to one of them
-    /// shares its storage instead of allocating a copy (most owner names in mDNS responses are).
-    private var recentNames: [(offset: Int, name: DNSName)] = []
-    private var recentNameNext = 0
-    private static let recentNameCapacity = 16
+    /// shares its storage instead of allocating a copy (about half of all names in mDNS responses).
+    private let recent: UnsafeMutablePointer<RecentName>
+    private var recentCount = 0
+    private var recentNext = 0
+    static let recentNameCapacity = 16
+
+    /// A name read at `offset`. The block is not retained: every name in this table was also handed to
+    /// the message being built, which keeps its block alive until parsing ends, and the table is thrown
+    /// away then.
+    struct RecentName {
+        var offset: Int
+        var start: UInt32
+        var length: UInt32
+        var storage: Unmanaged<NameStorage>
+    }
 
     /// RFC 1035 §4.1.1.
     static let headerLength = 12
     /// Type, class, TTL and RDLENGTH after a record's name (RFC 1035 §4.1.3).
     static let recordFixedLength = 10
 
-    init(_ bytes: UnsafeRawBufferPointer) {
+    init(_ bytes: UnsafeRawBufferPointer, recent: UnsafeMutablePointer<RecentName>) {
         self.bytes = bytes
         self.count = bytes.count
+        self.recent = recent
     }
+
+
 
     mutating func parseMessage() throws(DNSWireError) -> DNSMessage {
         guard count >= Self.headerLength else {
@@ -158,6 +184,10 @@ struct MessageParser {
             } catch {
                 throw DNSWireError(offset: after + error.offset, rule: .invalidTypeBitmap(reason: "\(error)"))
             }
+        case .ns, .mx, .soa:
+            // RFC 1035 types whose names may be compressed (RFC 3597 §4): kept as opaque data, but with the
+            // names written out, so the bytes stay valid outside this message.
+            return .opaque(try decompressedData(type: type, start: start, end: end))
         case .opt:
             return .opt(copy(start, end))
         default:
@@ -172,30 +202,43 @@ struct MessageParser {
         // A name that is only a pointer to a name read before is that name.
         if start + 1 < (limit ?? count), bytes[start] & 0xC0 == 0xC0 {
             let target = Int(bytes[start] & 0x3F) << 8 | Int(bytes[start + 1])
-            for entry in recentNames where entry.offset == target { return (entry.name, start + 2) }
+            for index in 0..<recentCount where recent[index].offset == target {
+                let entry = recent[index]
+                let name = DNSName(storage: entry.storage.takeUnretainedValue(), start: Int(entry.start),
+                                   length: Int(entry.length))
+                return (name, start + 2)
+            }
         }
         let (name, end) = try decodeName(at: start, limit: limit)
-        if recentNames.count < Self.recentNameCapacity {
-            if recentNames.isEmpty { recentNames.reserveCapacity(Self.recentNameCapacity) }
-            recentNames.append((start, name))
+        guard let storage = name.storage else { return (name, end) }
+        let entry = RecentName(offset: start, start: name.start, length: name.length,
+                               storage: Unmanaged.passUnretained(storage))
+        if recentCount < Self.recentNameCapacity {
+            (recent + recentCount).initialize(to: entry)
+            recentCount += 1
         } else {
-            recentNames[recentNameNext] = (start, name)
-            recentNameNext = (recentNameNext + 1) % Self.recentNameCapacity
+            recent[recentNext] = entry
+            recentNext = (recentNext + 1) % Self.recentNameCapacity
         }
         return (name, end)
     }
 
-    private func decodeName(at start: Int, limit: Int?) throws(DNSWireError) -> (DNSName, Int) {
-        // First pass: validate and measure; second pass: copy into storage of the exact size.
+    /// Reads a possibly compressed name starting at `start`. Returns the name and the position just after
+    /// its inline part (after the first pointer, or after the root label). `limit` bounds the inline part
+    /// (the end of the record data for names inside rdata).
+    private mutating func decodeName(at start: Int, limit: Int?) throws(DNSWireError) -> (DNSName, Int) {
         var position = start
         var runStart = start  // where the stretch being read began; pointers must lead before it
         var resume = -1
         var length = 0  // bytes of the name without the root label
         let inlineLimit = limit ?? count
+        let source = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        if arenaCapacity - arenaUsed < DNSName.maxWireLength { startArena() }
+        let scratch = arenaBase! + arenaUsed
         while true {
             let bound = resume < 0 ? inlineLimit : count
             guard position < bound else { throw DNSWireError(offset: position, rule: .nameTruncated) }
-            let byte = bytes[position]
+            let byte = source[position]
             if byte == 0 {
                 if resume < 0 { resume = position + 1 }
                 break
@@ -204,14 +247,18 @@ struct MessageParser {
             case 0x00:
                 let labelEnd = position + 1 + Int(byte)
                 guard labelEnd <= bound else { throw DNSWireError(offset: position, rule: .nameTruncated) }
-                length += 1 + Int(byte)
-                guard length < DNSName.maxWireLength else {
-                    throw DNSWireError(offset: position, rule: .nameTooLong(length: length + 1))
+                guard length + 1 + Int(byte) < DNSName.maxWireLength else {
+                    throw DNSWireError(offset: position, rule: .nameTooLong(length: length + Int(byte) + 2))
+                }
+                // Labels are short: a byte loop beats a call to memmove.
+                for index in position..<labelEnd {
+                    scratch[length] = source[index]
+                    length += 1
                 }
                 position = labelEnd
             case 0xC0:
                 guard position + 1 < bound else { throw DNSWireError(offset: position, rule: .nameTruncated) }
-                let target = Int(byte & 0x3F) << 8 | Int(bytes[position + 1])
+                let target = Int(byte & 0x3F) << 8 | Int(source[position + 1])
                 guard target < count else { throw DNSWireError(offset: position, rule: .pointerOutOfBounds(target: target)) }
                 if target >= runStart {
                     if target <= position { throw DNSWireError(offset: position, rule: .pointerLoop(target: target)) }
@@ -225,24 +272,47 @@ struct MessageParser {
             }
         }
         if length == 0 { return (.root, resume) }
-        let storage = NameStorage.make(count: length) { buffer in
-            var from = start
-            var to = 0
-            while true {
-                let byte = bytes[from]
-                if byte == 0 { break }
-                if byte & 0xC0 == 0xC0 {
-                    from = Int(byte & 0x3F) << 8 | Int(bytes[from + 1])
-                    continue
-                }
-                let labelLength = 1 + Int(byte)
-                buffer.advanced(by: to).update(
-                    from: bytes.baseAddress!.advanced(by: from).assumingMemoryBound(to: UInt8.self), count: labelLength)
-                to += labelLength
-                from += labelLength
-            }
+        let name = DNSName(storage: arena, start: arenaUsed, length: length)
+        arenaUsed += length
+        return (name, resume)
+    }
+
+    /// Makes a new block for the names still to be read. Its size is a guess from the message size that
+    /// usually holds every name; when it fills, another is started.
+    private mutating func startArena() {
+        let capacity = max(4 * DNSName.maxWireLength, 2 * count)
+        let block = NameStorage.make(capacity: capacity)
+        arena = block
+        arenaBase = block.withUnsafeMutablePointerToElements { $0 }
+        arenaUsed = 0
+        arenaCapacity = capacity
+    }
+
+    /// The data of an NS, MX or SOA record with its names decompressed.
+    private mutating func decompressedData(type: RecordType, start: Int, end: Int) throws(DNSWireError) -> [UInt8] {
+        func mismatch(_ used: Int) -> DNSWireError {
+            DNSWireError(offset: start - 2, rule: .rdataLengthMismatch(type: type, declared: end - start, used: used))
         }
-        return (DNSName(storage: storage), resume)
+        var result: [UInt8] = []
+        var position = start
+        if type == .mx {
+            guard end - start >= 3 else { throw mismatch(3) }
+            result += copy(start, start + 2)
+            position += 2
+        }
+        let nameCount = type == .soa ? 2 : 1
+        for _ in 0..<nameCount {
+            let (name, after) = try readName(at: position, limit: end)
+            result += name.wire + [0]
+            position = after
+        }
+        if type == .soa {
+            guard end - position == 20 else { throw mismatch(position - start + 20) }
+            result += copy(position, end)
+            position = end
+        }
+        guard position == end else { throw mismatch(position - start) }
+        return result
     }
 
     @inline(__always) private func u16(_ offset: Int) -> UInt16 {

@@ -248,6 +248,7 @@ extension DNSMessage {
         for record in answers where !writer.append(record, to: .answer) { throw tooLarge(limit: limit) }
         for record in authorities where !writer.append(record, to: .authority) { throw tooLarge(limit: limit) }
         for record in additionals where !writer.append(record, to: .additional) { throw tooLarge(limit: limit) }
+        guard writer.message.count <= limit else { throw tooLarge(limit: limit) }  // even a bare header
         return writer.message
     }
 

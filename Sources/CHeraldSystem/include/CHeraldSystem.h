@@ -1,0 +1,34 @@
+// Linux system interfaces the daemon uses that Swift's Glibc module does not bring in:
+// epoll, signalfd and netlink.
+#ifndef C_HERALD_SYSTEM_H
+#define C_HERALD_SYSTEM_H
+
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <netinet/in.h>
+#include <signal.h>
+
+/// The epoll event mask values as plain unsigned integers (the enum in sys/epoll.h imports awkwardly).
+static inline unsigned int herald_epollin(void) { return EPOLLIN; }
+static inline unsigned int herald_epollout(void) { return EPOLLOUT; }
+static inline unsigned int herald_epollerr(void) { return EPOLLERR; }
+static inline unsigned int herald_epollhup(void) { return EPOLLHUP; }
+
+/// Reads the file descriptor out of an epoll_event (the struct is packed on x86-64).
+static inline int herald_epoll_event_fd(const struct epoll_event *event) { return event->data.fd; }
+static inline unsigned int herald_epoll_event_mask(const struct epoll_event *event) { return event->events; }
+
+/// epoll_ctl for a file descriptor with the fd as its user data.
+static inline int herald_epoll_ctl(int epfd, int op, int fd, unsigned int events) {
+    struct epoll_event event;
+    event.events = events;
+    event.data.u64 = 0;
+    event.data.fd = fd;
+    return epoll_ctl(epfd, op, fd, &event);
+}
+
+#endif

@@ -1,0 +1,2 @@
+// The header holds only inline helpers; this file gives the target something to compile.
+#include "CHeraldSystem.h"

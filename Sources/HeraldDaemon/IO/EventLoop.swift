@@ -1,0 +1,97 @@
+import CHeraldSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A single-threaded epoll loop: file descriptors with callbacks, and one deadline supplied by the owner.
+///
+/// Everything the daemon does runs on the loop's thread, so the protocol engine and the client tables need
+/// no locks. Other threads talk to it only through file descriptors (signalfd, eventfd).
+public final class EventLoop {
+    public struct Events: OptionSet, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let readable = Events(rawValue: herald_epollin())
+        public static let writable = Events(rawValue: herald_epollout())
+    }
+
+    private let epollFD: Int32
+    private var handlers: [Int32: (Events) -> Void] = [:]
+    private var running = false
+
+    public init() throws(SystemError) {
+        let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard fd >= 0 else { throw SystemError("epoll_create1") }
+        epollFD = fd
+    }
+
+    deinit { close(epollFD) }
+
+    /// Watches `fd`; `handler` runs on the loop with the events that occurred (errors and hang-ups count as readable).
+    public func register(_ fd: Int32, for events: Events, handler: @escaping (Events) -> Void) throws(SystemError) {
+        guard herald_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events.rawValue) == 0 else { throw SystemError("epoll_ctl(ADD)") }
+        handlers[fd] = handler
+    }
+
+    /// Changes the events watched for `fd`.
+    public func modify(_ fd: Int32, for events: Events) {
+        _ = herald_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events.rawValue)
+    }
+
+    /// Stops watching `fd` (the caller closes it).
+    public func unregister(_ fd: Int32) {
+        _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
+        handlers[fd] = nil
+    }
+
+    /// Runs until ``stop()``. Before each wait, `nextDeadline` gives the monotonic millisecond at which
+    /// `onDeadline` must run (nil: no deadline).
+    public func run(nextDeadline: () -> Int64?, onDeadline: () -> Void) {
+        running = true
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        while running {
+            var timeout: Int32 = -1
+            if let deadline = nextDeadline() {
+                timeout = Int32(clamping: max(0, deadline - MonotonicClock.milliseconds()))
+            }
+            let count = epoll_wait(epollFD, &events, Int32(events.count), timeout)
+            if count < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            for index in 0..<Int(count) {
+                let fd = herald_epoll_event_fd(&events[index])
+                let mask = herald_epoll_event_mask(&events[index])
+                var happened = Events(rawValue: mask & (herald_epollin() | herald_epollout()))
+                if mask & (herald_epollerr() | herald_epollhup()) != 0 { happened.insert(.readable) }
+                handlers[fd]?(happened)
+            }
+            if let deadline = nextDeadline(), deadline <= MonotonicClock.milliseconds() { onDeadline() }
+        }
+    }
+
+    /// Makes ``run(nextDeadline:onDeadline:)`` return after the current iteration.
+    public func stop() { running = false }
+}
+
+/// The monotonic clock the daemon drives its engine with.
+public enum MonotonicClock {
+    public static func milliseconds() -> Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+}
+
+/// A failed system call, with errno and its text.
+public struct SystemError: Error, CustomStringConvertible, Sendable {
+    public let call: String
+    public let code: Int32
+
+    public init(_ call: String, code: Int32 = errno) {
+        self.call = call
+        self.code = code
+    }
+
+    public var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
+}

@@ -1,0 +1,129 @@
+import HeraldEngine
+import HeraldWire
+import Logging
+
+/// Runs the mDNS engine on real interfaces: feeds it packets from the multicast sockets and interface changes
+/// from the kernel, carries out what it asks (sending packets, delivering events), and wakes it on time.
+/// Lives on the event loop's thread.
+public final class NetworkService {
+    public private(set) var engine: MDNSEngine
+    private let loop: EventLoop
+    private let sockets: [IPFamily: MulticastSocket]
+    private let monitor: InterfaceMonitor
+    private let policy: InterfacePolicy
+    private let logger: Logger
+    /// The interfaces in use, by index.
+    public private(set) var interfaces: [Int: NetworkInterface] = [:]
+    /// Receives every operation event the engine delivers.
+    public var onEvent: (OperationID, OperationEvent) -> Void = { _, _ in }
+    /// Packets the kernel refused to send (an interface that just went away, a full buffer).
+    public private(set) var sendFailures = 0
+    private var rescanPending = false
+
+    public init(configuration: EngineConfiguration, policy: InterfacePolicy, loop: EventLoop, logger: Logger,
+                port: UInt16 = HeraldWire.mdnsPort, families: [IPFamily] = IPFamily.allCases) throws(SystemError) {
+        self.engine = MDNSEngine(configuration: configuration)
+        self.loop = loop
+        self.policy = policy
+        self.logger = logger
+        var sockets: [IPFamily: MulticastSocket] = [:]
+        for family in families { sockets[family] = try MulticastSocket(family: family, port: port) }
+        self.sockets = sockets
+        self.monitor = InterfaceMonitor()
+        for socket in sockets.values {
+            try loop.register(socket.fd, for: .readable) { [unowned self] _ in self.readPackets(from: socket) }
+        }
+        if monitor.fd >= 0 {
+            try loop.register(monitor.fd, for: .readable) { [unowned self] _ in
+                if self.monitor.drainNotifications() { self.rescanInterfaces() }
+            }
+        } else {
+            logger.warning("cannot listen to netlink: interface changes will not be followed")
+        }
+        rescanInterfaces()
+    }
+
+    /// The engine's clock: monotonic milliseconds.
+    public var now: Instant { Instant(milliseconds: MonotonicClock.milliseconds()) }
+
+    /// When the engine next needs to run.
+    public var nextDeadline: Int64? { engine.nextDeadline?.milliseconds }
+
+    /// Runs the engine's timers.
+    public func runDue() {
+        engine.advance(to: now)
+        performActions()
+    }
+
+    /// Changes the engine and carries out what it asks.
+    public func perform(_ body: (inout MDNSEngine, Instant) -> Void) {
+        body(&engine, now)
+        performActions()
+    }
+
+    /// Says goodbye for everything published and stops listening.
+    public func shutdown() {
+        engine.shutdown(at: now)
+        performActions()
+    }
+
+    private func readPackets(from socket: MulticastSocket) {
+        var count = 0
+        while count < 256, let datagram = socket.receive() {
+            count += 1
+            guard interfaces[datagram.interfaceIndex] != nil else { continue }
+            let link = LinkID(interfaceIndex: datagram.interfaceIndex, family: socket.family)
+            engine.receive(datagram.bytes, from: datagram.source, on: link, toUnicast: datagram.toUnicast, at: now)
+        }
+        performActions()
+    }
+
+    private func performActions() {
+        for action in engine.takeActions() {
+            switch action {
+            case .send(let packet):
+                guard let socket = sockets[packet.link.family] else { continue }
+                if !socket.send(packet.bytes, interfaceIndex: packet.link.interfaceIndex, to: packet.destination) {
+                    sendFailures += 1
+                    logger.debug("send failed on \(packet.link) to \(packet.destination)")
+                }
+            case .deliver(let operation, let event):
+                onEvent(operation, event)
+            }
+        }
+    }
+
+    /// Re-reads the interfaces and tells the engine what came, changed and went.
+    public func rescanInterfaces() {
+        let current = InterfaceMonitor.snapshot().filter(policy.accepts)
+        let currentByIndex = Dictionary(current.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
+        let time = now
+        for (index, old) in interfaces where currentByIndex[index] == nil {
+            logger.info("interface \(old.name) is gone")
+            for link in old.links.keys.sorted() { engine.removeLink(link, at: time) }
+            for socket in sockets.values { socket.leave(interfaceIndex: index) }
+        }
+        for interface in current {
+            let oldLinks = interfaces[interface.index]?.links ?? [:]
+            let newLinks = interface.links
+            for (link, _) in oldLinks where newLinks[link] == nil { engine.removeLink(link, at: time) }
+            for (link, addresses) in newLinks.sorted(by: { $0.key < $1.key }) {
+                guard let socket = sockets[link.family] else { continue }
+                if oldLinks[link] == nil {
+                    do {
+                        try socket.join(interfaceIndex: interface.index)
+                        logger.info("using \(interface.name) (\(link.family.rawValue)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                        engine.addLink(link, addresses: addresses, at: time)
+                    } catch {
+                        logger.warning("cannot join the mDNS group on \(interface.name): \(error)")
+                    }
+                } else if oldLinks[link] != addresses {
+                    logger.info("addresses of \(interface.name) (\(link.family.rawValue)) changed: \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                    engine.updateAddresses(link, addresses: addresses, at: time)
+                }
+            }
+        }
+        interfaces = currentByIndex
+        performActions()
+    }
+}

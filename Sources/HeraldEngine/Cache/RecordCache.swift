@@ -1,0 +1,253 @@
+import HeapModule
+import HeraldWire
+
+/// One cached record and what the querier needs to know about it.
+public struct CachedRecord: Sendable {
+    /// The record as received (its TTL is the one it arrived with).
+    public var record: ResourceRecord
+    public var receivedAt: Instant
+    /// When the record leaves the cache unless refreshed.
+    public var expiresAt: Instant
+    /// Who sent it (nil for this host's own records).
+    public var source: IPAddress?
+    /// True for this host's own published records, which never expire from the cache on their own.
+    public var isLocal: Bool
+    /// This record's share of the refresh jitter, in hundredths of a percent of the TTL (0–200).
+    var refreshJitter: UInt8
+    /// How many of the refresh queries at 80/85/90/95 % of the TTL have been sent (RFC 6762 §5.2).
+    var refreshesSent: UInt8 = 0
+    /// Passive observation of failures (RFC 6762 §10.5): queries seen that this record should have
+    /// answered, and the deadline by which an answer must have been seen.
+    var unansweredQueries: UInt8 = 0
+    var unansweredDeadline: Instant?
+
+    /// Milliseconds of life left at `now`.
+    public func remaining(at now: Instant) -> Int { max(0, expiresAt - now) }
+
+    /// The TTL left at `now`, in whole seconds, as it would be sent in a known-answer list.
+    public func remainingTTL(at now: Instant) -> UInt32 { UInt32(remaining(at: now) / 1000) }
+
+    /// The instant a refresh query is due (80, 85, 90, 95 % of the TTL, each plus a jitter of up to 2 %),
+    /// or nil after the fourth.
+    var nextRefresh: Instant? {
+        guard !isLocal, refreshesSent < 4, record.ttl > 0 else { return nil }
+        let hundredths = MDNSConstants.refreshPercentages[Int(refreshesSent)] * 100 + Int(refreshJitter)
+        return receivedAt + Int(Int64(record.ttl) * Int64(hundredths) / 10)  // ttl s × hundredths/10000 × 1000 ms
+    }
+}
+
+/// A change the cache made that operations may need to hear about.
+public enum CacheChange: Sendable, Hashable {
+    case added(ResourceRecord)
+    case removed(ResourceRecord)
+}
+
+/// The records learnt on one link (RFC 6762 §10), bounded in size.
+///
+/// Records are grouped by record set. Expiry runs off a heap of deadlines with at most one live entry per
+/// set. When full, the cache evicts the remote record closest to expiry, so a flood of short-lived junk
+/// pushes out itself rather than the records people are using.
+public struct RecordCache: Sendable {
+    /// The most records kept (own records included).
+    public let limit: Int
+    public private(set) var count = 0
+
+    private struct RecordSet {
+        var records: [CachedRecord] = []
+        /// The deadline of this set's live heap entry.
+        var scheduledExpiry: Instant?
+    }
+
+    private struct Deadline: Comparable {
+        var at: Instant
+        var key: RecordKey
+        static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at < rhs.at }
+        static func == (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at == rhs.at && lhs.key == rhs.key }
+    }
+
+    private var sets: [RecordKey: RecordSet] = [:]
+    private var deadlines = Heap<Deadline>()
+
+    public init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    /// The records of one set (no ANY).
+    public func records(for key: RecordKey) -> [CachedRecord] { sets[key]?.records ?? [] }
+
+    /// The records answering a question (ANY type or class matches every set of the name).
+    public func answers(to question: RecordKey) -> [CachedRecord] {
+        if question.type != .any && question.recordClass != .any { return records(for: question) }
+        var result: [CachedRecord] = []
+        for (key, set) in sets where key.isAnswered(byQuestionFor: question) { result += set.records }
+        return result
+    }
+
+    /// The earliest instant at which something expires.
+    public var nextExpiry: Instant? { deadlines.min?.at }
+
+    /// Adds or refreshes a record received at `now` (RFC 6762 §10.1–10.2): TTL 0 schedules removal one
+    /// second later; the cache-flush bit ends, one second later, every other record of the set that
+    /// arrived more than a second ago.
+    /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries.
+    public mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+                                isLocal: Bool = false, refreshJitter: Int = 0) -> [CacheChange] {
+        let key = RecordKey(incoming)
+        var set = sets[key] ?? RecordSet()
+        var changes: [CacheChange] = []
+        let graceEnd = now + MDNSConstants.cacheFlushGrace
+
+        if incoming.cacheFlush && incoming.ttl > 0 {
+            for index in set.records.indices
+            where !set.records[index].record.hasSameData(as: incoming)
+                && now - set.records[index].receivedAt > MDNSConstants.cacheFlushGrace
+                && set.records[index].expiresAt > graceEnd
+            {
+                set.records[index].expiresAt = graceEnd
+            }
+        }
+
+        if let index = set.records.firstIndex(where: { $0.record.hasSameData(as: incoming) }) {
+            if incoming.ttl == 0 {
+                // Goodbye: keep it one more second (RFC 6762 §10.1); own records are withdrawn by their owner.
+                if !set.records[index].isLocal || isLocal {
+                    set.records[index].expiresAt = min(set.records[index].expiresAt, now + MDNSConstants.goodbyeGrace)
+                }
+            } else if !set.records[index].isLocal || isLocal {
+                set.records[index].record = incoming.compacted()
+                set.records[index].receivedAt = now
+                set.records[index].expiresAt = isLocal ? .distantFuture : now + Int(incoming.ttl) * 1000
+                set.records[index].refreshesSent = 0
+                set.records[index].unansweredQueries = 0
+                set.records[index].unansweredDeadline = nil
+                set.records[index].source = source
+                set.records[index].refreshJitter = UInt8(clamping: refreshJitter)
+            }
+        } else if incoming.ttl > 0 {
+            if count >= limit {
+                // Full: make room, or drop the newcomer when everything left is this host's own.
+                guard evictOne(except: key) else {
+                    schedule(&set, key: key)
+                    store(set, key: key)
+                    return []
+                }
+            }
+            let record = CachedRecord(
+                record: incoming.compacted(), receivedAt: now,
+                expiresAt: isLocal ? .distantFuture : now + Int(incoming.ttl) * 1000,
+                source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
+            set.records.append(record)
+            count += 1
+            changes.append(.added(record.record))
+        }
+        schedule(&set, key: key)
+        store(set, key: key)
+        return changes
+    }
+
+    /// Removes this host's own record (a withdrawn registration), reporting it.
+    public mutating func removeLocal(_ record: ResourceRecord) -> [CacheChange] {
+        let key = RecordKey(record)
+        guard var set = sets[key],
+              let index = set.records.firstIndex(where: { $0.isLocal && $0.record.hasSameData(as: record) })
+        else { return [] }
+        let removed = set.records.remove(at: index)
+        count -= 1
+        store(set, key: key)
+        return [.removed(removed.record)]
+    }
+
+    /// Ends the life of a record now (a peer no longer answers for it, RFC 6762 §10.5).
+    public mutating func flush(_ record: ResourceRecord) -> [CacheChange] {
+        let key = RecordKey(record)
+        guard var set = sets[key],
+              let index = set.records.firstIndex(where: { !$0.isLocal && $0.record.hasSameData(as: record) })
+        else { return [] }
+        let removed = set.records.remove(at: index)
+        count -= 1
+        store(set, key: key)
+        return [.removed(removed.record)]
+    }
+
+    /// Removes every record whose time is up at `now`.
+    public mutating func expire(at now: Instant) -> [CacheChange] {
+        var changes: [CacheChange] = []
+        while let first = deadlines.min, first.at <= now {
+            _ = deadlines.removeMin()
+            guard var set = sets[first.key], set.scheduledExpiry == first.at else { continue }  // stale entry
+            set.scheduledExpiry = nil
+            let before = set.records.count
+            for record in set.records where record.expiresAt <= now { changes.append(.removed(record.record)) }
+            set.records.removeAll { $0.expiresAt <= now }
+            count -= before - set.records.count
+            schedule(&set, key: first.key)
+            store(set, key: first.key)
+        }
+        return changes
+    }
+
+    /// Removes everything (the link went away), reporting each remote record.
+    public mutating func removeAll() -> [CacheChange] {
+        let changes = sets.values.flatMap { $0.records.map { CacheChange.removed($0.record) } }
+        sets.removeAll()
+        deadlines = Heap()
+        count = 0
+        return changes
+    }
+
+    /// Updates a cached record's querier bookkeeping.
+    mutating func update(_ key: RecordKey, matching record: ResourceRecord, _ body: (inout CachedRecord) -> Void) {
+        guard var set = sets[key], let index = set.records.firstIndex(where: { $0.record.hasSameData(as: record) })
+        else { return }
+        body(&set.records[index])
+        sets[key] = set
+    }
+
+    // MARK: - Bookkeeping
+
+    private mutating func schedule(_ set: inout RecordSet, key: RecordKey) {
+        guard let earliest = set.records.lazy.map(\.expiresAt).min(), earliest < .distantFuture else { return }
+        if let scheduled = set.scheduledExpiry, scheduled <= earliest { return }
+        set.scheduledExpiry = earliest
+        deadlines.insert(Deadline(at: earliest, key: key))
+    }
+
+    private mutating func store(_ set: RecordSet, key: RecordKey) {
+        if set.records.isEmpty { sets[key] = nil } else { sets[key] = set }
+    }
+
+    /// Drops the remote record closest to its expiry, never from the set `protected` (the one being added
+    /// to). Returns false when there is nothing to drop.
+    private mutating func evictOne(except protected: RecordKey) -> Bool {
+        var setAside: [Deadline] = []
+        defer { for deadline in setAside { deadlines.insert(deadline) } }
+        while let top = deadlines.min {
+            guard let set = sets[top.key], set.scheduledExpiry == top.at else {
+                _ = deadlines.removeMin()  // stale
+                continue
+            }
+            if top.key == protected {
+                setAside.append(deadlines.removeMin())
+                continue
+            }
+            var victim = set
+            guard let index = victim.records.firstIndex(where: { !$0.isLocal && $0.expiresAt == top.at }) else {
+                _ = deadlines.removeMin()
+                continue
+            }
+            _ = deadlines.removeMin()
+            victim.records.remove(at: index)
+            count -= 1
+            victim.scheduledExpiry = nil
+            schedule(&victim, key: top.key)
+            store(victim, key: top.key)
+            return true
+        }
+        return false
+    }
+}
+
+extension Instant {
+    /// Later than any instant the engine will reach.
+    public static let distantFuture = Instant(milliseconds: Int64.max / 4)
+}

@@ -1,0 +1,55 @@
+import HeraldWire
+
+/// Name, type and class: what identifies a resource record set (RFC 2181 §5).
+/// Name comparison is case-insensitive, as DNSName's is.
+public struct RecordKey: Hashable, Sendable, CustomStringConvertible {
+    public var name: DNSName
+    public var type: RecordType
+    public var recordClass: RecordClass
+
+    public init(name: DNSName, type: RecordType, recordClass: RecordClass = .internet) {
+        self.name = name
+        self.type = type
+        self.recordClass = recordClass
+    }
+
+    public init(_ record: ResourceRecord) {
+        self.init(name: record.name, type: record.type, recordClass: record.recordClass)
+    }
+
+    /// True when a question for (name, type, class) asks for records with this key (ANY matches every type and class).
+    public func isAnswered(byQuestionFor question: RecordKey) -> Bool {
+        (question.type == .any || question.type == type)
+            && (question.recordClass == .any || question.recordClass == recordClass)
+            && question.name == name
+    }
+
+    public var description: String { "\(name) \(recordClass) \(type)" }
+}
+
+extension ResourceRecord {
+    /// The record set this record belongs to.
+    public var key: RecordKey { RecordKey(self) }
+
+    /// True when the two records carry the same data (RFC 6762 §6: names inside data compare case-insensitively).
+    public func hasSameData(as other: ResourceRecord) -> Bool {
+        type == other.type && recordClass == other.recordClass && data == other.data
+    }
+
+    /// The same record with names in blocks of their own, so that keeping it does not keep the rest of the
+    /// message it came in alive.
+    public func compacted() -> ResourceRecord {
+        var copy = self
+        copy.name = name.compacted()
+        switch data {
+        case .ptr(let target): copy.data = .ptr(target.compacted())
+        case .cname(let target): copy.data = .cname(target.compacted())
+        case .srv(var srv):
+            srv.target = srv.target.compacted()
+            copy.data = .srv(srv)
+        case .nsec(let next, let types): copy.data = .nsec(next: next.compacted(), types: types)
+        default: break
+        }
+        return copy
+    }
+}

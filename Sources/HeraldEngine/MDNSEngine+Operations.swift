@@ -1,0 +1,150 @@
+import HeraldWire
+
+/// Client operations: browse, resolve and record queries, and turning cache changes into their events.
+extension MDNSEngine {
+    /// Starts browsing for instances of a service type (e.g. `_http._tcp.local.`) on one interface or all.
+    public mutating func browse(_ id: OperationID, type: DNSName, interfaceIndex: Int? = nil, at time: Instant) {
+        start(id, ClientOperation(kind: .browse(type), interfaceIndex: interfaceIndex), at: time)
+    }
+
+    /// Starts resolving a service instance's SRV, TXT and addresses.
+    public mutating func resolve(_ id: OperationID, instance: DNSName, interfaceIndex: Int? = nil, at time: Instant) {
+        start(id, ClientOperation(kind: .resolve(instance), interfaceIndex: interfaceIndex), at: time)
+    }
+
+    /// Starts a continuous query for records of a name and type (`ANY` for all types).
+    public mutating func query(_ id: OperationID, name: DNSName, type: RecordType, interfaceIndex: Int? = nil,
+                               at time: Instant) {
+        start(id, ClientOperation(kind: .query(RecordKey(name: name, type: type)), interfaceIndex: interfaceIndex), at: time)
+    }
+
+    /// Stops an operation of any kind; a registration is withdrawn with goodbyes.
+    public mutating func cancel(_ id: OperationID, at time: Instant) {
+        now = max(now, time)
+        if publications[id] != nil {
+            withdraw(id)
+            return
+        }
+        guard let operation = operations.removeValue(forKey: id) else { return }
+        for (link, keys) in operation.keys {
+            for key in keys { querier.unsubscribe(id, from: key, on: link) }
+        }
+    }
+
+    /// The number of operations in progress (registrations included).
+    public var operationCount: Int { operations.count + publications.count - (publications[Self.hostPublication] == nil ? 0 : 1) }
+
+    private mutating func start(_ id: OperationID, _ operation: ClientOperation, at time: Instant) {
+        now = max(now, time)
+        cancel(id, at: time)
+        operations[id] = operation
+        for link in links.keys.sorted() { attach(id, to: link) }
+    }
+
+    /// Subscribes an operation's questions on a link and reports what the cache already knows.
+    mutating func attach(_ id: OperationID, to link: LinkID) {
+        guard let operation = operations[id], operation.applies(to: link), operation.keys[link] == nil else { return }
+        operations[id]!.keys[link] = []
+        for key in operation.initialKeys { subscribe(id, to: key, on: link) }
+    }
+
+    private mutating func subscribe(_ id: OperationID, to key: RecordKey, on link: LinkID) {
+        guard operations[id] != nil, !(operations[id]!.keys[link]?.contains(key) ?? false) else { return }
+        operations[id]!.keys[link, default: []].append(key)
+        querier.subscribe(id, to: key, on: link, at: now, random: &random)
+        let cached = caches[link]?.answers(to: key) ?? []
+        for record in cached { handle(.added(record.record), for: id, on: link) }
+    }
+
+    private mutating func unsubscribe(_ id: OperationID, from key: RecordKey, on link: LinkID) {
+        operations[id]?.keys[link]?.removeAll { $0 == key }
+        querier.unsubscribe(id, from: key, on: link)
+    }
+
+    /// Tells every interested operation about changes to a link's cache.
+    mutating func dispatch(_ changes: [CacheChange], on link: LinkID) {
+        for change in changes {
+            let record: ResourceRecord
+            switch change {
+            case .added(let r), .removed(let r): record = r
+            }
+            for id in querier.subscribers(for: RecordKey(record), on: link).sorted() {
+                handle(change, for: id, on: link)
+            }
+        }
+    }
+
+    private mutating func handle(_ change: CacheChange, for id: OperationID, on link: LinkID) {
+        guard let operation = operations[id] else { return }
+        switch operation.kind {
+        case .query:
+            switch change {
+            case .added(let record): emit(.deliver(id, .recordAdded(record, link)))
+            case .removed(let record): emit(.deliver(id, .recordRemoved(record, link)))
+            }
+        case .browse(let type):
+            switch change {
+            case .added(let record):
+                if case .ptr(let instance) = record.data, record.name == type { emit(.deliver(id, .instanceAdded(instance, link))) }
+            case .removed(let record):
+                if case .ptr(let instance) = record.data, record.name == type { emit(.deliver(id, .instanceRemoved(instance, link))) }
+            }
+        case .resolve(let instance):
+            updateResolve(id, instance: instance, change: change, on: link)
+        }
+    }
+
+    private mutating func updateResolve(_ id: OperationID, instance: DNSName, change: CacheChange, on link: LinkID) {
+        var state = operations[id]!.resolveStates[link] ?? ClientOperation.ResolveState()
+        let oldTarget = state.srv?.target
+        switch change {
+        case .added(let record):
+            switch record.data {
+            case .srv(let srv) where record.name == instance: state.srv = srv
+            case .txt(let txt) where record.name == instance: state.txt = txt
+            case .a, .aaaa:
+                if let address = Self.address(of: record), record.name == state.srv?.target,
+                   !state.addresses.contains(address) {
+                    state.addresses.append(address)
+                }
+            default: break
+            }
+        case .removed(let record):
+            switch record.data {
+            case .srv(let srv) where record.name == instance && state.srv == srv: state.srv = nil
+            case .txt(let txt) where record.name == instance && state.txt == txt: state.txt = nil
+            case .a, .aaaa:
+                if let address = Self.address(of: record) { state.addresses.removeAll { $0 == address } }
+            default: break
+            }
+        }
+        operations[id]!.resolveStates[link] = state
+        if oldTarget != state.srv?.target {
+            // Follow the SRV target: ask for its addresses instead of the old one's.
+            operations[id]!.resolveStates[link]!.addresses = []
+            if let oldTarget {
+                unsubscribe(id, from: RecordKey(name: oldTarget, type: .a), on: link)
+                unsubscribe(id, from: RecordKey(name: oldTarget, type: .aaaa), on: link)
+            }
+            if let target = state.srv?.target {
+                subscribe(id, to: RecordKey(name: target, type: .a), on: link)
+                subscribe(id, to: RecordKey(name: target, type: .aaaa), on: link)
+            }
+        }
+        guard let current = operations[id]?.resolveStates[link], let srv = current.srv, let txt = current.txt else { return }
+        let result = ResolvedService(instance: instance, link: link, target: srv.target, port: srv.port,
+                                     priority: srv.priority, weight: srv.weight, txt: txt, addresses: current.addresses)
+        if result != current.lastReported {
+            operations[id]!.resolveStates[link]!.lastReported = result
+            emit(.deliver(id, .resolved(result)))
+        }
+    }
+
+    static func address(of record: ResourceRecord) -> IPAddress? {
+        switch record.data {
+        case .a(let address): return .v4(address)
+        case .aaaa(let address): return .v6(address)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,181 @@
+import HeraldWire
+
+/// Settings of an engine.
+public struct EngineConfiguration: Sendable {
+    /// This host's name label (published as `<hostName>.local.`).
+    public var hostName: String
+    /// Publish the host's address records (A/AAAA and reverse PTR) on each link.
+    public var publishAddresses = true
+    /// The most records cached per link. Large enough for a LAN with a couple of thousand services.
+    public var cacheLimitPerLink = 16_384
+    /// The largest datagram to send (RFC 6762 §17).
+    public var messageSizeLimit = MessageSizeLimit.default
+    /// RFC 6762 §5.2: the random delay before the first query of a new question.
+    public var firstQueryDelay = MDNSConstants.firstQueryDelayMin...MDNSConstants.firstQueryDelayMax
+    /// RFC 6762 §8.1: the random delay before the first probe.
+    public var probeInitialDelay = 0...MDNSConstants.probeInitialDelayMax
+    /// The seed of the engine's random source.
+    public var seed: UInt64
+
+    public init(hostName: String, seed: UInt64) {
+        self.hostName = hostName
+        self.seed = seed
+    }
+}
+
+/// The mDNS protocol engine: a deterministic state machine with no sockets and no clock of its own.
+///
+/// The driver feeds it events — a packet arrived, a link appeared, a client asked for something, time
+/// passed — each with the current instant, then takes the resulting actions (packets to send, events for
+/// operations) with ``takeActions()``, and calls ``advance(to:)`` again at ``nextDeadline``.
+public struct MDNSEngine: Sendable {
+    public let configuration: EngineConfiguration
+    var random: EngineRandom
+    var now: Instant = .zero
+
+    /// The links in use and this host's addresses on each.
+    var links: [LinkID: [LinkAddress]] = [:]
+    var caches: [LinkID: RecordCache] = [:]
+    var querier: Querier
+    var operations: [OperationID: ClientOperation] = [:]
+    var publications: [OperationID: Publication] = [:]
+    var authority = AuthorityTable()
+    var scheduler = ResponseScheduler()
+    /// Cached records that queries have asked for without a reply being seen (RFC 6762 §10.5).
+    var unansweredDeadlines: [(link: LinkID, record: ResourceRecord, deadline: Instant)] = []
+    /// The host name label in use (it changes when a conflict forces a rename).
+    public internal(set) var hostLabel: String
+    var hostRenames = 0
+    /// The operation ID of the host's own address publication.
+    static let hostPublication = OperationID(0)
+
+    private var outbox: [EngineAction] = []
+    /// Counters for `herald status` and for tests.
+    public internal(set) var statistics = EngineStatistics()
+
+    public init(configuration: EngineConfiguration) {
+        self.configuration = configuration
+        self.random = EngineRandom(seed: configuration.seed)
+        self.hostLabel = configuration.hostName
+        self.querier = Querier(firstQueryDelay: configuration.firstQueryDelay, sizeLimit: configuration.messageSizeLimit)
+    }
+
+    /// The host's full name, e.g. `myhost.local.`.
+    public var hostName: DNSName {
+        (try? DNSName(labels: [Array(hostLabel.utf8), Array("local".utf8)])) ?? "local."
+    }
+
+    /// Everything the engine wants done since the last call.
+    public mutating func takeActions() -> [EngineAction] {
+        defer { outbox.removeAll(keepingCapacity: true) }
+        return outbox
+    }
+
+    mutating func emit(_ action: EngineAction) { outbox.append(action) }
+
+    mutating func send(_ bytes: [UInt8], on link: LinkID, to destination: PacketDestination) {
+        statistics.packetsSent += 1
+        emit(.send(OutgoingPacket(link: link, destination: destination, bytes: bytes)))
+    }
+
+    func payloadLimit(for link: LinkID) -> Int {
+        configuration.messageSizeLimit.payloadLimit(ipv6: link.family == .ipv6)
+    }
+
+    /// The next instant at which ``advance(to:)`` has work to do, if any.
+    public var nextDeadline: Instant? {
+        var candidates: [Instant] = []
+        if let next = querier.nextDeadline(cache: caches) { candidates.append(next) }
+        if let next = scheduler.nextDeadline { candidates.append(next) }
+        for cache in caches.values { if let next = cache.nextExpiry { candidates.append(next) } }
+        for publication in publications.values {
+            for phase in publication.phases.values { if let next = phase.nextAt { candidates.append(next) } }
+        }
+        if let next = unansweredDeadlines.map(\.deadline).min() { candidates.append(next) }
+        return candidates.min()
+    }
+
+    /// Does everything due at `time`: expiries, probes, announcements, responses and queries.
+    public mutating func advance(to time: Instant) {
+        now = max(now, time)
+        for link in caches.keys.sorted() {
+            let changes = caches[link]!.expire(at: now)
+            dispatch(changes, on: link)
+        }
+        checkUnansweredQueries()
+        runPublications()
+        sendDueResponses()
+        for packet in querier.sendDue(at: now, cache: &caches) {
+            statistics.queriesSent += 1
+            send(packet.bytes, on: packet.link, to: packet.destination)
+        }
+    }
+
+    // MARK: - Links
+
+    /// A link came up (or the engine starts using it) with this host's addresses on it.
+    public mutating func addLink(_ link: LinkID, addresses: [LinkAddress], at time: Instant) {
+        now = max(now, time)
+        guard links[link] == nil else {
+            updateAddresses(link, addresses: addresses, at: time)
+            return
+        }
+        links[link] = addresses
+        caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
+        for id in operations.keys.sorted() { attach(id, to: link) }
+        if configuration.publishAddresses { refreshHostPublication() }
+        for id in publications.keys.sorted() where id != Self.hostPublication { startPublication(id, on: link) }
+    }
+
+    /// This host's addresses on a link changed: the address records are updated and announced again, which
+    /// is an update of our own data and never a conflict.
+    public mutating func updateAddresses(_ link: LinkID, addresses: [LinkAddress], at time: Instant) {
+        now = max(now, time)
+        guard links[link] != nil, links[link] != addresses else { return }
+        links[link] = addresses
+        if configuration.publishAddresses { refreshHostPublication() }
+    }
+
+    /// A link went away: goodbyes where they can still be sent, then its cache and questions are dropped.
+    public mutating func removeLink(_ link: LinkID, at time: Instant) {
+        now = max(now, time)
+        guard links[link] != nil else { return }
+        for id in publications.keys.sorted() { sendGoodbyes(for: id, on: link) }
+        for id in publications.keys.sorted() {
+            publications[id]?.phases[link] = nil
+            publications[id]?.records[link] = nil
+        }
+        authority.removeLink(link)
+        scheduler.removeLink(link)
+        let changes = caches[link]?.removeAll() ?? []
+        dispatch(changes, on: link)
+        caches[link] = nil
+        querier.removeLink(link)
+        unansweredDeadlines.removeAll { $0.link == link }
+        links[link] = nil
+        for id in operations.keys { operations[id]?.forget(link) }
+        if configuration.publishAddresses { refreshHostPublication() }
+    }
+
+    /// Every address this host has, on any link.
+    var ownAddresses: Set<IPAddress> { Set(links.values.flatMap { $0.map(\.address) }) }
+
+    /// Ends everything: goodbyes for every published record.
+    public mutating func shutdown(at time: Instant) {
+        now = max(now, time)
+        for id in publications.keys.sorted() {
+            for link in links.keys.sorted() { sendGoodbyes(for: id, on: link) }
+        }
+        publications.removeAll()
+    }
+}
+
+/// Counters describing what the engine has done.
+public struct EngineStatistics: Sendable, Hashable {
+    public var packetsReceived = 0
+    public var malformedPackets = 0
+    public var packetsSent = 0
+    public var queriesSent = 0
+    public var responsesSent = 0
+    public var conflicts = 0
+}

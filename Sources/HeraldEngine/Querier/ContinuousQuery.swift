@@ -1,0 +1,33 @@
+import HeraldWire
+
+/// One question that operations keep asking on one link (RFC 6762 §5.2): when to ask next, and how
+/// far the back-off has gone.
+struct ContinuousQuery: Sendable {
+    let key: RecordKey
+    let link: LinkID
+    var subscribers: Set<OperationID> = []
+    /// When the next back-off query is due, or nil once answered (unique answers) or stopped.
+    var nextQueryAt: Instant?
+    /// The wait after the next query: 1 s after the first, then at least doubling, capped at one hour.
+    var interval = MDNSConstants.queryIntervalInitial
+    var lastSentAt: Instant?
+
+    init(key: RecordKey, link: LinkID, firstQueryAt: Instant) {
+        self.key = key
+        self.link = link
+        self.nextQueryAt = firstQueryAt
+    }
+
+    /// True for questions whose answers are unique records (SRV, TXT, addresses): once one is cached, the
+    /// querier relies on refreshes instead of back-off queries.
+    var expectsUniqueAnswer: Bool {
+        key.type == .srv || key.type == .txt || key.type == .a || key.type == .aaaa
+    }
+
+    /// Records that the query was sent (by us, or by a peer asking the same thing) at `now`.
+    mutating func markSent(at now: Instant) {
+        lastSentAt = now
+        nextQueryAt = now + interval
+        interval = min(interval * 2, MDNSConstants.queryIntervalMax)
+    }
+}

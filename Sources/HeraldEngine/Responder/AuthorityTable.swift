@@ -1,0 +1,87 @@
+import HeraldWire
+
+/// A record's identity regardless of TTL and cache-flush bit: its set and its data.
+struct RecordIdentity: Hashable, Sendable {
+    var key: RecordKey
+    var data: RecordData
+
+    init(_ record: ResourceRecord) {
+        key = RecordKey(record)
+        data = record.data
+    }
+}
+
+/// The records this host answers for on each link, indexed for answering questions (RFC 6762 §6) and
+/// for recognising its own data in what peers send.
+struct AuthorityTable: Sendable {
+    struct Entry: Sendable {
+        var record: AuthoritativeRecord
+        var owner: OperationID
+        /// False while the owner is still probing: such records are not yet answered for (RFC 6762 §8.1).
+        var announced: Bool
+    }
+
+    private var byLink: [LinkID: [RecordKey: [Entry]]] = [:]
+    private var namesByLink: [LinkID: [DNSName: Set<RecordKey>]] = [:]
+
+    /// Replaces every entry of `owner` on `link`.
+    mutating func set(_ records: [AuthoritativeRecord], owner: OperationID, announced: Bool, on link: LinkID) {
+        remove(owner: owner, on: link)
+        for record in records {
+            let key = RecordKey(record.record)
+            byLink[link, default: [:]][key, default: []].append(Entry(record: record, owner: owner, announced: announced))
+            namesByLink[link, default: [:]][key.name, default: []].insert(key)
+        }
+    }
+
+    /// Removes every entry of `owner` on `link`.
+    mutating func remove(owner: OperationID, on link: LinkID) {
+        guard var table = byLink[link] else { return }
+        for (key, entries) in table where entries.contains(where: { $0.owner == owner }) {
+            let kept = entries.filter { $0.owner != owner }
+            table[key] = kept.isEmpty ? nil : kept
+            if kept.isEmpty {
+                namesByLink[link]?[key.name]?.remove(key)
+                if namesByLink[link]?[key.name]?.isEmpty ?? false { namesByLink[link]?[key.name] = nil }
+            }
+        }
+        byLink[link] = table.isEmpty ? nil : table
+    }
+
+    mutating func removeLink(_ link: LinkID) {
+        byLink[link] = nil
+        namesByLink[link] = nil
+    }
+
+    /// Announced records answering a question on a link.
+    func answers(to question: RecordKey, on link: LinkID) -> [Entry] {
+        entries(matching: question, on: link).filter(\.announced)
+    }
+
+    /// Every entry (announced or not) whose set a question covers.
+    func entries(matching question: RecordKey, on link: LinkID) -> [Entry] {
+        guard let table = byLink[link] else { return [] }
+        if question.type != .any && question.recordClass != .any { return table[question] ?? [] }
+        let keys = namesByLink[link]?[question.name] ?? []
+        return keys.filter { $0.isAnswered(byQuestionFor: question) }.flatMap { table[$0] ?? [] }
+    }
+
+    /// The types this host has at `name` on a link, when it owns the name with a unique record (NSEC is
+    /// only asserted for such names, RFC 6762 §6.1).
+    func ownedTypes(at name: DNSName, on link: LinkID) -> [RecordType]? {
+        guard let keys = namesByLink[link]?[name], let table = byLink[link] else { return nil }
+        let entries = keys.flatMap { table[$0] ?? [] }.filter(\.announced)
+        guard entries.contains(where: { $0.record.isUnique }) else { return nil }
+        return Array(Set(entries.map { $0.record.record.type })).sorted()
+    }
+
+    /// True when this host publishes exactly this record (any owner, any link): data seen from a peer that
+    /// matches it is ours echoed back (a second interface on the same link, a reflector), never a conflict.
+    func containsAnywhere(_ record: ResourceRecord) -> Bool {
+        let key = RecordKey(record)
+        for table in byLink.values where table[key]?.contains(where: { $0.record.record.hasSameData(as: record) }) ?? false {
+            return true
+        }
+        return false
+    }
+}

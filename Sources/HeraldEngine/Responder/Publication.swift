@@ -1,0 +1,101 @@
+import HeraldWire
+
+/// A record this host answers for.
+public struct AuthoritativeRecord: Hashable, Sendable {
+    /// The record with its full TTL. `cacheFlush` is set exactly when the record is unique.
+    public var record: ResourceRecord
+    /// Unique records (SRV, TXT, addresses, reverse PTR) are probed and defended; shared ones (PTR of a
+    /// service type) are not (RFC 6762 §2, §8).
+    public var isUnique: Bool { record.cacheFlush }
+
+    public init(_ record: ResourceRecord, unique: Bool) {
+        var record = record
+        record.cacheFlush = unique
+        self.record = record
+    }
+}
+
+/// Where a group of records stands on one link (RFC 6762 §8).
+enum PublicationPhase: Hashable, Sendable {
+    /// Waiting to send probe number `sent + 1` at `nextAt` (the last wait, after probe 3, ends in announcing).
+    case probing(sent: Int, nextAt: Instant)
+    /// Sending unsolicited announcement number `sent + 1` at `nextAt`.
+    case announcing(sent: Int, nextAt: Instant)
+    /// Announced; answering queries and defending.
+    case established
+
+    var nextAt: Instant? {
+        switch self {
+        case .probing(_, let at), .announcing(_, let at): return at
+        case .established: return nil
+        }
+    }
+
+    var isProbing: Bool { if case .probing = self { return true } else { return false } }
+    var isAnnounced: Bool { !isProbing }
+}
+
+/// What is being published: a DNS-SD service registration or the host's own address records.
+enum PublicationKind: Hashable, Sendable {
+    case service(ServiceRegistration)
+    case host
+}
+
+/// A registration as a client asked for it (RFC 6763 §4–§7).
+public struct ServiceRegistration: Hashable, Sendable {
+    /// The instance label; empty means "use the host name" (DNSServiceRegister convention).
+    public var instance: String
+    /// The service type, e.g. `_http._tcp.local.`.
+    public var type: DNSName
+    /// Subtype labels, e.g. `_printer` (published as `_printer._sub._http._tcp.local.`).
+    public var subtypes: [String]
+    /// The host the service runs on; nil for this host (follows its name through renames).
+    public var host: DNSName?
+    public var port: UInt16
+    public var txt: TXTRecord
+    /// Rename on conflict (`Name (2)` …); otherwise fail with a name conflict.
+    public var autoRename: Bool
+    /// Publish only on this interface (nil: every interface).
+    public var interfaceIndex: Int?
+
+    public init(instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
+                txt: TXTRecord = .empty, autoRename: Bool = true, interfaceIndex: Int? = nil) {
+        self.instance = instance
+        self.type = type
+        self.subtypes = subtypes
+        self.host = host
+        self.port = port
+        self.txt = txt
+        self.autoRename = autoRename
+        self.interfaceIndex = interfaceIndex
+    }
+}
+
+/// A set of records probed, announced and defended together: one registration, or the host's addresses.
+struct Publication: Sendable {
+    let id: OperationID
+    var kind: PublicationKind
+    /// The name currently claimed: the instance label for a service, the host label for the host.
+    var label: String
+    /// How many renames so far (the next candidate is `label (renames + 2)`).
+    var renames = 0
+    /// Per link: the phase, and the records published there.
+    var phases: [LinkID: PublicationPhase] = [:]
+    var records: [LinkID: [AuthoritativeRecord]] = [:]
+    /// Conflicts seen recently, for the RFC 6762 §8.1 rate limit.
+    var recentConflicts: [Instant] = []
+    /// True once `registered` was reported for the current name.
+    var reported = false
+
+    /// Unique records on a link, the ones probing covers.
+    func uniqueRecords(on link: LinkID) -> [AuthoritativeRecord] {
+        (records[link] ?? []).filter(\.isUnique)
+    }
+
+    /// The names whose unique records this publication claims on a link.
+    func claimedNames(on link: LinkID) -> [DNSName] {
+        var names: [DNSName] = []
+        for record in uniqueRecords(on: link) where !names.contains(record.record.name) { names.append(record.record.name) }
+        return names
+    }
+}

@@ -1,0 +1,83 @@
+import ArgumentParser
+import Foundation
+import HeraldDaemon
+import Logging
+
+/// The `heraldd` command line: every option of the daemon's contract; flags override the configuration file.
+@main
+struct HeraldDaemonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "heraldd",
+        abstract: "The Herald mDNS/DNS-SD daemon with its local-network permission broker.",
+        discussion: """
+            heraldd answers and asks multicast DNS questions on the local network (RFC 6762/6763) and
+            serves apps on a Unix socket that speaks the dnssd client protocol, granting each app only the
+            service types its manifest declares once an operator allows it. It runs in the foreground and
+            logs to standard error. It needs no privileges: port 5353 is not a privileged port.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("The configuration file.", valueName: "file"))
+    var config: String = DaemonPaths.system.configFile
+
+    @Option(name: .long, help: ArgumentHelp("The app socket (dnssd protocol). Default: $DNSSD_UDS_PATH, else \(DaemonPaths.system.appSocket).", valueName: "path"))
+    var socket: String?
+
+    @Option(name: .customLong("control-socket"), help: ArgumentHelp("The operators' control socket. Default: $HERALD_CONTROL_SOCKET, else \(DaemonPaths.system.controlSocket).", valueName: "path"))
+    var controlSocket: String?
+
+    @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the permission store lives.", valueName: "dir"))
+    var stateDirectory: String?
+
+    @Option(name: .customLong("apps-dir"), help: ArgumentHelp("Directory of app manifests loaded at start and on SIGHUP.", valueName: "dir"))
+    var appsDirectory: String?
+
+    @Option(name: .customLong("services-dir"), help: ArgumentHelp("Directory of static service files (Avahi .service and systemd .dnssd).", valueName: "dir"))
+    var servicesDirectory: String?
+
+    @Option(name: .long, help: ArgumentHelp("The host name to publish (without .local). Default: the system's host name.", valueName: "name"))
+    var hostname: String?
+
+    @Option(name: .customLong("interface"), help: ArgumentHelp("Use only this interface (repeatable). Default: every multicast-capable interface.", valueName: "name"))
+    var interfaces: [String] = []
+
+    @Option(name: .customLong("nss-socket"), help: ArgumentHelp("Serve the libnss-mdns protocol on this socket.", valueName: "path"))
+    var nssSocket: String?
+
+    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    var logLevel: String = "info"
+
+    @Flag(name: .customLong("check-config"), help: "Check the configuration and the options, print the result and exit.")
+    var checkConfig = false
+
+    func validate() throws {
+        let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+        guard levels.contains(logLevel) else {
+            throw ValidationError("--log-level '\(logLevel)' is not one of: \(levels.joined(separator: ", "))")
+        }
+    }
+
+    func run() throws {
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "heraldd")
+        var options = DaemonOptions(hostName: hostname ?? DaemonOptions.systemHostName(),
+                                    interfaces: InterfacePolicy(allow: interfaces))
+        if let port = ProcessInfo.processInfo.environment["HERALD_MDNS_PORT"].flatMap(UInt16.init) { options.port = port }
+        if checkConfig {
+            print("heraldd: configuration OK (host name \(options.hostName))")
+            return
+        }
+        do {
+            let daemon = try Daemon(options: options, logger: logger)
+            daemon.run()
+        } catch {
+            printError("heraldd: cannot start: \(error)")
+            throw ExitCode(71)
+        }
+    }
+}
