@@ -16,8 +16,8 @@ enum WireFuzzer {
         // 1. The input as a DNS message.
         if let message = try? DNSMessage(parsing: input) {
             checkRoundTrip(message, input: input)
-            checkLimitedWriter(message, input: input)
-            checkQueryPacker(message, input: input)
+            checkLimitedWriter(message)
+            checkQueryPacker(message)
             // Each distinct name (by exact bytes) once, and at most 32 of them, to keep large inputs fast.
             var seen = Set<[UInt8]>()
             for name in allNames(of: message) where seen.count < 32 && seen.insert(name.wire).inserted {
@@ -39,6 +39,7 @@ enum WireFuzzer {
             if text.contains("\n") {
                 for line in text.split(separator: "\n", omittingEmptySubsequences: false) { checkPresentation(String(line)) }
             }
+            checkRenaming(text)
             // Addresses in text form: when one parses, its canonical text parses back to it.
             if let v4 = IPv4Address(text), IPv4Address(v4.description) != v4 {
                 fail("IPv4Address(\(v4.description.debugDescription)) does not give back the address it came from")
@@ -154,9 +155,12 @@ enum WireFuzzer {
 
     /// A writer with a limit refuses what does not fit and leaves itself unchanged, so the entries it took
     /// come out exactly as a fresh writer would write them.
-    static func checkLimitedWriter(_ message: DNSMessage, input: [UInt8]) {
+    static func checkLimitedWriter(_ message: DNSMessage) {
         guard let full = try? message.serialized(limit: Int.max) else { return }
-        let limit = 12 + (full.count - 12) * (input.count % 8) / 8
+        // The limit comes from header bits (not from the input's length), so that -minimize_crash can
+        // shorten an input without changing it: 1/8 ... 8/8 of the full size, 6/8 for RCODE 0.
+        let eighths = (Int(message.flags.rawValue & 0x7) + 5) % 8 + 1
+        let limit = 12 + (full.count - 12) * eighths / 8
         var writer = MessageWriter(id: message.id, flags: message.flags, limit: limit)
         var accepted = DNSMessage(id: message.id, flags: message.flags)
         for question in message.questions {
@@ -200,8 +204,9 @@ enum WireFuzzer {
 
     /// QueryPacker: every message within the limit, parseable, nothing lost but what cannot fit alone, in
     /// order, greedy, and the TC bit set exactly on a message whose known answers continue in the next one.
-    static func checkQueryPacker(_ message: DNSMessage, input: [UInt8]) {
-        let limit = 512 + (Int(message.id) &* 31 &+ input.count) % 8489  // 512 ... 9000
+    static func checkQueryPacker(_ message: DNSMessage) {
+        // 512 ... 9000 bytes, from the id (not from the input's length, so minimizing keeps it); 512 for id 0.
+        let limit = 512 + (Int(message.id) &* 997) % 8489
         let answers = message.allRecords
         let packed = QueryPacker.pack(questions: message.questions, knownAnswers: answers, limit: limit)
         var parsed: [DNSMessage] = []
@@ -284,6 +289,9 @@ enum WireFuzzer {
         guard labels.allSatisfy({ (1...DNSName.maxLabelLength).contains($0.count) }), labels.count == name.labelCount,
               name.labelOffsets.count == labels.count, name.isRoot == labels.isEmpty
         else { fail("\(origin): inconsistent labels \(labels)") }
+        guard name.compacted().isIdentical(to: name), name.compacted() == name else {
+            fail("\(origin): compacted() changed the name")
+        }
         guard let rebuilt = try? DNSName(labels: labels), rebuilt.isIdentical(to: name) else {
             fail("\(origin): DNSName(labels: name.labels) is not the same name")
         }
@@ -341,11 +349,68 @@ enum WireFuzzer {
             fail("\(origin): appending a name to itself failed although it fits")
         }
 
+        checkServiceNames(name, origin: origin)
+
         // On the wire, as a question's name.
         let question = DNSMessage(questions: [DNSQuestion(name: name, type: .any)])
         guard let bytes = try? question.serialized(), let parsed = try? DNSMessage(parsing: bytes),
               parsed.questions.count == 1, parsed.questions[0].name.isIdentical(to: name)
         else { fail("\(origin): the name does not survive the wire as a question") }
+    }
+
+    // MARK: - DNS-SD names
+
+    /// A name that reads as a service type or a service instance name: its parts rebuild the name, and its
+    /// text form parses back to the same value.
+    static func checkServiceNames(_ name: DNSName, origin: String) {
+        let local: DNSName = "local."
+        if let type = try? ServiceType(fullName: name) {
+            let text = type.description
+            guard let again = try? ServiceType(text), again == type, again.subtype == type.subtype,
+                  again.name == type.name, again.transport == type.transport
+            else { fail("\(origin): ServiceType(\(text.debugDescription)) does not give back the type read from the name") }
+            guard let fromFull = try? ServiceType(fullName: type.fullName), fromFull == type, fromFull.subtype == type.subtype
+            else { fail("\(origin): ServiceType(fullName: type.fullName) differs from the type") }
+            let ownLabels = type.hasSubtype ? 4 : 2
+            let expected = name.labelCount > ownLabels ? name : (try? name.appending(local))
+            guard let expected, type.fullName == expected else {
+                fail("\(origin): ServiceType(fullName:) gives full name \(type.fullName), not the name it read")
+            }
+            guard type.baseType.fullName == type.baseTypeName, !type.baseType.hasSubtype,
+                  type.fullName.hasSuffix(type.baseTypeName), type.baseTypeName.hasSuffix(type.domain)
+            else { fail("\(origin): the base type of \(text.debugDescription) is inconsistent") }
+        }
+        if let instance = try? ServiceInstanceName(fullName: name) {
+            let text = instance.description
+            guard let again = try? ServiceInstanceName(parsing: text), again == instance,
+                  again.instance.utf8.elementsEqual(instance.instance.utf8), again.type == instance.type
+            else { fail("\(origin): ServiceInstanceName(parsing: \(text.debugDescription)) does not give back the instance") }
+            let expected = name.labelCount > 3 ? name : (try? name.appending(local))
+            guard let expected, instance.fullName == expected,
+                  instance.fullName.firstLabel == name.firstLabel, instance.instance.utf8.elementsEqual(name.firstLabel ?? [])
+            else { fail("\(origin): ServiceInstanceName(fullName:) gives full name \(instance.fullName), not the name it read") }
+            for attempt in [1, 2, 37] {
+                guard let renamed = try? instance.renamed(attempt: attempt) else { continue }
+                guard renamed.type == instance.type, renamed.instance.utf8.count <= ServiceInstanceName.maxInstanceLength,
+                      renamed.fullName.wireLength <= DNSName.maxWireLength,
+                      attempt < 2 || endsWith(renamed.instance, " (\(attempt))")
+                else { fail("\(origin): renamed(attempt: \(attempt)) gives \(renamed.description.debugDescription)") }
+            }
+        }
+    }
+
+    /// Conflict renaming of arbitrary text always fits in a label and carries the counter.
+    static func checkRenaming(_ text: String) {
+        for attempt in [1, 2, 1234] {
+            let instance = ServiceInstanceName.renamed(text, attempt: attempt)
+            guard instance.utf8.count <= ServiceInstanceName.maxInstanceLength,
+                  attempt < 2 || endsWith(instance, " (\(attempt))")
+            else { fail("renamed(\(text.debugDescription), attempt: \(attempt)) gives \(instance.debugDescription)") }
+            let host = ServiceInstanceName.renamedHost(text, attempt: attempt)
+            guard host.utf8.count <= DNSName.maxLabelLength, attempt < 2 || endsWith(host, "-\(attempt)") else {
+                fail("renamedHost(\(text.debugDescription), attempt: \(attempt)) gives \(host.debugDescription)")
+            }
+        }
     }
 
     /// Canonical order is a strict weak order consistent with ==.
@@ -463,6 +528,12 @@ enum WireFuzzer {
             }
         }
         return size
+    }
+
+    /// Suffix test on UTF-8 bytes (String.hasSuffix compares grapheme clusters, and a counter's leading
+    /// space can join the cluster before it).
+    static func endsWith(_ text: String, _ suffix: String) -> Bool {
+        text.utf8.count >= suffix.utf8.count && text.utf8.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
     }
 
     static func describe(_ message: DNSMessage) -> String {

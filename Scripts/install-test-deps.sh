@@ -12,14 +12,16 @@
 # real LAN would both send mDNS there and take port 5353 from Herald. Debian's
 # avahi-daemon postinst enables the service (and its socket unit) and tries to
 # start it. So:
-#   1. while installing, a policy-rc.d that answers 101 ("action forbidden")
-#      is in place, which both invoke-rc.d and deb-systemd-invoke honour, so
-#      the postinst cannot start anything (an existing policy-rc.d is kept);
+#   1. while installing, /usr/sbin/policy-rc.d answers 101 ("action
+#      forbidden"), which both invoke-rc.d and deb-systemd-invoke honour, so
+#      the postinst cannot start anything (an existing policy-rc.d is moved
+#      aside meanwhile and put back afterwards);
 #   2. afterwards the units are masked (so neither boot, socket activation nor
-#      D-Bus activation can start the daemon later) and the SysV link is disabled;
-#   3. if an avahi-daemon is nevertheless running in this namespace, it is
-#      stopped (only the one in the network namespace this script runs in; the tests'
-#      daemons live in other namespaces and are left alone).
+#      D-Bus activation can start the daemon later) and any SysV start link is
+#      disabled;
+#   3. if an avahi-daemon is nevertheless running in the network namespace
+#      this script runs in, it is stopped (the tests' daemons live in other
+#      namespaces and are left alone).
 # libnss-mdns adds "mdns4_minimal" to /etc/nsswitch.conf; it only talks to
 # Avahi's Unix socket and sends no packets itself, so with no Avahi in this
 # namespace .local lookups here simply fall through.
@@ -33,14 +35,21 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 log=$(mktemp /tmp/install-test-deps.XXXXXX)
 policy=/usr/sbin/policy-rc.d
+saved_policy=/usr/sbin/policy-rc.d.install-test-deps
 our_policy=""
 
 cleanup() {
-    if [ -n "$our_policy" ]; then rm -f "$policy"; fi
+    if [ -n "$our_policy" ]; then
+        rm -f "$policy"
+        if [ -e "$saved_policy" ]; then mv "$saved_policy" "$policy"; fi
+    fi
     rm -f "$log"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# A policy-rc.d saved by a run that was killed outright goes back first.
+if [ -e "$saved_policy" ]; then mv "$saved_policy" "$policy"; fi
 
 fail() {
     echo "install-test-deps: $1 failed; log follows" >&2
@@ -63,11 +72,10 @@ for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdn
 done
 
 if [ -n "$missing" ]; then
-    if [ ! -e "$policy" ]; then
-        printf '#!/bin/sh\n# temporary, from Scripts/install-test-deps.sh\nexit 101\n' >"$policy"
-        chmod 755 "$policy"
-        our_policy=1
-    fi
+    if [ -e "$policy" ]; then mv "$policy" "$saved_policy"; fi
+    our_policy=1
+    printf '#!/bin/sh\n# temporary, from Scripts/install-test-deps.sh\nexit 101\n' >"$policy"
+    chmod 755 "$policy"
     apt-get -qq -o Dpkg::Use-Pty=0 update >"$log" 2>&1 || fail "apt-get update"
     for pkg in $missing; do
         apt-get -qq -o Dpkg::Use-Pty=0 install -y --no-install-recommends "$pkg" >"$log" 2>&1 \

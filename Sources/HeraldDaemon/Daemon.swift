@@ -12,6 +12,9 @@ public struct DaemonOptions: Sendable {
     /// The UDP port for mDNS (5353; tests may use another on an isolated network).
     public var port: UInt16 = HeraldWire.mdnsPort
     public var families: [IPFamily] = IPFamily.allCases
+    /// The app socket (dnssd protocol).
+    public var appSocketPath = DaemonPaths.system.appSocket
+    public var limits = ClientLimits()
 
     public init(hostName: String, interfaces: InterfacePolicy = InterfacePolicy()) {
         self.hostName = hostName
@@ -32,6 +35,7 @@ public final class Daemon {
     private let loop: EventLoop
     private let signals: SignalSource
     public let network: NetworkService
+    public let appSocket: AppSocketServer
     private let logger: Logger
     private var stopping = false
 
@@ -43,12 +47,14 @@ public final class Daemon {
         configuration.publishAddresses = true
         network = try NetworkService(configuration: configuration, policy: options.interfaces, loop: loop, logger: logger,
                                      port: options.port, families: options.families)
+        appSocket = try AppSocketServer(path: options.appSocketPath, loop: loop, network: network, gate: AllowEverything(),
+                                        limits: options.limits, logger: logger)
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
     }
 
     /// Runs until SIGTERM or SIGINT; then says goodbye for everything published.
     public func run() {
-        logger.info("heraldd running as \(network.engine.hostName)")
+        logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path)")
         loop.run(nextDeadline: { [unowned self] in self.network.nextDeadline }, onDeadline: { [unowned self] in self.network.runDue() })
         logger.info("heraldd stopped")
     }

@@ -67,7 +67,8 @@ struct HeraldDaemonCommand: ParsableCommand {
         let logger = Logger(label: "heraldd")
         var options = DaemonOptions(hostName: hostname ?? DaemonOptions.systemHostName(),
                                     interfaces: InterfacePolicy(allow: interfaces))
-        if let port = ProcessInfo.processInfo.environment["HERALD_MDNS_PORT"].flatMap(UInt16.init) { options.port = port }
+        let environment = ProcessInfo.processInfo.environment
+        options.appSocketPath = socket ?? environment["DNSSD_UDS_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonPaths.system.appSocket
         if checkConfig {
             print("heraldd: configuration OK (host name \(options.hostName))")
             return

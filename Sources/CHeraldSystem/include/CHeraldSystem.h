@@ -31,4 +31,7 @@ static inline int herald_epoll_ctl(int epfd, int op, int fd, unsigned int events
     return epoll_ctl(epfd, op, fd, &event);
 }
 
+/// SO_PEERCRED of a connected Unix socket: the peer's pid, uid and gid at connect time. Returns 0 on success.
+int herald_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *gid);
+
 #endif

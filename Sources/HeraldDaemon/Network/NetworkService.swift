@@ -16,6 +16,8 @@ public final class NetworkService {
     public private(set) var interfaces: [Int: NetworkInterface] = [:]
     /// Receives every operation event the engine delivers.
     public var onEvent: (OperationID, OperationEvent) -> Void = { _, _ in }
+    /// Runs after each batch of engine actions (so replies can be sent together).
+    public var onBatchEnd: () -> Void = {}
     /// Packets the kernel refused to send (an interface that just went away, a full buffer).
     public private(set) var sendFailures = 0
     private var rescanPending = false
@@ -91,6 +93,7 @@ public final class NetworkService {
                 onEvent(operation, event)
             }
         }
+        onBatchEnd()
     }
 
     /// Re-reads the interfaces and tells the engine what came, changed and went.

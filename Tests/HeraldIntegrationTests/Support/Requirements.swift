@@ -18,7 +18,7 @@ enum Requirements {
 
     /// The comment shown when the suite is skipped because it is not root.
     static let notRootReason: Comment = """
-        skipped: not running as root. The integration tests build a LAN out of network \
+        not running as root. The integration tests build a LAN out of network \
         namespaces, veth pairs and a bridge, which needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN). \
         Run `sudo Scripts/install-test-deps.sh` once, then `sudo swift test --filter HeraldIntegrationTests`.
         """

@@ -77,7 +77,11 @@ final class TestLAN: @unchecked Sendable {
         do {
             try createBridge()
             for index in 0..<count {
-                hosts.append(try Host(shared: shared, index: index))
+                guard !shared.isShutDown else { throw HarnessError.setup("TestLAN: shut down while being built") }
+                let host = try Host(shared: shared, index: index)
+                lock.lock()
+                hosts.append(host)
+                lock.unlock()
             }
         } catch {
             shutdown()
@@ -150,12 +154,15 @@ final class TestLAN: @unchecked Sendable {
                 process.send(SIGKILL)
             }
         }
-        // Then everything still in the namespaces, holders included.
-        for namespace in hosts.map(\.name) + [bridgeNamespace] {
+        // Then everything still in the run's namespaces, holders included (also
+        // those of a host whose setup failed half-way, hence the listing).
+        let namespaces = Set(hosts.map(\.name) + [bridgeNamespace])
+            .union(TestLAN.namespaceNames().filter { $0.hasPrefix(prefix + "-") })
+        for namespace in namespaces {
             TestLAN.killAll(inNamespace: namespace)
         }
         for host in hosts { host.reapHolder() }
-        for namespace in hosts.map(\.name) + [bridgeNamespace] {
+        for namespace in namespaces {
             _ = try? Command.run(["ip", "netns", "delete", namespace])
         }
         try? FileManager.default.removeItem(atPath: directory)
@@ -566,10 +573,23 @@ extension TestLAN {
             let bus = try spawn(["dbus-daemon", "--system", "--nofork", "--nopidfile", "--nosyslog", "--print-address"])
             try bus.waitForOutput(containing: "unix:path=", in: .stdout, timeout: 10)
 
+            // In the foreground (no -D), logging to the captured stderr. Avahi
+            // 0.8 also starts here without these flags (it drops to the "avahi"
+            // user and chroots to /etc/avahi, with a chroot helper process);
+            // --no-drop-root --no-chroot keep it one process that can read its
+            // files anywhere and does not depend on the "avahi" user;
+            // --no-rlimits leaves the test process's limits alone.
             var arguments = ["avahi-daemon", "--no-drop-root", "--no-chroot", "--no-rlimits", "--no-proc-title", "-f", configPath]
             if debug { arguments.append("--debug") }
-            let daemon = try spawn(arguments)
-            let log = try daemon.waitForOutput(containing: "Server startup complete", in: .stderr, timeout: 20)
+            let daemon: RunningProcess
+            let log: String
+            do {
+                daemon = try spawn(arguments)
+                log = try daemon.waitForOutput(containing: "Server startup complete", in: .stderr, timeout: 20)
+            } catch {
+                bus.terminate(grace: 1)
+                throw error
+            }
             let announced = AvahiDaemon.hostName(fromLog: log) ?? hostName
             let avahi = AvahiDaemon(
                 hostName: announced, configPath: configPath, servicesDirectory: servicesDirectory,

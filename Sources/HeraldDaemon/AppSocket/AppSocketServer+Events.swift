@@ -1,0 +1,142 @@
+import HeraldEngine
+import HeraldIPC
+import HeraldWire
+
+/// Turning engine events into dnssd replies, and access decisions that change while operations run.
+extension AppSocketServer {
+    func deliver(_ event: OperationEvent, for id: OperationID) {
+        guard let owner = owners[id], let client = clients[owner.client],
+              var operation = client.operations[owner.context], !operation.parked
+        else { return }
+        let context = owner.context
+        switch (operation.kind, event) {
+        case (.browse(let type), .instanceAdded(let instance, let link)),
+             (.browse(let type), .instanceRemoved(let instance, let link)):
+            let added = { if case .instanceAdded = event { return true } else { return false } }()
+            guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return }
+            let key = "\(link.interfaceIndex)|\(instance.description.lowercased())"
+            guard operation.changePresence(of: key, added: added) else { break }
+            let reply = BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+                                    name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
+                                    domain: "local.")
+            queue(.browse(reply), to: client, context: context)
+
+        case (.resolve(let instance), .resolved(let service)):
+            let interface = service.link.interfaceIndex
+            if let last = operation.lastResolved[interface], last.target == service.target, last.port == service.port,
+               last.txt == service.txt {
+                break  // the same answer from the other IP family of the interface
+            }
+            operation.lastResolved[interface] = service
+            let reply = ResolveReply(interfaceIndex: UInt32(interface), fullname: instance.fullName.description,
+                                     hostTarget: service.target.description, port: service.port, txt: service.txt.rdata)
+            queue(.resolve(reply), to: client, context: context)
+
+        case (.register(let type), .registered(let name)):
+            let label = name.firstLabel.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            queue(.registerService(RegisterServiceReply(flags: .add, name: label, regtype: type.description + ".",
+                                                        domain: "local.")), to: client, context: context)
+
+        case (.register(let type), .registrationFailed):
+            queue(.registerService(RegisterServiceReply(error: .nameConflict, regtype: type.description + ".",
+                                                        domain: "local.")), to: client, context: context)
+
+        case (.query(_, _, let recordClass), .recordAdded(let record, let link)),
+             (.query(_, _, let recordClass), .recordRemoved(let record, let link)):
+            let added = { if case .recordAdded = event { return true } else { return false } }()
+            let rdata = record.data.uncompressedBytes
+            let key = "\(link.interfaceIndex)|\(record.name.description.lowercased())|\(record.type.rawValue)|\(rdata)"
+            guard operation.changePresence(of: key, added: added) else { break }
+            let reply = QueryRecordReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+                                         fullname: record.name.description, rrtype: record.type.rawValue,
+                                         rrclass: recordClass == 255 ? record.recordClass.rawValue : recordClass,
+                                         rdata: rdata, ttl: record.ttl)
+            queue(.query(reply), to: client, context: context)
+
+        case (.addressLookup(let hostname), .recordAdded(let record, let link)),
+             (.addressLookup(let hostname), .recordRemoved(let record, let link)):
+            guard record.type == .a || record.type == .aaaa else { break }
+            let added = { if case .recordAdded = event { return true } else { return false } }()
+            let rdata = record.data.uncompressedBytes
+            let key = "\(link.interfaceIndex)|\(rdata)"
+            guard operation.changePresence(of: key, added: added) else { break }
+            let reply = AddrInfoReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+                                      hostname: hostname, rrtype: record.type.rawValue, rrclass: 1, rdata: rdata,
+                                      ttl: record.ttl)
+            queue(.addrInfo(reply), to: client, context: context)
+
+        default:
+            break
+        }
+        client.operations[context] = operation
+    }
+
+    /// The first reply of a parked operation: its error field carries NoAuth (BRIEF §3).
+    func queueParkedReply(for operation: AppOperation, to client: AppClient) {
+        let reply: Reply
+        switch operation.kind {
+        case .browse(let type):
+            reply = .browse(BrowseReply(error: .noAuth, regtype: type.baseType.description + ".", domain: "local."))
+        case .resolve(let instance):
+            reply = .resolve(ResolveReply(error: .noAuth, fullname: instance.fullName.description))
+        case .register(let type):
+            reply = .registerService(RegisterServiceReply(error: .noAuth, regtype: type.description + ".", domain: "local."))
+        case .query(let name, let type, let recordClass):
+            reply = .query(QueryRecordReply(error: .noAuth, fullname: name.description, rrtype: type.rawValue, rrclass: recordClass))
+        case .addressLookup(let hostname):
+            reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname))
+        }
+        queue(reply, to: client, context: operation.context)
+    }
+
+    /// Re-asks the gate for every operation of clients matching `affects` (a grant, a deny, a reset): parked
+    /// operations that are now allowed start; running ones that are no longer allowed stop with NoAuth (and
+    /// registrations say goodbye).
+    public func accessChanged(for affects: (ClientIdentity) -> Bool) {
+        for client in clients.values.sorted(by: { $0.id < $1.id }) {
+            guard let identity = client.identity, affects(identity) else { continue }
+            for (context, operation) in client.operations.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                guard let gated = operation.gated else { continue }
+                let decision = gate.decide(gated, for: identity)
+                switch (decision, operation.parked) {
+                case (.allow, true):
+                    var started = operation
+                    started.parked = false
+                    client.operations[context] = started
+                    for id in operation.engineOperations { owners[id] = (client.id, context) }
+                    network.perform(operation.start)
+                case (.refuse, false), (.park, false):
+                    network.perform { engine, now in
+                        for id in operation.engineOperations { engine.cancel(id, at: now) }
+                    }
+                    for id in operation.engineOperations { owners[id] = nil }
+                    var parked = operation
+                    parked.parked = true
+                    parked.presence.removeAll()
+                    parked.lastResolved.removeAll()
+                    client.operations[context] = parked
+                    queueParkedReply(for: parked, to: client)
+                default:
+                    break
+                }
+            }
+        }
+        flushReplies()
+    }
+}
+
+extension AppOperation {
+    /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
+    /// (first link to report it, or last one to lose it).
+    mutating func changePresence(of key: String, added: Bool) -> Bool {
+        let count = presence[key] ?? 0
+        if added {
+            presence[key] = count + 1
+            return count == 0
+        }
+        guard count > 0 else { return false }
+        presence[key] = count == 1 ? nil : count - 1
+        return count == 1
+    }
+
+}

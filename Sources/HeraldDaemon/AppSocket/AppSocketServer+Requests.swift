@@ -1,0 +1,267 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HeraldEngine
+import HeraldIPC
+import HeraldWire
+
+/// Turning requests into operations: validation, the access decision, and the status reply.
+extension AppSocketServer {
+    func handle(_ frame: IPCFrame, from client: AppClient) {
+        let decoded: DecodedRequest
+        do {
+            decoded = try DecodedRequest.decode(header: frame.header, body: frame.body, connection: client.connectionState)
+        } catch {
+            if case .unknownOperation = error {
+                // An operation this daemon does not know: BadParam, and the connection stays usable.
+                logger.notice("app socket: client \(client.id) sent unknown operation \(frame.header.operation)")
+                client.connectionState = .established
+                send(StatusWord.encode(.badParam), to: client)
+                return
+            }
+            disconnect(client, reason: "malformed \(frame.header.requestOperation.map { "\($0)" } ?? "request"): \(error)")
+            return
+        }
+        let context = decoded.header.context
+        let wasNew = client.connectionState == .new
+        client.connectionState = .established
+        let status = perform(decoded.request, context: context, client: client, wasNew: wasNew)
+        guard !client.closed else { return }
+        reportStatus(status, via: decoded.statusReturn, context: context, to: client)
+        flushReplies()
+    }
+
+    /// Sends a request's status where the protocol says it goes (BRIEF §7): in band on the first request,
+    /// on the passed error socket for requests on a shared connection.
+    private func reportStatus(_ status: DNSServiceError?, via route: StatusReturn, context: ClientContext, to client: AppClient) {
+        guard let status else { return }
+        switch route {
+        case .inBand:
+            // Replies queued before the status must follow it.
+            let queued = pendingReplies.filter { $0.client == client.id }
+            pendingReplies.removeAll { $0.client == client.id }
+            send(StatusWord.encode(status), to: client)
+            pendingReplies += queued
+        case .passedSocket:
+            guard !client.passedDescriptors.isEmpty else {
+                disconnect(client, reason: "a shared-connection request came without its error socket")
+                return
+            }
+            let descriptor = client.passedDescriptors.removeFirst()
+            let bytes = StatusWord.encode(status)
+            _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            close(descriptor)
+        case .namedSocket(let path):
+            if let descriptor = try? UnixSocket.connect(to: path) {
+                let bytes = StatusWord.encode(status)
+                _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                close(descriptor)
+            }
+        case .asyncErrorReply:
+            if status != .noError { queue(.asyncError(AsyncErrorReply(error: status)), to: client, context: context) }
+        case .none:
+            break
+        }
+    }
+
+    /// Carries out one request; returns the status to report (nil: the request has no status reply).
+    private func perform(_ request: Request, context: ClientContext, client: AppClient, wasNew: Bool) -> DNSServiceError? {
+        switch request {
+        case .connection:
+            return .noError
+        case .cancel:
+            cancel(context, of: client)
+            return nil
+        case .getProperty(let property):
+            let answer = property.name == "DaemonVersion"
+                ? GetPropertyReply.daemonVersion(Self.daemonVersion) : GetPropertyReply.unknownProperty
+            send(answer.encoded, to: client)
+            return nil
+        case .enumeration(let enumeration):
+            let flags: DNSServiceFlags = [.add, .default]
+            queue(.enumeration(EnumerationReply(flags: flags, interfaceIndex: enumeration.interfaceIndex, domain: "local.")),
+                  to: client, context: context)
+            return .noError
+        case .setDomain, .reconfirm:
+            return .noError
+        case .browse(let browse):
+            return startBrowse(browse, context: context, client: client)
+        case .resolve(let resolve):
+            return startResolve(resolve, context: context, client: client)
+        case .registerService(let register):
+            return startRegistration(register, context: context, client: client)
+        case .query(let query):
+            return startQuery(query, context: context, client: client)
+        case .addrInfo(let lookup):
+            return startAddressLookup(lookup, context: context, client: client)
+        case .updateRecord(let update):
+            return updateRecord(update, context: context, client: client)
+        case .registerRecord, .addRecord, .removeRecord:
+            return .unsupported
+        }
+    }
+
+    // MARK: - Starting operations
+
+    private func startBrowse(_ request: BrowseRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard isLocal(request.domain) else { return .unsupported }
+        let gated: GatedRequest
+        let kind: AppOperation.Kind
+        let name: DNSName
+        if let parsed = try? DNSName(request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
+           ServiceType.isServiceEnumeration(parsed) {
+            gated = .browseAllTypes
+            name = parsed
+            kind = .query(name: parsed, type: .ptr, recordClass: 1)
+        } else {
+            guard let type = try? ServiceType(request.regtype) else { return .badParam }
+            gated = .browse(type)
+            name = type.fullName
+            kind = .browse(type: type)
+        }
+        let interface = interfaceFilter(request.interfaceIndex)
+        let id = makeOperationID()
+        return begin(AppOperation(kind: kind, context: context, engineOperations: [id], start: { engine, now in
+            engine.browse(id, type: name, interfaceIndex: interface, at: now)
+        }, parked: false), gated: gated, client: client)
+    }
+
+    private func startResolve(_ request: ResolveRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard isLocal(request.domain),
+              let type = try? ServiceType(request.regtype),
+              let instance = try? ServiceInstanceName(instance: request.name, type: type.baseType)
+        else { return .badParam }
+        let interface = interfaceFilter(request.interfaceIndex)
+        let id = makeOperationID()
+        return begin(AppOperation(kind: .resolve(instance: instance), context: context, engineOperations: [id], start: { engine, now in
+            engine.resolve(id, instance: instance.fullName, interfaceIndex: interface, at: now)
+        }, parked: false), gated: .resolve(instance), client: client)
+    }
+
+    private func startRegistration(_ request: RegisterServiceRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard isLocal(request.domain) else { return .unsupported }
+        // The dnssd API lists subtypes after the type, separated by commas: `_http._tcp,_printer`.
+        let parts = request.regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard let first = parts.first, let type = try? ServiceType(first), !type.hasSubtype else { return .badParam }
+        let subtypes = parts.dropFirst().map { $0 }
+        guard subtypes.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 }) else { return .badParam }
+        if !request.name.isEmpty, (try? ServiceInstanceName.validate(instance: request.name)) == nil { return .badParam }
+        let txt: TXTRecord
+        if request.txt.isEmpty {
+            txt = .empty
+        } else {
+            guard let parsed = try? TXTRecord(rdata: request.txt) else { return .badParam }
+            txt = parsed
+        }
+        var host: DNSName?
+        if !request.host.isEmpty {
+            guard let parsed = try? DNSName(request.host) else { return .badParam }
+            host = parsed
+        }
+        let registration = ServiceRegistration(
+            instance: request.name, type: type.fullName, subtypes: subtypes, host: host, port: request.port, txt: txt,
+            autoRename: !request.flags.contains(.noAutoRename), interfaceIndex: interfaceFilter(request.interfaceIndex))
+        let id = makeOperationID()
+        return begin(AppOperation(kind: .register(type: type), context: context, engineOperations: [id], start: { engine, now in
+            engine.register(id, registration, at: now)
+        }, parked: false), gated: .register(type), client: client)
+    }
+
+    private func startQuery(_ request: QueryRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard let name = try? DNSName(request.name) else { return .badParam }
+        guard name.hasSuffix("local.") || name.hasSuffix("254.169.in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
+            return .unsupported  // only multicast DNS names are served here
+        }
+        let type = RecordType(request.rrtype)
+        let gated: GatedRequest
+        if (type == .a || type == .aaaa) && name.labelCount == 2 {
+            gated = .addressLookup(name)
+        } else if let instance = try? ServiceInstanceName(fullName: name) {
+            gated = .resolve(instance)
+        } else if let serviceType = try? ServiceType(fullName: name), type == .ptr {
+            gated = ServiceType.isServiceEnumeration(name) ? .browseAllTypes : .browse(serviceType)
+        } else {
+            gated = .query(name: name, type: type)
+        }
+        let interface = interfaceFilter(request.interfaceIndex)
+        let id = makeOperationID()
+        return begin(AppOperation(kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
+                                  engineOperations: [id], start: { engine, now in
+            engine.query(id, name: name, type: type, interfaceIndex: interface, at: now)
+        }, parked: false), gated: gated, client: client)
+    }
+
+    private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        let text = request.hostname.hasSuffix(".") ? request.hostname : request.hostname + "."
+        guard let name = try? DNSName(text), name.hasSuffix("local.") else { return .badParam }
+        var types: [RecordType] = []
+        let wanted = request.protocol.intersection([.ipv4, .ipv6])
+        if wanted.isEmpty || wanted.contains(.ipv4) { types.append(.a) }
+        if wanted.isEmpty || wanted.contains(.ipv6) { types.append(.aaaa) }
+        let ids = types.map { _ in makeOperationID() }
+        let interface = interfaceFilter(request.interfaceIndex)
+        return begin(AppOperation(kind: .addressLookup(hostname: request.hostname), context: context, engineOperations: ids,
+                                  start: { engine, now in
+            for (id, type) in zip(ids, types) { engine.query(id, name: name, type: type, interfaceIndex: interface, at: now) }
+        }, parked: false), gated: .addressLookup(name), client: client)
+    }
+
+    private func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard let operation = client.operations[context], case .register = operation.kind else { return .badReference }
+        guard request.recordIndex == UpdateRecordRequest.primaryTXTRecordIndex else { return .unsupported }
+        let txt: TXTRecord
+        if request.rdata.isEmpty {
+            txt = .empty
+        } else {
+            guard let parsed = try? TXTRecord(rdata: request.rdata) else { return .badParam }
+            txt = parsed
+        }
+        if !operation.parked, let id = operation.engineOperations.first {
+            network.perform { engine, now in engine.updateTXT(id, txt: txt, at: now) }
+        }
+        return .noError
+    }
+
+    /// Asks the gate, then starts, parks or refuses the operation (BRIEF §1 rules 2–5).
+    private func begin(_ operation: AppOperation, gated: GatedRequest, client: AppClient) -> DNSServiceError {
+        guard client.operations[operation.context] == nil else { return .badParam }
+        guard client.operations.count < limits.operationsPerClient else {
+            logger.notice("app socket: client \(client.id) reached the limit of \(limits.operationsPerClient) operations")
+            return .noMemory
+        }
+        let identity = client.identity ?? ClientIdentity(pid: -1, uid: UInt32.max, gid: UInt32.max)
+        var operation = operation
+        operation.gated = gated
+        switch gate.decide(gated, for: identity) {
+        case .refuse(let reason):
+            logger.info("app socket: refused \(gated) for pid \(identity.pid): \(reason)")
+            return .noAuth
+        case .park(let reason):
+            logger.info("app socket: parked \(gated) for pid \(identity.pid): \(reason)")
+            operation.parked = true
+            client.operations[operation.context] = operation
+            queueParkedReply(for: operation, to: client)
+            return .noError
+        case .allow:
+            client.operations[operation.context] = operation
+            for id in operation.engineOperations { owners[id] = (client.id, operation.context) }
+            network.perform(operation.start)
+            return .noError
+        }
+    }
+
+    private func cancel(_ context: ClientContext, of client: AppClient) {
+        guard let operation = client.operations.removeValue(forKey: context) else { return }
+        network.perform { engine, now in
+            for id in operation.engineOperations { engine.cancel(id, at: now) }
+        }
+        for id in operation.engineOperations { owners[id] = nil }
+    }
+
+    private func isLocal(_ domain: String) -> Bool {
+        domain.isEmpty || domain.lowercased() == "local" || domain.lowercased() == "local."
+    }
+
+    /// The dnssd interface index as an engine filter: 0 means every interface.
+    private func interfaceFilter(_ index: UInt32) -> Int? { index == 0 || index >= 0xFFFF_FFF0 ? nil : Int(index) }
+}

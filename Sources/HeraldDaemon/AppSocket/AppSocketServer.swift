@@ -1,0 +1,200 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HeraldEngine
+import HeraldIPC
+import HeraldWire
+import Logging
+
+/// Limits that keep one client (or many) from taking the daemon down.
+public struct ClientLimits: Sendable {
+    /// Concurrent app-socket connections.
+    public var clients = 1024
+    /// Operations one connection may run at once.
+    public var operationsPerClient = 1024
+    /// Reply bytes queued for a client that does not read; past this the client is disconnected.
+    public var outputBytesPerClient = 1 << 20
+
+    public init() {}
+}
+
+/// Serves apps on a Unix socket speaking mDNSResponder's dnssd IPC protocol (version 1): decodes each
+/// request, asks the access gate, starts engine operations, and turns engine events into replies.
+public final class AppSocketServer {
+    let loop: EventLoop
+    let network: NetworkService
+    let gate: AccessGate
+    let limits: ClientLimits
+    let logger: Logger
+    let listener: Int32
+    public let path: String
+    var clients: [Int: AppClient] = [:]
+    /// Which client and context each engine operation belongs to.
+    var owners: [OperationID: (client: Int, context: ClientContext)] = [:]
+    private var nextClientID = 1
+    private var nextOperationID: UInt64 = 1000
+    /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
+    var pendingReplies: [(client: Int, context: ClientContext, reply: Reply)] = []
+
+    /// The version reported for the `DaemonVersion` property.
+    public static let daemonVersion: UInt32 = 100
+
+    public init(path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, limits: ClientLimits,
+                logger: Logger) throws(SystemError) {
+        self.path = path
+        self.loop = loop
+        self.network = network
+        self.gate = gate
+        self.limits = limits
+        self.logger = logger
+        listener = try UnixSocket.listen(at: path)
+        try loop.register(listener, for: .readable) { [unowned self] _ in self.acceptClients() }
+        network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
+        network.onBatchEnd = { [unowned self] in self.flushReplies() }
+    }
+
+    deinit {
+        close(listener)
+        unlink(path)
+    }
+
+    /// The number of connected clients.
+    public var clientCount: Int { clients.count }
+
+    func makeOperationID() -> OperationID {
+        nextOperationID += 1
+        return OperationID(nextOperationID)
+    }
+
+    // MARK: - Connections
+
+    private func acceptClients() {
+        while let fd = UnixSocket.accept(listener) {
+            guard clients.count < limits.clients else {
+                logger.warning("app socket: refusing a client: the limit of \(limits.clients) clients is reached")
+                close(fd)
+                continue
+            }
+            let identity = UnixSocket.peerCredentials(fd).map { ClientIdentity(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
+            let client = AppClient(id: nextClientID, fd: fd, identity: identity)
+            nextClientID += 1
+            do {
+                try loop.register(fd, for: .readable) { [unowned self] events in
+                    if events.contains(.writable) { self.writePending(client) }
+                    if events.contains(.readable) { self.readRequests(from: client) }
+                }
+                clients[client.id] = client
+            } catch {
+                logger.warning("app socket: cannot watch a new client: \(error)")
+                client.close()
+            }
+        }
+    }
+
+    private func readRequests(from client: AppClient) {
+        for _ in 0..<64 where !client.closed {
+            // Never read past the end of the current frame: a descriptor passed with a frame's last byte then
+            // arrives with that frame.
+            let wanted = max(1, min(client.decoder.bytesWanted, 65_536))
+            switch UnixSocket.read(client.fd, maximum: wanted) {
+            case .wouldBlock:
+                return
+            case .closed:
+                disconnect(client, reason: nil)
+                return
+            case .data(let bytes, let descriptors):
+                client.passedDescriptors += descriptors
+                do {
+                    for frame in try client.decoder.feed(bytes) { handle(frame, from: client) }
+                } catch {
+                    disconnect(client, reason: "malformed request: \(error)")
+                    return
+                }
+            }
+        }
+    }
+
+    /// Ends a connection and every operation it ran (registrations say goodbye).
+    func disconnect(_ client: AppClient, reason: String?) {
+        guard clients[client.id] != nil else { return }
+        if let reason { logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)") }
+        loop.unregister(client.fd)
+        let operations = client.operations.values.flatMap(\.engineOperations)
+        network.perform { engine, now in
+            for id in operations { engine.cancel(id, at: now) }
+        }
+        for id in operations { owners[id] = nil }
+        client.operations.removeAll()
+        client.close()
+        clients[client.id] = nil
+    }
+
+    // MARK: - Writing
+
+    /// Queues bytes for a client; a client whose queue passes the limit is disconnected.
+    func send(_ bytes: [UInt8], to client: AppClient) {
+        guard !client.closed else { return }
+        client.output += bytes
+        if client.output.count > limits.outputBytesPerClient {
+            disconnect(client, reason: "it does not read its replies (\(client.output.count) bytes queued)")
+            return
+        }
+        writePending(client)
+    }
+
+    private func writePending(_ client: AppClient) {
+        guard !client.closed else { return }
+        while !client.output.isEmpty {
+            guard let written = UnixSocket.write(client.fd, client.output[...]) else {
+                disconnect(client, reason: nil)
+                return
+            }
+            if written == 0 { break }
+            client.output.removeFirst(written)
+        }
+        let wantsWrite = !client.output.isEmpty
+        if wantsWrite != client.waitingToWrite {
+            client.waitingToWrite = wantsWrite
+            loop.modify(client.fd, for: wantsWrite ? [.readable, .writable] : .readable)
+        }
+    }
+
+    /// Queues a reply to be sent at the end of the current batch.
+    func queue(_ reply: Reply, to client: AppClient, context: ClientContext) {
+        pendingReplies.append((client.id, context, reply))
+    }
+
+    /// Sends the replies of a batch; all but each client's last carry MoreComing.
+    func flushReplies() {
+        guard !pendingReplies.isEmpty else { return }
+        let batch = pendingReplies
+        pendingReplies.removeAll()
+        var lastIndex: [Int: Int] = [:]
+        for (index, entry) in batch.enumerated() { lastIndex[entry.client] = index }
+        for (index, entry) in batch.enumerated() {
+            guard let client = clients[entry.client] else { continue }
+            var reply = entry.reply
+            if index != lastIndex[entry.client] { reply.insertFlags(.moreComing) }
+            do {
+                send(try reply.encodeFrame(context: entry.context), to: client)
+            } catch {
+                logger.warning("app socket: cannot encode a reply for client \(client.id): \(error)")
+            }
+        }
+    }
+}
+
+extension Reply {
+    /// Adds flags to a reply that carries them.
+    mutating func insertFlags(_ extra: DNSServiceFlags) {
+        switch self {
+        case .browse(var reply): reply.flags.formUnion(extra); self = .browse(reply)
+        case .resolve(var reply): reply.flags.formUnion(extra); self = .resolve(reply)
+        case .registerService(var reply): reply.flags.formUnion(extra); self = .registerService(reply)
+        case .query(var reply): reply.flags.formUnion(extra); self = .query(reply)
+        case .addrInfo(var reply): reply.flags.formUnion(extra); self = .addrInfo(reply)
+        case .enumeration(var reply): reply.flags.formUnion(extra); self = .enumeration(reply)
+        default: break
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import CHeraldSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Unix stream sockets: a listening socket at a path, and the reads and writes of accepted connections,
+/// including file descriptors passed with SCM_RIGHTS (the dnssd protocol's error-return sockets).
+public enum UnixSocket {
+    /// Creates, binds and listens on `path` with the given permission bits. A stale socket file left by a
+    /// previous run is replaced; a path held by a live daemon is refused.
+    public static func listen(at path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> Int32 {
+        guard path.utf8.count < 108 else { throw SystemError("socket path too long (\(path))", code: ENAMETOOLONG) }
+        try makeParentDirectory(of: path)
+        if access(path, F_OK) == 0 {
+            // Someone answering there means another daemon is running; otherwise the file is stale.
+            if let probe = try? connect(to: path) {
+                close(probe)
+                throw SystemError("another daemon is already listening on \(path)", code: EADDRINUSE)
+            }
+            unlink(path)
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SystemError("socket(AF_UNIX)") }
+        var address = makeAddress(path)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else {
+            let error = SystemError("bind(\(path))")
+            close(fd)
+            throw error
+        }
+        chmod(path, mode)
+        guard Glibc.listen(fd, backlog) == 0 else {
+            let error = SystemError("listen(\(path))")
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Connects to the socket at `path` (blocking).
+    public static func connect(to path: String) throws(SystemError) -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw SystemError("socket(AF_UNIX)") }
+        var address = makeAddress(path)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let error = SystemError("connect(\(path))")
+            close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Creates the directory holding `path` (and its parents) when missing, mode 0755.
+    static func makeParentDirectory(of path: String) throws(SystemError) {
+        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
+        guard !components.isEmpty else { return }
+        var current = path.hasPrefix("/") ? "" : "."
+        if components.first == "" { components = components.dropFirst() }
+        for component in components where !component.isEmpty {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 && errno != EEXIST { throw SystemError("mkdir(\(current))") }
+        }
+    }
+
+    static func makeAddress(_ path: String) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in path.utf8.prefix(raw.count - 1).enumerated() { raw[index] = byte }
+        }
+        return address
+    }
+
+    /// Accepts one pending connection (non-blocking), or nil.
+    public static func accept(_ listener: Int32) -> Int32? {
+        let fd = Glibc.accept(listener, nil, nil)
+        guard fd >= 0 else { return nil }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        return fd
+    }
+
+    /// The result of one read.
+    public enum ReadResult {
+        case data([UInt8], descriptors: [Int32])
+        case wouldBlock
+        case closed
+    }
+
+    /// Reads up to `maximum` bytes and any descriptors passed with them.
+    public static func read(_ fd: Int32, maximum: Int) -> ReadResult {
+        var buffer = [UInt8](repeating: 0, count: max(1, maximum))
+        var control = [UInt8](repeating: 0, count: 64)
+        var controlLength = 0
+        let count = buffer.withUnsafeMutableBytes { data in
+            control.withUnsafeMutableBytes { controlBytes -> Int in
+                var vector = iovec(iov_base: data.baseAddress, iov_len: data.count)
+                return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var header = msghdr()
+                    header.msg_iov = vectorPointer
+                    header.msg_iovlen = 1
+                    header.msg_control = controlBytes.baseAddress
+                    header.msg_controllen = controlBytes.count
+                    let received = recvmsg(fd, &header, Int32(MSG_CMSG_CLOEXEC))
+                    if received >= 0 { controlLength = min(Int(header.msg_controllen), controlBytes.count) }
+                    return received
+                }
+            }
+        }
+        if count < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? .wouldBlock : .closed }
+        let descriptors = passedDescriptors(in: Array(control[0..<controlLength]))
+        if count == 0 {
+            for fd in descriptors { close(fd) }
+            return .closed
+        }
+        return .data(Array(buffer[0..<count]), descriptors: descriptors)
+    }
+
+    /// SCM_RIGHTS descriptors in received control data (`struct cmsghdr` then ints).
+    static func passedDescriptors(in control: [UInt8]) -> [Int32] {
+        var result: [Int32] = []
+        let headerSize = MemoryLayout<Int>.size + 8
+        var offset = 0
+        while offset + headerSize <= control.count {
+            var length = 0
+            for index in 0..<MemoryLayout<Int>.size { length |= Int(control[offset + index]) << (8 * index) }
+            let level = Int32(control[offset + 8]) | Int32(control[offset + 9]) << 8
+            let type = Int32(control[offset + 12]) | Int32(control[offset + 13]) << 8
+            guard length >= headerSize, offset + length <= control.count else { break }
+            if level == SOL_SOCKET, type == Int32(SCM_RIGHTS) {
+                var position = offset + headerSize
+                while position + 4 <= offset + length {
+                    let fd = Int32(control[position]) | Int32(control[position + 1]) << 8
+                        | Int32(control[position + 2]) << 16 | Int32(control[position + 3]) << 24
+                    result.append(fd)
+                    position += 4
+                }
+            }
+            offset += ControlMessages.align(length)
+        }
+        return result
+    }
+
+    /// Writes as much as the socket takes now; returns the number of bytes written, or nil if the peer is gone.
+    public static func write(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Int? {
+        guard !bytes.isEmpty else { return 0 }
+        let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if written < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : nil }
+        return written
+    }
+
+    /// Sends `bytes` with `descriptor` attached (SCM_RIGHTS), blocking until sent.
+    public static func send(_ fd: Int32, _ bytes: [UInt8], passing descriptor: Int32) -> Bool {
+        let headerSize = MemoryLayout<Int>.size + 8
+        var control = [UInt8](repeating: 0, count: ControlMessages.align(headerSize + 4))
+        let length = headerSize + 4
+        for index in 0..<MemoryLayout<Int>.size { control[index] = UInt8(truncatingIfNeeded: length >> (8 * index)) }
+        control[8] = UInt8(SOL_SOCKET & 0xFF)
+        control[9] = UInt8((SOL_SOCKET >> 8) & 0xFF)
+        control[12] = UInt8(Int32(SCM_RIGHTS) & 0xFF)
+        for index in 0..<4 { control[headerSize + index] = UInt8(truncatingIfNeeded: descriptor >> (8 * index)) }
+        let sent = bytes.withUnsafeBytes { data in
+            control.withUnsafeMutableBytes { controlBytes -> Int in
+                var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
+                return withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    var header = msghdr()
+                    header.msg_iov = vectorPointer
+                    header.msg_iovlen = 1
+                    header.msg_control = controlBytes.baseAddress
+                    header.msg_controllen = controlBytes.count
+                    return sendmsg(fd, &header, Int32(MSG_NOSIGNAL))
+                }
+            }
+        }
+        return sent == bytes.count
+    }
+
+    /// The peer's process, user and group (SO_PEERCRED), as the kernel recorded them at connect time.
+    public static func peerCredentials(_ fd: Int32) -> (pid: Int32, uid: UInt32, gid: UInt32)? {
+        var pid: Int32 = 0
+        var uid: UInt32 = 0
+        var gid: UInt32 = 0
+        guard herald_peer_credentials(fd, &pid, &uid, &gid) == 0 else { return nil }
+        return (pid, uid, gid)
+    }
+}
