@@ -1,14 +1,60 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds Herald in release mode, and shows it at work.
+# Shows Herald at work on a small virtual LAN: installs what is missing, builds Herald, starts heraldd on two
+# hosts made of Linux network namespaces (never on this machine's own network), and shows what each host
+# learns of the other. Run as root. Everything it creates is removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "demo: run as root (it builds a test LAN from network namespaces)" >&2; exit 77; }
 command -v swift >/dev/null || { echo "demo: the Swift toolchain (swift) is not on PATH" >&2; exit 69; }
+for tool in ip:iproute2 dig:dnsutils; do
+    command -v "${tool%%:*}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${tool##*:}" >/dev/null; }
+done
 
 echo "== building Herald (release)"
-swift build -c release --product herald >/dev/null
 swift build -c release --product heraldd >/dev/null
+swift build -c release --product herald >/dev/null
 bin=$(swift build -c release --show-bin-path)
 
-echo "== three mDNS messages captured on a LAN of Avahi and python-zeroconf hosts, as Herald decodes them"
-"$bin/herald" inspect --limit 3 Tests/HeraldWireTests/Fixtures/realistic.corpus
-echo "== the whole capture: $("$bin/herald" inspect Tests/HeraldWireTests/Fixtures/realistic.corpus --json | wc -l) messages decoded"
+prefix="hdemo$$"
+run_dir=$(mktemp -d /tmp/herald-demo.XXXXXX)
+cleanup() {
+    pkill -f "$run_dir" 2>/dev/null || true
+    sleep 0.3
+    for ns in "${prefix}a" "${prefix}b" "${prefix}lan"; do ip netns del "$ns" 2>/dev/null || true; done
+    rm -rf "$run_dir"
+}
+trap cleanup EXIT
+
+echo "== a LAN of two hosts (network namespaces joined by a bridge)"
+ip netns add "${prefix}lan"
+ip -n "${prefix}lan" link add br0 type bridge
+ip -n "${prefix}lan" link set br0 type bridge mcast_snooping 0
+ip -n "${prefix}lan" link set br0 up
+number=1
+for host in a b; do
+    ip netns add "${prefix}${host}"
+    ip link add "${prefix}${host}0" type veth peer name "${prefix}${host}1"
+    ip link set "${prefix}${host}0" netns "${prefix}${host}"
+    ip link set "${prefix}${host}1" netns "${prefix}lan"
+    ip -n "${prefix}lan" link set "${prefix}${host}1" master br0 up
+    ip -n "${prefix}${host}" link set "${prefix}${host}0" name eth0
+    ip -n "${prefix}${host}" link set lo up
+    ip -n "${prefix}${host}" link set eth0 up
+    ip -n "${prefix}${host}" addr add "10.214.0.${number}/24" dev eth0
+    ip -n "${prefix}${host}" addr add "fd00:214::${number}/64" dev eth0 nodad
+    ip -n "${prefix}${host}" route add 224.0.0.0/4 dev eth0
+    number=$((number + 1))
+done
+
+echo "== heraldd on host 'alpha' (10.214.0.1) and host 'beta' (10.214.0.2)"
+ip netns exec "${prefix}a" "$bin/heraldd" --hostname alpha --socket "$run_dir/alpha.sock" 2>"$run_dir/alpha.log" &
+ip netns exec "${prefix}b" "$bin/heraldd" --hostname beta --socket "$run_dir/beta.sock" 2>"$run_dir/beta.log" &
+sleep 2
+sed 's/^/   alpha: /' "$run_dir/alpha.log"
+
+echo "== beta asks for alpha.local (a one-shot 'legacy unicast' mDNS query, as dig sends it)"
+ip netns exec "${prefix}b" dig +short +time=2 +tries=1 -p 5353 @10.214.0.1 alpha.local A
+ip netns exec "${prefix}b" dig +short +time=2 +tries=1 -p 5353 @10.214.0.1 alpha.local AAAA
+
+echo "== a captured mDNS response from a real LAN, as Herald decodes it"
+"$bin/herald" inspect --limit 1 Tests/HeraldWireTests/Fixtures/realistic.corpus
