@@ -64,6 +64,7 @@ let package = Package(
             path: "Benchmarks/WireBenchmark"
         ),
         .testTarget(name: "HeraldIPCTests", dependencies: ["HeraldIPC"]),
+        .testTarget(name: "HeraldDaemonTests", dependencies: ["HeraldDaemon"]),
         .testTarget(name: "HeraldEngineTests", dependencies: ["HeraldEngine", "HeraldWire"]),
         .testTarget(
             name: "HeraldWireTests",

@@ -5,29 +5,12 @@ import HeraldEngine
 import HeraldWire
 import Logging
 
-/// What the daemon was asked to do at start.
-public struct DaemonOptions: Sendable {
-    public var hostName: String
-    public var interfaces: InterfacePolicy
-    /// The UDP port for mDNS (5353; tests may use another on an isolated network).
-    public var port: UInt16 = HeraldWire.mdnsPort
-    public var families: [IPFamily] = IPFamily.allCases
-    /// The app socket (dnssd protocol).
-    public var appSocketPath = DaemonPaths.system.appSocket
-    public var limits = ClientLimits()
-
-    public init(hostName: String, interfaces: InterfacePolicy = InterfacePolicy()) {
-        self.hostName = hostName
-        self.interfaces = interfaces
-    }
-
-    /// The system's host name without any domain part, as published under `.local`.
-    public static func systemHostName() -> String {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count) == 0 else { return "linux" }
-        let name = String(cString: buffer)
-        return String(name.split(separator: ".").first ?? "linux")
-    }
+/// The system's host name without any domain part, as published under `.local`.
+public func systemHostName() -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    guard gethostname(&buffer, buffer.count) == 0 else { return "linux" }
+    let name = String(cString: buffer)
+    return String(name.split(separator: ".").first ?? "linux")
 }
 
 /// The running daemon: the event loop, the network service, and signal handling.
@@ -39,16 +22,28 @@ public final class Daemon {
     private let logger: Logger
     private var stopping = false
 
-    public init(options: DaemonOptions, logger: Logger) throws(SystemError) {
+    /// Opens every socket. `port` is 5353 except in tests on an isolated network.
+    public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws(SystemError) {
         self.logger = logger
         signals = try SignalSource()
         loop = try EventLoop()
-        var configuration = EngineConfiguration(hostName: options.hostName, seed: UInt64.random(in: 0...UInt64.max))
-        configuration.publishAddresses = true
-        network = try NetworkService(configuration: configuration, policy: options.interfaces, loop: loop, logger: logger,
-                                     port: options.port, families: options.families)
-        appSocket = try AppSocketServer(path: options.appSocketPath, loop: loop, network: network, gate: AllowEverything(),
-                                        limits: options.limits, logger: logger)
+        var engine = EngineConfiguration(hostName: configuration.hostName ?? systemHostName(),
+                                         seed: UInt64.random(in: 0...UInt64.max))
+        engine.publishAddresses = configuration.publishAddresses
+        engine.cacheLimitPerLink = configuration.cacheEntriesPerInterface
+        engine.messageSizeLimit = MessageSizeLimit(datagramSize: configuration.maxMessageSize)
+        var families: [IPFamily] = []
+        if configuration.useIPv4 { families.append(.ipv4) }
+        if configuration.useIPv6 { families.append(.ipv6) }
+        network = try NetworkService(
+            configuration: engine, policy: InterfacePolicy(allow: configuration.interfaces, deny: configuration.denyInterfaces),
+            loop: loop, logger: logger, port: port, families: families)
+        var limits = ClientLimits()
+        limits.clients = configuration.clients
+        limits.operationsPerClient = configuration.operationsPerClient
+        limits.outputBytesPerClient = configuration.clientReplyBuffer
+        appSocket = try AppSocketServer(path: configuration.appSocket, loop: loop, network: network, gate: AllowEverything(),
+                                        limits: limits, logger: logger)
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
     }
 

@@ -58,6 +58,32 @@ struct HeraldDaemonCommand: ParsableCommand {
     }
 
     func run() throws {
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = DaemonConfiguration()
+        do {
+            try configuration.load(from: config, required: configWasGiven)
+        } catch {
+            printError("heraldd: \(config): \(error)")
+            printError("heraldd: fix the file (every setting is described in docs/heraldd.conf) or start without it")
+            throw ExitCode(78)
+        }
+        // Command-line options (and the environment variables of the contract) win over the file.
+        if let hostname { configuration.hostName = hostname }
+        if !interfaces.isEmpty { configuration.interfaces = interfaces }
+        if let socket { configuration.appSocket = socket } else if let path = environment["DNSSD_UDS_PATH"], !path.isEmpty {
+            configuration.appSocket = path
+        }
+        if let controlSocket { configuration.controlSocket = controlSocket } else if let path = environment["HERALD_CONTROL_SOCKET"], !path.isEmpty {
+            configuration.controlSocket = path
+        }
+        if let stateDirectory { configuration.stateDirectory = stateDirectory }
+        if let appsDirectory { configuration.appsDirectory = appsDirectory }
+        if let servicesDirectory { configuration.servicesDirectory = servicesDirectory }
+        if checkConfig {
+            print("# heraldd: the configuration is valid; these are the settings in effect")
+            print(configuration.rendered, terminator: "")
+            return
+        }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -65,20 +91,15 @@ struct HeraldDaemonCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "heraldd")
-        var options = DaemonOptions(hostName: hostname ?? DaemonOptions.systemHostName(),
-                                    interfaces: InterfacePolicy(allow: interfaces))
-        let environment = ProcessInfo.processInfo.environment
-        options.appSocketPath = socket ?? environment["DNSSD_UDS_PATH"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonPaths.system.appSocket
-        if checkConfig {
-            print("heraldd: configuration OK (host name \(options.hostName))")
-            return
-        }
         do {
-            let daemon = try Daemon(options: options, logger: logger)
+            let daemon = try Daemon(configuration: configuration, logger: logger)
             daemon.run()
         } catch {
             printError("heraldd: cannot start: \(error)")
             throw ExitCode(71)
         }
     }
+
+    /// True when --config was given (then the file must exist); the default file is optional.
+    private var configWasGiven: Bool { CommandLine.arguments.contains { $0 == "--config" || $0.hasPrefix("--config=") } }
 }

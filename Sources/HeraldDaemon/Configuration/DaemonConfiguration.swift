@@ -1,0 +1,125 @@
+import HeraldEngine
+import HeraldWire
+
+/// Every setting of heraldd, with its default; read from the configuration file, then overridden by
+/// command-line options. Each setting is documented in `docs/heraldd.conf`.
+public struct DaemonConfiguration: Sendable, Hashable {
+    // [network]
+    public var hostName: String?
+    public var interfaces: [String] = []
+    public var denyInterfaces: [String] = []
+    public var useIPv4 = true
+    public var useIPv6 = true
+    public var publishAddresses = true
+    public var maxMessageSize = MessageSizeLimit.maximumDatagram
+    // [limits]
+    public var cacheEntriesPerInterface = 16_384
+    public var clients = 1024
+    public var operationsPerClient = 1024
+    public var clientReplyBuffer = 1 << 20
+    // [paths]
+    public var appSocket = DaemonPaths.system.appSocket
+    public var controlSocket = DaemonPaths.system.controlSocket
+    public var stateDirectory = DaemonPaths.system.stateDirectory
+    public var appsDirectory = DaemonPaths.system.appsDirectory
+    public var servicesDirectory = DaemonPaths.system.servicesDirectory
+
+    public init() {}
+
+    /// Applies a parsed file; every unknown key and bad value is reported, with its line.
+    public mutating func apply(_ file: ConfigurationFile) throws(ConfigurationFile.ProblemList) {
+        var problems: [ConfigurationFile.Problem] = []
+        for entry in file.entries {
+            do throws(ConfigurationFile.Problem) {
+                try apply(entry)
+            } catch {
+                problems.append(error)
+            }
+        }
+        if !problems.isEmpty { throw ConfigurationFile.ProblemList(problems: problems) }
+    }
+
+    private mutating func apply(_ entry: ConfigurationFile.Entry) throws(ConfigurationFile.Problem) {
+        let name = "[\(entry.section)] \(entry.key)"
+        func problem(_ text: String) -> ConfigurationFile.Problem {
+            ConfigurationFile.Problem(line: entry.line, message: "\(name) = '\(entry.value)': \(text)")
+        }
+        func bool() throws(ConfigurationFile.Problem) -> Bool {
+            switch entry.value.lowercased() {
+            case "yes", "true", "on", "1": return true
+            case "no", "false", "off", "0": return false
+            default: throw problem("must be yes or no")
+            }
+        }
+        func number(_ range: ClosedRange<Int>) throws(ConfigurationFile.Problem) -> Int {
+            guard let value = Int(entry.value), range.contains(value) else {
+                throw problem("must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return value
+        }
+        func list() -> [String] {
+            entry.value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }.filter { !$0.isEmpty }
+        }
+        func path() throws(ConfigurationFile.Problem) -> String {
+            guard entry.value.hasPrefix("/") else { throw problem("must be an absolute path") }
+            return entry.value
+        }
+        if entry.value.isEmpty { return }  // blank: keep the default
+        switch (entry.section, entry.key) {
+        case ("network", "host-name"):
+            guard entry.value.utf8.count <= 63, !entry.value.contains(".") else {
+                throw problem("must be a single label of at most 63 bytes, without '.local'")
+            }
+            hostName = entry.value
+        case ("network", "interfaces"): interfaces = list()
+        case ("network", "deny-interfaces"): denyInterfaces = list()
+        case ("network", "use-ipv4"): useIPv4 = try bool()
+        case ("network", "use-ipv6"): useIPv6 = try bool()
+        case ("network", "publish-addresses"): publishAddresses = try bool()
+        case ("network", "max-message-size"):
+            maxMessageSize = try number(MessageSizeLimit.minimumDatagram...MessageSizeLimit.maximumDatagram)
+        case ("limits", "cache-entries-per-interface"): cacheEntriesPerInterface = try number(64...1_000_000)
+        case ("limits", "clients"): clients = try number(1...65_536)
+        case ("limits", "operations-per-client"): operationsPerClient = try number(1...65_536)
+        case ("limits", "client-reply-buffer"): clientReplyBuffer = try number(65_536...(64 << 20))
+        case ("paths", "app-socket"): appSocket = try path()
+        case ("paths", "control-socket"): controlSocket = try path()
+        case ("paths", "state-dir"): stateDirectory = try path()
+        case ("paths", "apps-dir"): appsDirectory = try path()
+        case ("paths", "services-dir"): servicesDirectory = try path()
+        default:
+            throw ConfigurationFile.Problem(line: entry.line,
+                                            message: "unknown setting \(name); the settings are listed in docs/heraldd.conf")
+        }
+        if !useIPv4 && !useIPv6 { throw problem("use-ipv4 and use-ipv6 cannot both be no") }
+    }
+
+    /// The settings as a configuration file would write them.
+    public var rendered: String {
+        func yes(_ value: Bool) -> String { value ? "yes" : "no" }
+        return """
+            [network]
+            host-name = \(hostName ?? "")
+            interfaces = \(interfaces.joined(separator: ", "))
+            deny-interfaces = \(denyInterfaces.joined(separator: ", "))
+            use-ipv4 = \(yes(useIPv4))
+            use-ipv6 = \(yes(useIPv6))
+            publish-addresses = \(yes(publishAddresses))
+            max-message-size = \(maxMessageSize)
+
+            [limits]
+            cache-entries-per-interface = \(cacheEntriesPerInterface)
+            clients = \(clients)
+            operations-per-client = \(operationsPerClient)
+            client-reply-buffer = \(clientReplyBuffer)
+
+            [paths]
+            app-socket = \(appSocket)
+            control-socket = \(controlSocket)
+            state-dir = \(stateDirectory)
+            apps-dir = \(appsDirectory)
+            services-dir = \(servicesDirectory)
+
+            """
+    }
+}
