@@ -9,7 +9,7 @@ import Logging
 public func systemHostName() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     guard gethostname(&buffer, buffer.count) == 0 else { return "linux" }
-    let name = String(cString: buffer)
+    let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     return String(name.split(separator: ".").first ?? "linux")
 }
 
@@ -37,7 +37,8 @@ public final class Daemon {
         if configuration.useIPv6 { families.append(.ipv6) }
         network = try NetworkService(
             configuration: engine, policy: InterfacePolicy(allow: configuration.interfaces, deny: configuration.denyInterfaces),
-            loop: loop, logger: logger, port: port, families: families)
+            loop: loop, logger: logger, port: port, families: families,
+            rateLimiter: SourceRateLimiter(rate: configuration.packetsPerSecondPerSource, burst: configuration.packetBurstPerSource))
         var limits = ClientLimits()
         limits.clients = configuration.clients
         limits.operationsPerClient = configuration.operationsPerClient

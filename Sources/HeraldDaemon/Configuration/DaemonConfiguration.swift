@@ -17,6 +17,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var clients = 1024
     public var operationsPerClient = 1024
     public var clientReplyBuffer = 1 << 20
+    public var packetsPerSecondPerSource = 1000
+    public var packetBurstPerSource = 1000
     // [paths]
     public var appSocket = DaemonPaths.system.appSocket
     public var controlSocket = DaemonPaths.system.controlSocket
@@ -82,6 +84,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
         case ("limits", "clients"): clients = try number(1...65_536)
         case ("limits", "operations-per-client"): operationsPerClient = try number(1...65_536)
         case ("limits", "client-reply-buffer"): clientReplyBuffer = try number(65_536...(64 << 20))
+        case ("limits", "packets-per-second-per-source"): packetsPerSecondPerSource = try number(1...1_000_000)
+        case ("limits", "packet-burst-per-source"): packetBurstPerSource = try number(1...1_000_000)
         case ("paths", "app-socket"): appSocket = try path()
         case ("paths", "control-socket"): controlSocket = try path()
         case ("paths", "state-dir"): stateDirectory = try path()
@@ -112,6 +116,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
             clients = \(clients)
             operations-per-client = \(operationsPerClient)
             client-reply-buffer = \(clientReplyBuffer)
+            packets-per-second-per-source = \(packetsPerSecondPerSource)
+            packet-burst-per-source = \(packetBurstPerSource)
 
             [paths]
             app-socket = \(appSocket)

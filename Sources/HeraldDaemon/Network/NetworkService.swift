@@ -20,11 +20,15 @@ public final class NetworkService {
     public var onBatchEnd: () -> Void = {}
     /// Packets the kernel refused to send (an interface that just went away, a full buffer).
     public private(set) var sendFailures = 0
-    private var rescanPending = false
+    /// Drops floods from any one source before they reach the engine.
+    private var rateLimiter: SourceRateLimiter
+    private var lastDropReport = Instant.zero
 
     public init(configuration: EngineConfiguration, policy: InterfacePolicy, loop: EventLoop, logger: Logger,
-                port: UInt16 = HeraldWire.mdnsPort, families: [IPFamily] = IPFamily.allCases) throws(SystemError) {
+                port: UInt16 = HeraldWire.mdnsPort, families: [IPFamily] = IPFamily.allCases,
+                rateLimiter: SourceRateLimiter = SourceRateLimiter(rate: 1000, burst: 1000)) throws(SystemError) {
         self.engine = MDNSEngine(configuration: configuration)
+        self.rateLimiter = rateLimiter
         self.loop = loop
         self.policy = policy
         self.logger = logger
@@ -74,10 +78,24 @@ public final class NetworkService {
         while count < 256, let datagram = socket.receive() {
             count += 1
             guard interfaces[datagram.interfaceIndex] != nil else { continue }
+            let time = now
+            guard rateLimiter.admit(datagram.source.address, at: time) else { continue }
             let link = LinkID(interfaceIndex: datagram.interfaceIndex, family: socket.family)
-            engine.receive(datagram.bytes, from: datagram.source, on: link, toUnicast: datagram.toUnicast, at: now)
+            engine.receive(datagram.bytes, from: datagram.source, on: link, toUnicast: datagram.toUnicast, at: time)
         }
+        reportDroppedPackets()
         performActions()
+    }
+
+    /// Logs, at most every ten seconds, which sources were rate-limited.
+    private func reportDroppedPackets() {
+        let time = now
+        guard time - lastDropReport >= 10_000 else { return }
+        let dropped = rateLimiter.takeDropped()
+        guard !dropped.isEmpty else { return }
+        lastDropReport = time
+        let worst = dropped.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key) (\($0.value))" }
+        logger.warning("rate limit: dropped \(dropped.values.reduce(0, +)) packets from \(dropped.count) sources, most from \(worst.joined(separator: ", "))")
     }
 
     private func performActions() {
