@@ -53,8 +53,8 @@ SWIFT_BACKTRACE=enable=no ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0}" \
     "$out/wire-fuzzer" "${flags[@]}" "${extra[@]}" "$out/corpus" >"$log" 2>&1 || status=$?
 
 echo "---- final status and statistics ($log) ----"
-grep -E '^#[0-9]+ +(DONE|pulse|NEW|REDUCE)|^stat::|^#[0-9]+: cov:' "$log" | grep -E 'DONE|stat::' || true
-grep -E '^#[0-9]+' "$log" | tail -n 1 || true
+grep -E '^stat::' "$log" || true
+grep -E '^#[0-9]+' "$log" | tail -n 1 || true  # the last status line: executions, cov, ft, corpus, exec/s
 grep -E 'Test unit written to|==ERROR|Fatal error|deadly signal|SUMMARY' "$log" || true
 echo "crash artifacts in $out/artifacts/: $(find "$out/artifacts" -type f | wc -l)"
 exit "$status"
