@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .target(name: "HeraldWire"),
@@ -32,7 +33,10 @@ let package = Package(
                 .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
-        .target(name: "HeraldBroker", dependencies: ["HeraldWire"]),
+        .target(
+            name: "HeraldBroker",
+            dependencies: ["HeraldWire", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .target(name: "HeraldIPC", dependencies: ["HeraldWire"]),
         .target(name: "CHeraldSystem"),
         .target(
@@ -59,11 +63,17 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "herald-engine-benchmark",
+            dependencies: ["HeraldEngine", "HeraldWire"],
+            path: "Benchmarks/EngineBenchmark"
+        ),
+        .executableTarget(
             name: "herald-wire-benchmark",
             dependencies: ["HeraldWire"],
             path: "Benchmarks/WireBenchmark"
         ),
         .testTarget(name: "HeraldIPCTests", dependencies: ["HeraldIPC"]),
+        .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker"]),
         .testTarget(name: "HeraldDaemonTests", dependencies: ["HeraldDaemon"]),
         .testTarget(name: "HeraldEngineTests", dependencies: ["HeraldEngine", "HeraldWire"]),
         .testTarget(

@@ -17,9 +17,22 @@ public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     case denied = "denied"
     /// Rule 5: nobody has decided yet; a pending request is recorded.
     case notDetermined = "not-determined"
+    /// Address lookups are open to every local user by configuration (BRIEF §1, "Address lookups").
+    case addressLookupsOpen = "address-lookups-open"
+    /// The name lies outside `.local` and the link-local reverse zones (RFC 6762 §4), which the permission
+    /// model does not cover; the daemon must not answer such a request over multicast.
+    case notLocal = "not-local"
 
     /// True when the request may go ahead.
-    public var allows: Bool { self == .operatorCaller || self == .granted }
+    public var allows: Bool {
+        switch self {
+        case .operatorCaller, .granted, .addressLookupsOpen, .notLocal: return true
+        default: return false
+        }
+    }
+
+    /// True for refusals that an operator's decision can lift (rule 5): the request is parked.
+    public var isParkable: Bool { self == .denied || self == .notDetermined }
 
     /// True for refusals that only a new manifest can fix (rules 2–4): the request fails at once.
     public var isStatic: Bool {

@@ -71,6 +71,9 @@ extension MDNSEngine {
             for id in querier.subscribers(for: RecordKey(record), on: link).sorted() {
                 handle(change, for: id, on: link)
             }
+            if case .removed = change {
+                querier.answerRemoved(RecordKey(record), on: link, cache: caches[link], at: now, random: &random)
+            }
         }
     }
 
@@ -110,9 +113,13 @@ extension MDNSEngine {
             default: break
             }
         case .removed(let record):
+            // The record in use went away: another member of its set still cached takes over, if any.
+            let remaining = caches[link]?.records(for: RecordKey(record)).map(\.record.data).filter { $0 != record.data } ?? []
             switch record.data {
-            case .srv(let srv) where record.name == instance && state.srv == srv: state.srv = nil
-            case .txt(let txt) where record.name == instance && state.txt == txt: state.txt = nil
+            case .srv(let srv) where record.name == instance && state.srv == srv:
+                state.srv = remaining.lazy.compactMap { if case .srv(let other) = $0 { return other } else { return nil } }.last
+            case .txt(let txt) where record.name == instance && state.txt == txt:
+                state.txt = remaining.lazy.compactMap { if case .txt(let other) = $0 { return other } else { return nil } }.last
             case .a, .aaaa:
                 if let address = Self.address(of: record) { state.addresses.removeAll { $0 == address } }
             default: break

@@ -1,7 +1,7 @@
 import HeraldWire
 
-/// The responder's publications: registering, probing (RFC 6762 §8.1), announcing (§8.3), updating
-/// (§8.4), renaming after conflicts (§9) and goodbyes (§10.1).
+/// The responder's publications: registering, probing (RFC 6762 §8.1), announcing (§8.3) and updating (§8.4).
+/// Conflicts and renaming are in `MDNSEngine+Conflicts.swift`, withdrawal and goodbyes in `MDNSEngine+Goodbyes.swift`.
 extension MDNSEngine {
     /// Registers a service; `.registered(name)` follows once its name is probed and announced.
     public mutating func register(_ id: OperationID, _ registration: ServiceRegistration, at time: Instant) {
@@ -61,8 +61,8 @@ extension MDNSEngine {
     /// `_services._dns-sd._udp.local.` (RFC 6763 §9).
     static let serviceEnumerationName: DNSName = "_services._dns-sd._udp.local."
 
-    /// A and AAAA records for every address of the link's interface, and their reverse PTRs (RFC 6762 §14:
-    /// a link only hears about addresses of its own interface).
+    /// A and AAAA records for every address of the link's interface, and their reverse PTRs (RFC 6762 §6.2:
+    /// a link only hears about addresses of its own interface, both families, as one interface).
     func hostRecords(on link: LinkID) -> [AuthoritativeRecord] {
         let addresses = links.filter { $0.key.interfaceIndex == link.interfaceIndex }
             .sorted { $0.key < $1.key }.flatMap { $0.value.map(\.address) }
@@ -76,7 +76,9 @@ extension MDNSEngine {
         return records
     }
 
-    /// Creates, updates or removes the host's address publication after a change of links or addresses.
+    /// Creates, updates or removes the host's address publication after a change of links or addresses. A change
+    /// of addresses once the name is ours is an update, announced again (RFC 6762 §8.4); before, the new set is
+    /// probed from the start.
     mutating func refreshHostPublication() {
         let id = Self.hostPublication
         if publications[id] == nil {
@@ -86,24 +88,27 @@ extension MDNSEngine {
             let wanted = hostRecords(on: link)
             let current = publications[id]!.records[link] ?? []
             if wanted.isEmpty {
-                if !current.isEmpty { sendGoodbyes(for: id, on: link) }
+                if !current.isEmpty { sendGoodbyes(for: [id], on: link, keepingShared: true) }
+                dropLocalRecords(of: id, on: link)
                 publications[id]!.phases[link] = nil
                 publications[id]!.records[link] = nil
+                publications[id]!.probeSent.remove(link)
                 authority.remove(owner: id, on: link)
+                releaseWaitingServices(on: link)
             } else if publications[id]!.phases[link] == nil {
                 startPublication(id, on: link)
             } else if Set(wanted) != Set(current) {
-                // Our own addresses changed: goodbye for the ones gone, then probe the new set (never a rename).
-                let gone = current.filter { !wanted.contains($0) }
-                sendGoodbyes(gone.map(\.record), for: id, on: link)
-                publications[id]!.records[link] = wanted
-                publications[id]!.phases[link] = .probing(sent: 0, nextAt: now + random.milliseconds(in: configuration.probeInitialDelay))
-                authority.set(wanted, owner: id, announced: false, on: link)
+                if publications[id]!.phases[link]!.isAnnounced {
+                    republish(id, on: link)
+                } else {
+                    startPublication(id, on: link)
+                }
             }
         }
     }
 
-    /// Begins probing a publication on a link.
+    /// Begins probing a publication on a link, from the start: after 0–250 ms (RFC 6762 §8.1), or five seconds
+    /// while conflicts are being rate-limited.
     mutating func startPublication(_ id: OperationID, on link: LinkID) {
         guard var publication = publications[id] else { return }
         if case .service(let registration) = publication.kind,
@@ -111,27 +116,42 @@ extension MDNSEngine {
         let records = records(of: publication, on: link)
         guard !records.isEmpty else { return }
         publication.records[link] = records
-        publication.phases[link] = .probing(sent: 0, nextAt: now + random.milliseconds(in: configuration.probeInitialDelay))
+        let wait = conflictLimiter.delay(random.milliseconds(in: configuration.probeInitialDelay), at: now)
+        publication.phases[link] = .probing(sent: 0, nextAt: now + wait)
+        publication.probeSent.remove(link)
         publications[id] = publication
         authority.set(records, owner: id, announced: false, on: link)
     }
 
-    /// Recomputes a publication's records on a link after its data changed and announces them again.
+    /// Recomputes a publication's records on a link after its data changed and, if they were announced, announces
+    /// them again (RFC 6762 §8.4). Records that went away get a goodbye when they were shared, or when nothing
+    /// replaces their set; a unique set that changed is flushed from peers' caches by the new announcement.
     mutating func republish(_ id: OperationID, on link: LinkID) {
         guard var publication = publications[id] else { return }
         let old = publication.records[link] ?? []
         let new = records(of: publication, on: link)
-        publication.records[link] = new
         let wasAnnounced = publication.phases[link]?.isAnnounced ?? false
-        if wasAnnounced { publication.phases[link] = .announcing(sent: 0, nextAt: now) }
-        publications[id] = publication
-        authority.set(new, owner: id, announced: wasAnnounced, on: link)
+        let removed = old.filter { oldRecord in
+            !new.contains { $0.record.key == oldRecord.record.key && $0.record.data == oldRecord.record.data }
+        }
         if wasAnnounced {
-            let removed = old.filter { oldRecord in !new.contains { $0.record.key == oldRecord.record.key && $0.record.data == oldRecord.record.data } }
+            let goodbyes = removed.filter { gone in !gone.isUnique || !new.contains { $0.record.key == gone.record.key } }
+            sendGoodbyes(goodbyes.map(\.record), for: id, on: link, keepingShared: true)
             var changes: [CacheChange] = []
-            for record in removed { changes += caches[link]?.removeLocal(record.record) ?? [] }
+            for record in removed where !authority.isPublished(record.record, on: link, byOtherThan: id) {
+                changes += caches[link]?.removeLocal(record.record) ?? []
+            }
             for record in new { changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? [] }
+            publication.phases[link] = .announcing(sent: 0, nextAt: now)
+            publications[id] = publication
+            publications[id]!.records[link] = new
+            authority.set(new, owner: id, announced: true, on: link)
+            scheduler.withdraw(removed.map(\.record), on: link)
             dispatch(changes, on: link)
+        } else {
+            publication.records[link] = new
+            publications[id] = publication
+            authority.set(new, owner: id, announced: false, on: link)
         }
     }
 
@@ -148,17 +168,35 @@ extension MDNSEngine {
                     publications[id]!.phases[link] = .probing(sent: sent + 1, nextAt: now + MDNSConstants.probeInterval)
                 case .probing:
                     // 250 ms after the third probe without a conflict: the name is ours.
-                    becomeAnnounced(id, on: link)
+                    if waitsForHostName(id, on: link) {
+                        publications[id]!.phases[link] = .probed
+                    } else {
+                        becomeAnnounced(id, on: link)
+                    }
                 case .announcing(let sent, _):
                     sendAnnouncement(id, on: link)
                     let next = sent + 1
                     publications[id]!.phases[link] = next < MDNSConstants.announcementCount
                         ? .announcing(sent: next, nextAt: now + MDNSConstants.announcementInterval << sent)
                         : .established
-                case .established:
+                case .probed, .established:
                     break
                 }
             }
+        }
+    }
+
+    /// True for a service on this host whose host name is still being probed on the link.
+    private func waitsForHostName(_ id: OperationID, on link: LinkID) -> Bool {
+        guard id != Self.hostPublication, case .service(let registration) = publications[id]?.kind,
+              registration.host == nil else { return false }
+        return publications[Self.hostPublication]?.phases[link]?.isProbing ?? false
+    }
+
+    /// Announces the services that were waiting for the host name on a link.
+    private mutating func releaseWaitingServices(on link: LinkID) {
+        for id in publications.keys.sorted() where publications[id]?.phases[link] == .probed {
+            becomeAnnounced(id, on: link)
         }
     }
 
@@ -172,9 +210,12 @@ extension MDNSEngine {
         guard !unique.isEmpty else { return }
         var writer = MessageWriter(limit: payloadLimit(for: link))
         for name in publication.claimedNames(on: link) {
+            // RFC 6762 §8.1: the first probe asks for a unicast reply, which a defender can send at once.
             writer.append(DNSQuestion(name: name, type: .any, unicastResponse: first))
         }
         for record in unique { writer.append(record, to: .authority) }
+        publications[id]!.probeSent.insert(link)
+        if first { lastUnicastQuestion[link] = now }
         send(writer.message, on: link, to: .multicast)
     }
 
@@ -192,6 +233,7 @@ extension MDNSEngine {
             publications[id]!.reported = true
             emit(.deliver(id, .registered(name)))
         }
+        if id == Self.hostPublication { releaseWaitingServices(on: link) }
     }
 
     private mutating func sendAnnouncement(_ id: OperationID, on link: LinkID) {
@@ -200,118 +242,6 @@ extension MDNSEngine {
         let builder = AnswerBuilder(authority: authority, link: link)
         let additionals = builder.additionals(for: records)
         for bytes in AnswerBuilder.pack(answers: records, additionals: additionals, limit: payloadLimit(for: link)) {
-            statistics.responsesSent += 1
-            send(bytes, on: link, to: .multicast)
-        }
-    }
-
-    // MARK: - Conflicts
-
-    /// Another host claims one of our unique names with different data (RFC 6762 §9). While probing, or
-    /// when it happens again soon after, the publication is renamed (or fails, without auto-rename);
-    /// an established publication first goes back to probing.
-    mutating func conflict(_ id: OperationID, on link: LinkID) {
-        guard var publication = publications[id], let phase = publication.phases[link] else { return }
-        statistics.conflicts += 1
-        publication.recentConflicts = publication.recentConflicts.filter { now - $0 < MDNSConstants.conflictRateWindow } + [now]
-        publications[id] = publication
-        if case .established = phase {
-            // Defend by probing again; if the other host still answers, the probe phase renames.
-            restartProbing(id, on: link, delay: 0)
-            return
-        }
-        rename(id)
-    }
-
-    /// We lost a simultaneous-probe tie-break: wait one second and probe again (RFC 6762 §8.2).
-    mutating func lostTieBreak(_ id: OperationID, on link: LinkID) {
-        restartProbing(id, on: link, delay: MDNSConstants.probeTieBreakDelay)
-    }
-
-    private mutating func restartProbing(_ id: OperationID, on link: LinkID, delay: Int) {
-        guard let publication = publications[id], let records = publication.records[link] else { return }
-        var wait = delay
-        if publication.recentConflicts.count >= MDNSConstants.conflictRateLimitCount {
-            wait = max(wait, MDNSConstants.conflictRateLimitedInterval)
-        }
-        publications[id]!.phases[link] = .probing(sent: 0, nextAt: now + wait)
-        authority.set(records, owner: id, announced: false, on: link)
-    }
-
-    /// Takes the next name and probes it on every link (`Name (2)`, `host-2` …), or fails the registration.
-    private mutating func rename(_ id: OperationID) {
-        guard var publication = publications[id] else { return }
-        if case .service(let registration) = publication.kind, !registration.autoRename {
-            withdraw(id, sendGoodbyes: false)
-            emit(.deliver(id, .registrationFailed(.nameConflict)))
-            return
-        }
-        publication.renames += 1
-        let attempt = publication.renames + 1
-        if id == Self.hostPublication {
-            hostRenames += 1
-            hostLabel = ServiceInstanceName.renamedHost(configuration.hostName, attempt: hostRenames + 1)
-            publication.label = hostLabel
-        } else if case .service(let registration) = publication.kind {
-            let base = registration.instance.isEmpty ? configuration.hostName : registration.instance
-            publication.label = ServiceInstanceName.renamed(base, attempt: attempt)
-        }
-        publication.reported = false
-        publications[id] = publication
-        for link in publication.phases.keys.sorted() {
-            dropLocalRecords(of: id, on: link)
-            let delay = publication.recentConflicts.count >= MDNSConstants.conflictRateLimitCount
-                ? MDNSConstants.conflictRateLimitedInterval : random.milliseconds(in: configuration.probeInitialDelay)
-            let records = records(of: publications[id]!, on: link)
-            publications[id]!.records[link] = records
-            publications[id]!.phases[link] = .probing(sent: 0, nextAt: now + delay)
-            authority.set(records, owner: id, announced: false, on: link)
-        }
-        if id == Self.hostPublication {
-            // Services on this host follow the new host name in their SRV targets.
-            for other in publications.keys.sorted() where other != id {
-                if case .service(let registration) = publications[other]!.kind, registration.host == nil {
-                    for link in publications[other]!.phases.keys.sorted() { republish(other, on: link) }
-                }
-            }
-        }
-    }
-
-    // MARK: - Withdrawal
-
-    /// Withdraws a publication: goodbyes on every link where it was announced (RFC 6762 §10.1).
-    mutating func withdraw(_ id: OperationID, sendGoodbyes goodbyes: Bool = true) {
-        guard let publication = publications[id] else { return }
-        for link in publication.phases.keys.sorted() {
-            if goodbyes { sendGoodbyes(for: id, on: link) }
-            dropLocalRecords(of: id, on: link)
-            authority.remove(owner: id, on: link)
-            scheduler.withdraw(publication.records[link]?.map(\.record) ?? [], on: link)
-        }
-        publications[id] = nil
-    }
-
-    private mutating func dropLocalRecords(of id: OperationID, on link: LinkID) {
-        guard let records = publications[id]?.records[link] else { return }
-        var changes: [CacheChange] = []
-        for record in records { changes += caches[link]?.removeLocal(record.record) ?? [] }
-        dispatch(changes, on: link)
-    }
-
-    /// Sends TTL-0 copies of a publication's records on a link, if it was announced there.
-    mutating func sendGoodbyes(for id: OperationID, on link: LinkID) {
-        guard let publication = publications[id], publication.phases[link]?.isAnnounced ?? false else { return }
-        sendGoodbyes(publication.records[link]?.map(\.record) ?? [], for: id, on: link)
-    }
-
-    private mutating func sendGoodbyes(_ records: [ResourceRecord], for id: OperationID, on link: LinkID) {
-        guard publications[id]?.phases[link]?.isAnnounced ?? false, !records.isEmpty else { return }
-        let goodbyes = records.map { record -> ResourceRecord in
-            var copy = record
-            copy.ttl = 0
-            return copy
-        }
-        for bytes in AnswerBuilder.pack(answers: goodbyes, additionals: [], limit: payloadLimit(for: link)) {
             statistics.responsesSent += 1
             send(bytes, on: link, to: .multicast)
         }

@@ -41,8 +41,14 @@ public struct MDNSEngine: Sendable {
     var publications: [OperationID: Publication] = [:]
     var authority = AuthorityTable()
     var scheduler = ResponseScheduler()
-    /// Cached records that queries have asked for without a reply being seen (RFC 6762 §10.5).
-    var unansweredDeadlines: [(link: LinkID, record: ResourceRecord, deadline: Instant)] = []
+    /// Cached records that peers' queries asked for without an answer being seen (RFC 6762 §10.5).
+    var failureObserver = FailureObserver()
+    /// Conflicts seen lately, slowing probing down when there are too many (RFC 6762 §8.1).
+    var conflictLimiter = ConflictRateLimiter()
+    /// When this host last asked a QU question on each link: unicast responses are accepted for two seconds.
+    var lastUnicastQuestion: [LinkID: Instant] = [:]
+    /// True after ``shutdown(at:)``: the engine ignores everything from then on.
+    public internal(set) var isShutDown = false
     /// The host name label in use (it changes when a conflict forces a rename).
     public internal(set) var hostLabel: String
     var hostRenames = 0
@@ -84,25 +90,28 @@ public struct MDNSEngine: Sendable {
 
     /// The next instant at which ``advance(to:)`` has work to do, if any.
     public var nextDeadline: Instant? {
-        var candidates: [Instant] = []
-        if let next = querier.nextDeadline(cache: caches) { candidates.append(next) }
-        if let next = scheduler.nextDeadline { candidates.append(next) }
-        for cache in caches.values { if let next = cache.nextExpiry { candidates.append(next) } }
-        for publication in publications.values {
-            for phase in publication.phases.values { if let next = phase.nextAt { candidates.append(next) } }
+        var earliest = querier.nextDeadline(cache: caches)
+        func consider(_ candidate: Instant?) {
+            if let candidate, candidate < earliest ?? .distantFuture { earliest = candidate }
         }
-        if let next = unansweredDeadlines.map(\.deadline).min() { candidates.append(next) }
-        return candidates.min()
+        consider(scheduler.nextDeadline)
+        for cache in caches.values { consider(cache.nextExpiry) }
+        for publication in publications.values {
+            for phase in publication.phases.values { consider(phase.nextAt) }
+        }
+        consider(failureObserver.nextDeadline)
+        return earliest
     }
 
     /// Does everything due at `time`: expiries, probes, announcements, responses and queries.
     public mutating func advance(to time: Instant) {
         now = max(now, time)
+        guard !isShutDown else { return }
         for link in caches.keys.sorted() {
             let changes = caches[link]!.expire(at: now)
             dispatch(changes, on: link)
         }
-        checkUnansweredQueries()
+        flushFailedRecords()
         runPublications()
         sendDueResponses()
         for packet in querier.sendDue(at: now, cache: &caches) {
@@ -127,8 +136,8 @@ public struct MDNSEngine: Sendable {
         for id in publications.keys.sorted() where id != Self.hostPublication { startPublication(id, on: link) }
     }
 
-    /// This host's addresses on a link changed: the address records are updated and announced again, which
-    /// is an update of our own data and never a conflict.
+    /// This host's addresses on a link changed: the address records are updated and announced again (RFC 6762
+    /// §8.4), which is an update of our own data and never a conflict.
     public mutating func updateAddresses(_ link: LinkID, addresses: [LinkAddress], at time: Instant) {
         now = max(now, time)
         guard links[link] != nil, links[link] != addresses else { return }
@@ -140,10 +149,11 @@ public struct MDNSEngine: Sendable {
     public mutating func removeLink(_ link: LinkID, at time: Instant) {
         now = max(now, time)
         guard links[link] != nil else { return }
-        for id in publications.keys.sorted() { sendGoodbyes(for: id, on: link) }
+        sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false)
         for id in publications.keys.sorted() {
             publications[id]?.phases[link] = nil
             publications[id]?.records[link] = nil
+            publications[id]?.probeSent.remove(link)
         }
         authority.removeLink(link)
         scheduler.removeLink(link)
@@ -151,22 +161,37 @@ public struct MDNSEngine: Sendable {
         dispatch(changes, on: link)
         caches[link] = nil
         querier.removeLink(link)
-        unansweredDeadlines.removeAll { $0.link == link }
+        failureObserver.removeLink(link)
+        lastUnicastQuestion[link] = nil
         links[link] = nil
         for id in operations.keys { operations[id]?.forget(link) }
         if configuration.publishAddresses { refreshHostPublication() }
     }
 
+    /// The records cached on a link, this host's own included (for status reports and diagnostics).
+    public func cachedRecords(on link: LinkID) -> [CachedRecord] { caches[link]?.allRecords ?? [] }
+
+    /// How many records are cached on a link.
+    public func cachedRecordCount(on link: LinkID) -> Int { caches[link]?.count ?? 0 }
+
     /// Every address this host has, on any link.
     var ownAddresses: Set<IPAddress> { Set(links.values.flatMap { $0.map(\.address) }) }
 
-    /// Ends everything: goodbyes for every published record.
+    /// Ends everything: goodbyes for every published record on every link, then the engine forgets its
+    /// publications, operations, questions and caches, and has nothing more to do.
     public mutating func shutdown(at time: Instant) {
         now = max(now, time)
-        for id in publications.keys.sorted() {
-            for link in links.keys.sorted() { sendGoodbyes(for: id, on: link) }
-        }
+        for link in links.keys.sorted() { sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false) }
+        isShutDown = true
         publications.removeAll()
+        operations.removeAll()
+        authority = AuthorityTable()
+        scheduler.removeAll()
+        failureObserver.removeAll()
+        for link in links.keys {
+            caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
+            querier.removeLink(link)
+        }
     }
 }
 

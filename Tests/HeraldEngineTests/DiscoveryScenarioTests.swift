@@ -70,7 +70,9 @@ struct DiscoveryScenarioTests {
         lan.with(alpha) { $0.cancel(OperationID(1), at: $1) }
         let withdrawnAt = lan.now
         lan.run(for: 3000)
-        let goodbyes = lan.packets(from: alpha).filter { $0.time >= withdrawnAt }
+        let goodbyes = lan.packets(from: alpha).filter { packet in
+            packet.time >= withdrawnAt && packet.message.answers.contains { $0.name == "Office Printer._ipp._tcp.local." }
+        }
         #expect(!goodbyes.isEmpty)
         #expect(goodbyes.allSatisfy { $0.message.answers.allSatisfy { $0.ttl == 0 } })
         let removed = try #require(lan.events(of: beta, OperationID(2)).last)

@@ -16,10 +16,6 @@ public struct CachedRecord: Sendable {
     var refreshJitter: UInt8
     /// How many of the refresh queries at 80/85/90/95 % of the TTL have been sent (RFC 6762 §5.2).
     var refreshesSent: UInt8 = 0
-    /// Passive observation of failures (RFC 6762 §10.5): queries seen that this record should have
-    /// answered, and the deadline by which an answer must have been seen.
-    var unansweredQueries: UInt8 = 0
-    var unansweredDeadline: Instant?
 
     /// Milliseconds of life left at `now`.
     public func remaining(at now: Instant) -> Int { max(0, expiresAt - now) }
@@ -66,11 +62,16 @@ public struct RecordCache: Sendable {
     }
 
     private var sets: [RecordKey: RecordSet] = [:]
+    /// The sets of each name, for questions of type or class ANY.
+    private var keysByName: [DNSName: Set<RecordKey>] = [:]
     private var deadlines = Heap<Deadline>()
 
     public init(limit: Int) {
         self.limit = max(1, limit)
     }
+
+    /// Every cached record, in no particular order.
+    public var allRecords: [CachedRecord] { sets.values.flatMap(\.records) }
 
     /// The records of one set (no ANY).
     public func records(for key: RecordKey) -> [CachedRecord] { sets[key]?.records ?? [] }
@@ -79,7 +80,9 @@ public struct RecordCache: Sendable {
     public func answers(to question: RecordKey) -> [CachedRecord] {
         if question.type != .any && question.recordClass != .any { return records(for: question) }
         var result: [CachedRecord] = []
-        for (key, set) in sets where key.isAnswered(byQuestionFor: question) { result += set.records }
+        for key in keysByName[question.name] ?? [] where key.isAnswered(byQuestionFor: question) {
+            result += sets[key]?.records ?? []
+        }
         return result
     }
 
@@ -89,17 +92,23 @@ public struct RecordCache: Sendable {
     /// Adds or refreshes a record received at `now` (RFC 6762 §10.1–10.2): TTL 0 schedules removal one
     /// second later; the cache-flush bit ends, one second later, every other record of the set that
     /// arrived more than a second ago.
-    /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries.
+    /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries. `isWanted` says
+    /// which record sets some operation is asking for: when the cache is full they are the last to go.
     public mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
-                                isLocal: Bool = false, refreshJitter: Int = 0) -> [CacheChange] {
+                                isLocal: Bool = false, refreshJitter: Int = 0,
+                                isWanted: (RecordKey) -> Bool = { _ in false }) -> [CacheChange] {
+        // Names in blocks of their own: a cached record (and its set's key) must not keep the whole packet alive.
+        let incoming = incoming.compacted()
         let key = RecordKey(incoming)
         var set = sets[key] ?? RecordSet()
         var changes: [CacheChange] = []
         let graceEnd = now + MDNSConstants.cacheFlushGrace
 
         if incoming.cacheFlush && incoming.ttl > 0 {
+            // Our own announcements flush stale remote members too; but this host's own records are withdrawn by
+            // their owner, never flushed.
             for index in set.records.indices
-            where !set.records[index].record.hasSameData(as: incoming)
+            where !set.records[index].isLocal && !set.records[index].record.hasSameData(as: incoming)
                 && now - set.records[index].receivedAt > MDNSConstants.cacheFlushGrace
                 && set.records[index].expiresAt > graceEnd
             {
@@ -114,27 +123,28 @@ public struct RecordCache: Sendable {
                     set.records[index].expiresAt = min(set.records[index].expiresAt, now + MDNSConstants.goodbyeGrace)
                 }
             } else if !set.records[index].isLocal || isLocal {
-                set.records[index].record = incoming.compacted()
+                set.records[index].record = incoming
                 set.records[index].receivedAt = now
                 set.records[index].expiresAt = isLocal ? .distantFuture : now + Int(incoming.ttl) * 1000
                 set.records[index].refreshesSent = 0
-                set.records[index].unansweredQueries = 0
-                set.records[index].unansweredDeadline = nil
                 set.records[index].source = source
                 set.records[index].refreshJitter = UInt8(clamping: refreshJitter)
             }
         } else if incoming.ttl > 0 {
+            let expiresAt = isLocal ? Instant.distantFuture : now + Int(incoming.ttl) * 1000
             if count >= limit {
-                // Full: make room, or drop the newcomer when everything left is this host's own.
-                guard evictOne(except: key) else {
+                // Full: make room, or drop the newcomer when it is itself the junk to go.
+                let keepNewcomer = isLocal || isWanted(key)
+                guard evictOne(except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
+                        || isLocal else {
                     schedule(&set, key: key)
                     store(set, key: key)
                     return []
                 }
             }
             let record = CachedRecord(
-                record: incoming.compacted(), receivedAt: now,
-                expiresAt: isLocal ? .distantFuture : now + Int(incoming.ttl) * 1000,
+                record: incoming, receivedAt: now,
+                expiresAt: expiresAt,
                 source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
             set.records.append(record)
             count += 1
@@ -190,6 +200,7 @@ public struct RecordCache: Sendable {
     public mutating func removeAll() -> [CacheChange] {
         let changes = sets.values.flatMap { $0.records.map { CacheChange.removed($0.record) } }
         sets.removeAll()
+        keysByName.removeAll()
         deadlines = Heap()
         count = 0
         return changes
@@ -213,37 +224,58 @@ public struct RecordCache: Sendable {
     }
 
     private mutating func store(_ set: RecordSet, key: RecordKey) {
-        if set.records.isEmpty { sets[key] = nil } else { sets[key] = set }
+        if set.records.isEmpty {
+            guard sets.removeValue(forKey: key) != nil else { return }
+            keysByName[key.name]?.remove(key)
+            if keysByName[key.name]?.isEmpty ?? false { keysByName[key.name] = nil }
+        } else {
+            if sets.updateValue(set, forKey: key) == nil { keysByName[key.name, default: []].insert(key) }
+        }
     }
 
-    /// Drops the remote record closest to its expiry, never from the set `protected` (the one being added
-    /// to). Returns false when there is nothing to drop.
-    private mutating func evictOne(except protected: RecordKey) -> Bool {
+    /// Makes room for a newcomer (RFC 6762 §10 leaves the policy to us; a hostile or busy LAN must not exhaust
+    /// memory). The victim is the remote record closest to its expiry in a set nobody is asking for, never this
+    /// host's own and never from the set `protected` being added to. A newcomer nobody asks for that would
+    /// expire no later than that victim is the junk itself: nothing is evicted. Sets someone asks for go only to
+    /// make room for this host's own records or for other wanted ones. Returns true when a record was evicted.
+    private mutating func evictOne(except protected: RecordKey, newcomerExpiry: Instant, keepNewcomer: Bool,
+                                   isWanted: (RecordKey) -> Bool) -> Bool {
         var setAside: [Deadline] = []
         defer { for deadline in setAside { deadlines.insert(deadline) } }
+        var fallback: RecordKey?
         while let top = deadlines.min {
             guard let set = sets[top.key], set.scheduledExpiry == top.at else {
                 _ = deadlines.removeMin()  // stale
                 continue
             }
-            if top.key == protected {
+            if top.key == protected || isWanted(top.key) {
+                if top.key != protected && fallback == nil { fallback = top.key }
                 setAside.append(deadlines.removeMin())
                 continue
             }
-            var victim = set
-            guard let index = victim.records.firstIndex(where: { !$0.isLocal && $0.expiresAt == top.at }) else {
-                _ = deadlines.removeMin()
-                continue
-            }
+            if !keepNewcomer && top.at >= newcomerExpiry { return false }
             _ = deadlines.removeMin()
-            victim.records.remove(at: index)
-            count -= 1
-            victim.scheduledExpiry = nil
-            schedule(&victim, key: top.key)
-            store(victim, key: top.key)
-            return true
+            if evictEarliest(from: top.key, at: top.at) { return true }
+        }
+        if keepNewcomer, let fallback, let at = sets[fallback]?.scheduledExpiry {
+            return evictEarliest(from: fallback, at: at)
         }
         return false
+    }
+
+    /// Removes the remote record of a set that expires at `at`; when the set has none (it was refreshed since
+    /// its heap entry was made), schedules the set anew so that it keeps one live entry, and returns false.
+    private mutating func evictEarliest(from key: RecordKey, at: Instant) -> Bool {
+        guard var victim = sets[key] else { return false }
+        let index = victim.records.firstIndex { !$0.isLocal && $0.expiresAt == at }
+        if let index {
+            victim.records.remove(at: index)
+            count -= 1
+        }
+        victim.scheduledExpiry = nil
+        schedule(&victim, key: key)
+        store(victim, key: key)
+        return index != nil
     }
 }
 

@@ -27,6 +27,17 @@ public struct RecordKey: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "\(name) \(recordClass) \(type)" }
 }
 
+/// A record's identity regardless of TTL and cache-flush bit: its set and its data.
+struct RecordIdentity: Hashable, Sendable {
+    var key: RecordKey
+    var data: RecordData
+
+    init(_ record: ResourceRecord) {
+        key = RecordKey(record)
+        data = record.data
+    }
+}
+
 extension ResourceRecord {
     /// The record set this record belongs to.
     public var key: RecordKey { RecordKey(self) }

@@ -13,8 +13,9 @@ public enum MDNSConstants {
     public static let conflictRateLimitCount = 15
     public static let conflictRateWindow = 10_000
     public static let conflictRateLimitedInterval = 5000
-    /// RFC 6762 §8.3: at least two announcements, one second apart, then doubling.
-    public static let announcementCount = 2
+    /// RFC 6762 §8.3: at least two announcements (up to eight), one second apart, then doubling. Three survive the
+    /// loss of any one packet and show the doubling: 0 s, 1 s, 3 s.
+    public static let announcementCount = 3
     public static let announcementInterval = 1000
     /// RFC 6762 §6: shared answers are delayed 20–120 ms.
     public static let sharedAnswerDelayMin = 20
@@ -22,6 +23,10 @@ public enum MDNSConstants {
     /// RFC 6762 §7.2: a query with TC set is answered after 400–500 ms.
     public static let truncatedQueryDelayMin = 400
     public static let truncatedQueryDelayMax = 500
+    /// RFC 6762 §6.4: an answer may wait up to 500 ms longer than its own delay to share a packet with later ones.
+    public static let aggregationSlack = 500
+    /// RFC 6762 §6: unicast responses are accepted only for a query that asked for them within the last two seconds.
+    public static let unicastResponseWindow = 2000
     /// RFC 6762 §6: a record is multicast at most once per second per interface (250 ms to defend a probe).
     public static let multicastRateLimit = 1000
     public static let probeDefenseRateLimit = 250
@@ -33,6 +38,9 @@ public enum MDNSConstants {
     public static let queryIntervalMax = 3_600_000
     /// RFC 6762 §10.2: records older than one second are flushed by a cache-flush record.
     public static let cacheFlushGrace = 1000
+    /// RFC 6762 §10.5: two queries for a cached record without an answer within ten seconds flush it.
+    public static let failureObservationWindow = 10_000
+    public static let failureObservationQueries = 2
     /// RFC 6762 §10.1: a goodbye (TTL 0) removes the record one second later.
     public static let goodbyeGrace = 1000
     /// RFC 6762 §10: TTL for records carrying a host name, and for all other records, in seconds.

@@ -36,8 +36,8 @@ struct Querier: Sendable {
     /// Forgets every question on a link that went away.
     mutating func removeLink(_ link: LinkID) { queries[link] = nil }
 
-    /// True when someone wants answers to `key` on `link`.
-    func isInterested(in key: RecordKey, on link: LinkID) -> Bool { queries[link]?[key] != nil }
+    /// The questions someone is asking on a link.
+    func wantedKeys(on link: LinkID) -> Set<RecordKey> { queries[link].map { Set($0.keys) } ?? [] }
 
     /// Who wants answers matching a record on a link (questions for its set, or ANY for its name).
     func subscribers(for recordKey: RecordKey, on link: LinkID) -> Set<OperationID> {
@@ -138,14 +138,15 @@ struct Querier: Sendable {
         }
     }
 
-    /// Starts asking again soon (a new subscriber found nothing cached, or the link's addresses changed).
-    mutating func requery(_ key: RecordKey, on link: LinkID, at now: Instant, random: inout EngineRandom) {
-        guard var query = queries[link]?[key] else { return }
-        let soon = now + random.milliseconds(in: firstQueryDelay)
-        if query.nextQueryAt.map({ $0 > soon }) ?? true {
-            query.nextQueryAt = soon
-            query.interval = MDNSConstants.queryIntervalInitial
+    /// The cache lost an answer to `key` on `link` (expiry, goodbye, flush). A question that had stopped asking
+    /// because a unique answer was known starts again, from the beginning of its back-off (RFC 6762 §5.2).
+    mutating func answerRemoved(_ key: RecordKey, on link: LinkID, cache: RecordCache?, at now: Instant,
+                                random: inout EngineRandom) {
+        for questionKey in [key, RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] {
+            guard let query = queries[link]?[questionKey], query.nextQueryAt == nil,
+                  cache?.answers(to: questionKey).isEmpty ?? true else { continue }
+            queries[link]![questionKey]!.interval = MDNSConstants.queryIntervalInitial
+            queries[link]![questionKey]!.nextQueryAt = now + random.milliseconds(in: firstQueryDelay)
         }
-        queries[link]![key] = query
     }
 }

@@ -1,16 +1,5 @@
 import HeraldWire
 
-/// A record's identity regardless of TTL and cache-flush bit: its set and its data.
-struct RecordIdentity: Hashable, Sendable {
-    var key: RecordKey
-    var data: RecordData
-
-    init(_ record: ResourceRecord) {
-        key = RecordKey(record)
-        data = record.data
-    }
-}
-
 /// The records this host answers for on each link, indexed for answering questions (RFC 6762 §6) and
 /// for recognising its own data in what peers send.
 struct AuthorityTable: Sendable {
@@ -58,6 +47,19 @@ struct AuthorityTable: Sendable {
         entries(matching: question, on: link).filter(\.announced)
     }
 
+    /// The announced records answering a question, each once even when several owners publish it (two services of
+    /// one type share the `_services._dns-sd._udp` PTR record).
+    func records(answering question: RecordKey, on link: LinkID) -> [AuthoritativeRecord] {
+        var seen = Set<RecordIdentity>()
+        return answers(to: question, on: link).map(\.record).filter { seen.insert(RecordIdentity($0.record)).inserted }
+    }
+
+    /// True when an owner other than `owner` publishes the same record on the link: a shared record outlives
+    /// one of its owners, and gets no goodbye until the last one withdraws it.
+    func isPublished(_ record: ResourceRecord, on link: LinkID, byOtherThan owner: OperationID) -> Bool {
+        byLink[link]?[RecordKey(record)]?.contains { $0.owner != owner && $0.record.record.hasSameData(as: record) } ?? false
+    }
+
     /// Every entry (announced or not) whose set a question covers.
     func entries(matching question: RecordKey, on link: LinkID) -> [Entry] {
         guard let table = byLink[link] else { return [] }
@@ -75,9 +77,13 @@ struct AuthorityTable: Sendable {
         return Array(Set(entries.map { $0.record.record.type })).sorted()
     }
 
-    /// True when this host publishes exactly this record (any owner, any link): data seen from a peer that
-    /// matches it is ours echoed back (a second interface on the same link, a reflector), never a conflict.
+    /// True when this host publishes exactly this record (any owner, any link, announced or still probing), or,
+    /// for an NSEC record, asserts exactly its types at its name: data seen from a peer that matches it is ours
+    /// echoed back (a second interface on the same link, a reflector), never a conflict.
     func containsAnywhere(_ record: ResourceRecord) -> Bool {
+        if case .nsec(_, let types) = record.data, record.type == .nsec {
+            return byLink.keys.contains { ownedTypes(at: record.name, on: $0) == types.types }
+        }
         let key = RecordKey(record)
         for table in byLink.values where table[key]?.contains(where: { $0.record.record.hasSameData(as: record) }) ?? false {
             return true

@@ -19,6 +19,9 @@ public struct AuthoritativeRecord: Hashable, Sendable {
 enum PublicationPhase: Hashable, Sendable {
     /// Waiting to send probe number `sent + 1` at `nextAt` (the last wait, after probe 3, ends in announcing).
     case probing(sent: Int, nextAt: Instant)
+    /// Probed successfully, waiting for this host's own name to be established before announcing records that
+    /// point at it (an SRV record whose target is still being probed would send peers to a name nobody owns).
+    case probed
     /// Sending unsolicited announcement number `sent + 1` at `nextAt`.
     case announcing(sent: Int, nextAt: Instant)
     /// Announced; answering queries and defending.
@@ -27,11 +30,18 @@ enum PublicationPhase: Hashable, Sendable {
     var nextAt: Instant? {
         switch self {
         case .probing(_, let at), .announcing(_, let at): return at
-        case .established: return nil
+        case .probed, .established: return nil
         }
     }
 
-    var isProbing: Bool { if case .probing = self { return true } else { return false } }
+    /// True until the records are announced: they are not answered for, and any record with their names conflicts.
+    var isProbing: Bool {
+        switch self {
+        case .probing, .probed: return true
+        case .announcing, .established: return false
+        }
+    }
+
     var isAnnounced: Bool { !isProbing }
 }
 
@@ -82,8 +92,9 @@ struct Publication: Sendable {
     /// Per link: the phase, and the records published there.
     var phases: [LinkID: PublicationPhase] = [:]
     var records: [LinkID: [AuthoritativeRecord]] = [:]
-    /// Conflicts seen recently, for the RFC 6762 §8.1 rate limit.
-    var recentConflicts: [Instant] = []
+    /// Links where a probe for the current name has gone out; conflicting answers count only after one has
+    /// (RFC 6762 §8.1: earlier ones may be stale).
+    var probeSent: Set<LinkID> = []
     /// True once `registered` was reported for the current name.
     var reported = false
 

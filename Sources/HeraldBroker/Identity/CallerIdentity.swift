@@ -1,0 +1,70 @@
+/// Who is asking, as the kernel reports it (BRIEF §1, "Who is asking"): never anything the client says.
+///
+/// The daemon fills it from `SO_PEERCRED` and `/proc` (see ``ProcessInspector``); tests build it directly.
+public struct CallerIdentity: Hashable, Sendable, CustomStringConvertible {
+    /// The process id, for logs; nil when unknown.
+    public var pid: Int32?
+    /// The effective user id.
+    public var uid: UInt32
+    /// The primary and supplementary group ids of the process.
+    public var groups: [UInt32]
+    /// The process's executable, from `/proc/PID/exe`; nil when it could not be read.
+    public var executable: ExecutableLink?
+    /// The SHA-256 of the executable's content, when computed (only needed when a manifest pins the path).
+    public var executableSHA256: SHA256Digest?
+    /// The systemd unit from `/proc/PID/cgroup`; nil when the process is in none.
+    public var systemdUnit: SystemdUnit?
+
+    public init(pid: Int32? = nil, uid: UInt32, groups: [UInt32] = [], executable: ExecutableLink? = nil,
+                executableSHA256: SHA256Digest? = nil, systemdUnit: SystemdUnit? = nil) {
+        self.pid = pid
+        self.uid = uid
+        self.groups = groups
+        self.executable = executable
+        self.executableSHA256 = executableSHA256
+        self.systemdUnit = systemdUnit
+    }
+
+    /// A convenience for an executable that still exists at `path`.
+    public init(pid: Int32? = nil, uid: UInt32, groups: [UInt32] = [], executablePath: String?,
+                executableSHA256: SHA256Digest? = nil, systemdUnit: SystemdUnit? = nil) {
+        self.init(pid: pid, uid: uid, groups: groups, executable: executablePath.map { ExecutableLink(path: $0) },
+                  executableSHA256: executableSHA256, systemdUnit: systemdUnit)
+    }
+
+    /// `pid 1234 uid 1000 /usr/bin/tictactoe in tictactoe.service`, for logs and the audit trail.
+    public var description: String {
+        var parts: [String] = []
+        if let pid { parts.append("pid \(pid)") }
+        parts.append("uid \(uid)")
+        if let executable { parts.append(executable.description) }
+        if let systemdUnit { parts.append("in " + systemdUnit.description) }
+        return parts.joined(separator: " ")
+    }
+}
+
+/// The target of `/proc/PID/exe`: the executable's path, and whether the kernel marks it ` (deleted)` (the
+/// file was removed or replaced after the process started, so the path no longer names what runs).
+public struct ExecutableLink: Hashable, Sendable, CustomStringConvertible {
+    /// The kernel's marker after the path of an executable that no longer exists.
+    public static let deletedMarker = " (deleted)"
+
+    public var path: String
+    public var isDeleted: Bool
+
+    public init(path: String, isDeleted: Bool = false) {
+        self.path = path
+        self.isDeleted = isDeleted
+    }
+
+    /// Splits the text `readlink` gives for `/proc/PID/exe`.
+    public init(linkTarget: String) {
+        if linkTarget.hasSuffix(Self.deletedMarker) {
+            self.init(path: String(linkTarget.dropLast(Self.deletedMarker.count)), isDeleted: true)
+        } else {
+            self.init(path: linkTarget)
+        }
+    }
+
+    public var description: String { isDeleted ? path + Self.deletedMarker : path }
+}

@@ -1,0 +1,130 @@
+/// The registered manifests, and which of them a process is (BRIEF §1, "Identity selectors").
+///
+/// A manifest matches a process when one of its `executables` is the process's executable (and, if that path
+/// is pinned, the content's SHA-256 is the pinned one), or when one of its `systemdUnits` is the process's unit.
+public struct ManifestRegistry: Hashable, Sendable {
+    /// The manifests, ordered by id.
+    public private(set) var manifests: [Manifest]
+
+    /// A registry of `manifests`; of two with the same id, the later one is kept.
+    public init(_ manifests: [Manifest] = []) {
+        var byID: [AppID: Manifest] = [:]
+        for manifest in manifests { byID[manifest.id] = manifest }
+        self.manifests = byID.values.sorted { $0.id < $1.id }
+    }
+
+    /// The manifest with `id`, if registered.
+    public subscript(id: AppID) -> Manifest? {
+        manifests.first { $0.id == id }
+    }
+
+    /// Adds `manifest`, replacing the one with the same id.
+    public mutating func insert(_ manifest: Manifest) {
+        self = ManifestRegistry(manifests + [manifest])
+    }
+
+    /// Removes the manifest with `id`; returns it if there was one.
+    @discardableResult
+    public mutating func remove(_ id: AppID) -> Manifest? {
+        guard let index = manifests.firstIndex(where: { $0.id == id }) else { return nil }
+        return manifests.remove(at: index)
+    }
+
+    /// The app a process is, or nil when no manifest matches it (rule 2: unregistered).
+    ///
+    /// Registration keeps selectors unique (see ``conflicts(with:)``), but an executable of one app can still
+    /// run in a unit of another; then the more specific match wins: both selectors, then the unit (which is
+    /// how an interpreted app is told from its interpreter), then the executable; ties go to the lower id.
+    public func match(_ caller: CallerIdentity) -> AppMatch? {
+        matches(caller).first
+    }
+
+    /// Every manifest that matches the process, best first (see ``match(_:)``).
+    public func matches(_ caller: CallerIdentity) -> [AppMatch] {
+        manifests.compactMap { AppMatch(manifest: $0, caller: caller) }
+            .sorted { ($0.rank, $0.manifest.id) < ($1.rank, $1.manifest.id) }
+    }
+
+    /// True when some manifest pins `path`, so the daemon must compute the executable's SHA-256 to match it.
+    public func needsDigest(forExecutable path: String) -> Bool {
+        manifests.contains { $0.executableSHA256[path] != nil }
+    }
+
+    /// The selectors of `manifest` that another registered app (not the same id) already claims.
+    public func conflicts(with manifest: Manifest) -> [SelectorConflict] {
+        var conflicts: [SelectorConflict] = []
+        for other in manifests where other.id != manifest.id {
+            for path in manifest.executables where other.executables.contains(path) {
+                conflicts.append(SelectorConflict(selector: .executable(path), otherApp: other.id))
+            }
+            for unit in manifest.systemdUnits
+            where other.systemdUnits.contains(where: { Self.unitSelectorsOverlap(unit, $0) }) {
+                conflicts.append(SelectorConflict(selector: .systemdUnit(unit), otherApp: other.id))
+            }
+        }
+        return conflicts
+    }
+
+    /// True when one process unit could match both selectors (equal, or one a template of the other).
+    static func unitSelectorsOverlap(_ a: String, _ b: String) -> Bool {
+        a == b || SystemdUnit(name: a).matches(selector: b) || SystemdUnit(name: b).matches(selector: a)
+    }
+}
+
+/// How a process matched a manifest.
+public struct AppMatch: Hashable, Sendable {
+    public let manifest: Manifest
+    /// The selectors that matched: one executable, one unit, or both.
+    public let selectors: [AppSelector]
+
+    /// The match of `manifest` for `caller`, or nil when none of its selectors matches.
+    public init?(manifest: Manifest, caller: CallerIdentity) {
+        var selectors: [AppSelector] = []
+        if let path = Self.matchingExecutable(manifest, caller) { selectors.append(.executable(path)) }
+        if let unit = caller.systemdUnit,
+           let selector = manifest.systemdUnits.first(where: { unit.matches(selector: $0) }) {
+            selectors.append(.systemdUnit(selector))
+        }
+        guard !selectors.isEmpty else { return nil }
+        self.manifest = manifest
+        self.selectors = selectors
+    }
+
+    /// 0 for both selectors, 1 for a unit, 2 for an executable: lower is more specific.
+    var rank: Int {
+        if selectors.count > 1 { return 0 }
+        if case .systemdUnit = selectors[0] { return 1 }
+        return 2
+    }
+
+    /// The executable selector that matches: the same path, not deleted, and the pinned content if pinned.
+    static func matchingExecutable(_ manifest: Manifest, _ caller: CallerIdentity) -> String? {
+        guard let executable = caller.executable, !executable.isDeleted,
+              manifest.executables.contains(executable.path)
+        else { return nil }
+        if let pin = manifest.executableSHA256[executable.path], caller.executableSHA256 != pin { return nil }
+        return executable.path
+    }
+}
+
+/// One identity selector of a manifest.
+public enum AppSelector: Hashable, Sendable, CustomStringConvertible {
+    case executable(String)
+    case systemdUnit(String)
+
+    public var description: String {
+        switch self {
+        case .executable(let path): return "executable \(path)"
+        case .systemdUnit(let unit): return "systemd unit \(unit)"
+        }
+    }
+}
+
+/// A selector that two apps claim; registration refuses it, so that a process is one app.
+public struct SelectorConflict: Hashable, Sendable, CustomStringConvertible {
+    public let selector: AppSelector
+    /// The registered app that already claims it.
+    public let otherApp: AppID
+
+    public var description: String { "\(selector) is already claimed by \(otherApp)" }
+}

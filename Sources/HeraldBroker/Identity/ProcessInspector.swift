@@ -1,0 +1,124 @@
+import Foundation
+
+/// Reads what the kernel says about a process from a `/proc`-shaped tree: its executable (`PID/exe`), its
+/// groups (`PID/status`) and its systemd unit (`PID/cgroup`). The root is a parameter so that tests can use a
+/// fake tree; the daemon uses `/proc` and re-validates the process (pidfd) after reading.
+public struct ProcessInspector: Sendable {
+    /// The real tree.
+    public static let system = ProcessInspector(procRoot: "/proc")
+
+    /// The directory holding one directory per process id.
+    public let procRoot: String
+
+    public init(procRoot: String) {
+        self.procRoot = procRoot
+    }
+
+    /// The executable of `pid`: the target of `PID/exe`, with the kernel's ` (deleted)` marker split off.
+    public func executable(of pid: Int32) throws(ProcessInspectionError) -> ExecutableLink {
+        let link = path(pid, "exe")
+        do {
+            return ExecutableLink(linkTarget: try FileManager.default.destinationOfSymbolicLink(atPath: link))
+        } catch {
+            throw .unreadable(link, Self.reason(error))
+        }
+    }
+
+    /// The SHA-256 of the executable's content, read through `PID/exe` (the file that runs, even if the path
+    /// now names another file).
+    public func executableSHA256(of pid: Int32) throws(ProcessInspectionError) -> SHA256Digest {
+        let link = path(pid, "exe")
+        guard let handle = FileHandle(forReadingAtPath: link) else {
+            throw .unreadable(link, "cannot open the executable")
+        }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        do {
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+                hasher.update(Array(chunk))
+            }
+        } catch {
+            throw .unreadable(link, Self.reason(error))
+        }
+        return hasher.finalize()
+    }
+
+    /// The systemd unit of `pid`, from `PID/cgroup`; nil when the process is in no unit.
+    public func systemdUnit(of pid: Int32) throws(ProcessInspectionError) -> SystemdUnit? {
+        SystemdUnit.parse(procCgroup: try text(pid, "cgroup"))
+    }
+
+    /// The process's effective uid and its groups (primary first), from the `Uid:`, `Gid:` and `Groups:` lines
+    /// of `PID/status`.
+    public func credentials(of pid: Int32) throws(ProcessInspectionError) -> (uid: UInt32, groups: [UInt32]) {
+        let file = path(pid, "status")
+        guard let credentials = Self.parseStatus(try text(pid, "status")) else {
+            throw .malformed(file, "no Uid:/Gid: lines")
+        }
+        return credentials
+    }
+
+    /// Everything the permission policy needs about `pid`, whose peer credentials say `uid`. The executable's
+    /// SHA-256 is computed only when `needsDigest` says a manifest pins its path.
+    public func identity(of pid: Int32, uid: UInt32, needsDigest: (String) -> Bool = { _ in false })
+    throws(ProcessInspectionError) -> CallerIdentity {
+        let executable = try? executable(of: pid)
+        var digest: SHA256Digest?
+        if let executable, !executable.isDeleted, needsDigest(executable.path) {
+            digest = try executableSHA256(of: pid)
+        }
+        let groups = try credentials(of: pid).groups
+        return CallerIdentity(pid: pid, uid: uid, groups: groups, executable: executable, executableSHA256: digest,
+                              systemdUnit: try systemdUnit(of: pid))
+    }
+
+    /// The effective uid and the groups from the text of `/proc/PID/status`.
+    public static func parseStatus(_ text: String) -> (uid: UInt32, groups: [UInt32])? {
+        var uid: UInt32?
+        var gid: UInt32?
+        var groups: [UInt32] = []
+        for line in text.split(whereSeparator: \.isNewline) {
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            guard let key = fields.first else { continue }
+            // Uid: real, effective, saved, filesystem.
+            switch key {
+            case "Uid:" where fields.count >= 3: uid = UInt32(fields[2])
+            case "Gid:" where fields.count >= 3: gid = UInt32(fields[2])
+            case "Groups:": groups = fields.dropFirst().compactMap { UInt32($0) }
+            default: break
+            }
+        }
+        guard let uid, let gid else { return nil }
+        return (uid, [gid] + groups.filter { $0 != gid })
+    }
+
+    private func path(_ pid: Int32, _ file: String) -> String {
+        procRoot + "/" + String(pid) + "/" + file
+    }
+
+    private func text(_ pid: Int32, _ file: String) throws(ProcessInspectionError) -> String {
+        let path = path(pid, file)
+        do {
+            return try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw .unreadable(path, Self.reason(error))
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        (error as NSError).localizedDescription
+    }
+}
+
+/// Why a process could not be inspected (it exited, or `/proc` is not readable).
+public enum ProcessInspectionError: Error, Hashable, Sendable, CustomStringConvertible {
+    case unreadable(String, String)
+    case malformed(String, String)
+
+    public var description: String {
+        switch self {
+        case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
+        case .malformed(let path, let reason): return "cannot understand \(path): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,183 @@
+/// The systemd unit a process runs in, read from its cgroup path: a service (`tictactoe.service`) or a scope
+/// (`app-foo.scope`), run by the system manager or by a user's manager (`user@1000.service`).
+///
+/// This is how interpreted apps are recognised, whose executable is the interpreter. Note that a user can
+/// name the units of their own manager freely, so a unit selector identifies an app as strongly as an
+/// executable path does (both are within reach of the user running it), not more.
+public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
+    /// Which systemd instance runs the unit.
+    public enum Manager: Hashable, Sendable {
+        /// PID 1, the system manager.
+        case system
+        /// The per-user manager `user@UID.service`.
+        case user(uid: UInt32)
+    }
+
+    /// The unit types that hold processes and so can identify one.
+    public static let processUnitSuffixes = [".service", ".scope"]
+    /// systemd's limit on a unit name (UNIT_NAME_MAX less the terminating NUL).
+    public static let maxNameLength = 255
+
+    /// The unit name, unescaped from the cgroup path (`tictactoe.service`).
+    public let name: String
+    public let manager: Manager
+
+    public init(name: String, manager: Manager = .system) {
+        self.name = name
+        self.manager = manager
+    }
+
+    public var description: String {
+        switch manager {
+        case .system: return name
+        case .user(let uid): return "\(name) (user manager of uid \(uid))"
+        }
+    }
+
+    /// True when a manifest's `systemdUnits` entry names this unit: the same name exactly, or a template
+    /// (`game@.service`) of which this unit is an instance (`game@alice.service`).
+    public func matches(selector: String) -> Bool {
+        if selector == name { return true }
+        guard let at = selector.firstIndex(of: "@"), selector[selector.index(after: at)...].hasPrefix("."),
+              let nameAt = name.firstIndex(of: "@")
+        else { return false }
+        let templatePrefix = selector[..<at]
+        let templateSuffix = selector[selector.index(after: at)...]
+        let instance = name[name.index(after: nameAt)...]
+        return name[..<nameAt] == templatePrefix && instance.hasSuffix(templateSuffix)
+            && instance.count > templateSuffix.count
+            && !instance.dropLast(templateSuffix.count).contains(".")
+    }
+
+    // MARK: - Reading /proc/PID/cgroup
+
+    /// The unit of a process from the text of `/proc/PID/cgroup`: the unified (cgroup v2) line
+    /// `0::/system.slice/tictactoe.service`, else the `name=systemd` line of a cgroup v1 hierarchy.
+    /// Nil when the process is in no unit (a cgroup that systemd does not manage, or a removed one).
+    public static func parse(procCgroup text: String) -> SystemdUnit? {
+        var unified: Substring?
+        var legacy: Substring?
+        for line in text.split(whereSeparator: \.isNewline) {
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3 else { continue }
+            if fields[0] == "0" && fields[1].isEmpty {
+                unified = fields[2]
+            } else if fields[1] == "name=systemd" {
+                legacy = fields[2]
+            }
+        }
+        if let unified, let unit = SystemdUnit(cgroupPath: String(unified)) { return unit }
+        if let legacy { return SystemdUnit(cgroupPath: String(legacy)) }
+        return nil
+    }
+
+    /// The unit of a cgroup path such as `/user.slice/user-1000.slice/user@1000.service/app.slice/app-foo.scope`.
+    ///
+    /// systemd lays out slices, then one unit; below a unit only that unit's own (delegated) cgroups follow,
+    /// whose names prove nothing — except below `user@UID.service`, where the user's manager lays out its own
+    /// slices and units again. A path that leaves that layout, or a cgroup marked ` (deleted)`, gives nil.
+    public init?(cgroupPath path: String) {
+        if path.hasSuffix(" (deleted)") { return nil }
+        var manager = Manager.system  // whose layout the next component belongs to
+        var unit: SystemdUnit?         // the deepest unit found so far
+        var expectingUnit = true       // false once inside a unit's own cgroups
+        for raw in path.split(separator: "/") {
+            let component = Self.cgroupUnescaped(raw)
+            if !expectingUnit {
+                // Inside a unit only the user manager lays out slices and units of its own.
+                guard let current = unit, current.manager == .system,
+                      let uid = Self.userManagerUID(current.name) else { break }
+                manager = .user(uid: uid)
+                expectingUnit = true
+            }
+            if component.hasSuffix(".slice") { continue }
+            guard Self.processUnitSuffixes.contains(where: { component.hasSuffix($0) }),
+                  (try? Self.validate(unitName: component, allowTemplate: false)) != nil
+            else { break }
+            unit = SystemdUnit(name: component, manager: manager)
+            expectingUnit = false
+        }
+        guard let unit else { return nil }
+        self = unit
+    }
+
+    /// The uid of a user manager unit name `user@UID.service`, or nil.
+    static func userManagerUID(_ name: String) -> UInt32? {
+        guard name.hasPrefix("user@"), name.hasSuffix(".service") else { return nil }
+        return UInt32(name.dropFirst(5).dropLast(8))
+    }
+
+    /// systemd escapes cgroup names that could clash with kernel files by prefixing `_`; undo that.
+    static func cgroupUnescaped(_ component: Substring) -> String {
+        component.hasPrefix("_") ? String(component.dropFirst()) : String(component)
+    }
+
+    // MARK: - Unit name rules
+
+    /// Checks a unit name as systemd does for service and scope units: 1–255 characters of ASCII letters,
+    /// digits and `:_.\-`, with at most one `@` (a template `name@.service`, when `allowTemplate`, or an
+    /// instance `name@x.service`), ending in `.service` or `.scope`.
+    public static func validate(unitName name: String, allowTemplate: Bool) throws(UnitNameError) {
+        if name.isEmpty { throw .empty }
+        if name.utf8.count > maxNameLength { throw .tooLong(name.utf8.count) }
+        if let bad = name.unicodeScalars.first(where: { !isUnitNameCharacter($0) }) {
+            throw .invalidCharacter(String(bad))
+        }
+        guard let suffix = processUnitSuffixes.first(where: { name.hasSuffix($0) }) else {
+            if let dot = name.lastIndex(of: "."), !name[dot...].dropFirst().isEmpty {
+                throw .notAProcessUnit(String(name[name.index(after: dot)...]))
+            }
+            throw .missingSuffix
+        }
+        let stem = name.dropLast(suffix.count)
+        if stem.isEmpty { throw .empty }
+        let ats = stem.filter { $0 == "@" }.count
+        if ats > 1 { throw .tooManyAts }
+        if ats == 1 {
+            if stem.hasPrefix("@") { throw .emptyTemplatePrefix }
+            if stem.hasSuffix("@") {
+                if !allowTemplate { throw .templateNotAllowed }
+                if suffix == ".scope" { throw .scopeTemplate }
+            }
+        }
+    }
+
+    private static func isUnitNameCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9", ":", "_", ".", "\\", "-", "@": return true
+        default: return false
+        }
+    }
+}
+
+/// Why a text is not a usable systemd unit name; the description says what to write instead.
+public enum UnitNameError: Error, Hashable, Sendable, CustomStringConvertible {
+    case empty
+    case tooLong(Int)
+    case invalidCharacter(String)
+    case missingSuffix
+    case notAProcessUnit(String)
+    case tooManyAts
+    case emptyTemplatePrefix
+    case templateNotAllowed
+    case scopeTemplate
+
+    public var description: String {
+        switch self {
+        case .empty: return "the unit name is empty: write a unit such as 'tictactoe.service'"
+        case .tooLong(let count):
+            return "the unit name has \(count) characters; systemd allows at most \(SystemdUnit.maxNameLength)"
+        case .invalidCharacter(let character):
+            return "\(ManifestDocument.quoted(character)) cannot appear in a unit name (letters, digits and "
+                + ":_.\\-@ only; systemd-escape makes any text into a valid name)"
+        case .missingSuffix:
+            return "the unit name needs a type suffix: '.service' or '.scope'"
+        case .notAProcessUnit(let type):
+            return "a .\(type) unit runs no processes, so it cannot identify an app: name the .service or .scope unit"
+        case .tooManyAts: return "a unit name has at most one '@' (as in 'game@.service')"
+        case .emptyTemplatePrefix: return "a template needs a name before the '@' (as in 'game@.service')"
+        case .templateNotAllowed: return "a template name (ending in '@') cannot be the unit of a process"
+        case .scopeTemplate: return "scopes cannot be templates: name the scope, or use a service template"
+        }
+    }
+}

@@ -1,0 +1,96 @@
+/// The decision rules of BRIEF §1, as a pure function of the request, the caller and a snapshot of the
+/// registered apps. In order, the first rule that applies decides:
+///
+/// 1. the caller is an operator → allow;
+/// 2. no registered manifest matches the caller → refuse (`unregistered`);
+/// 3. the manifest has no usage description → refuse (`no-usage-description`);
+/// 4. the service type is not declared and the app lacks the multicast entitlement → refuse
+///    (`undeclared-type`); browsing all types or querying arbitrary names needs the entitlement
+///    (`entitlement-required`); address lookups skip this rule;
+/// 5. granted → allow; denied → park (`denied`); not determined → park (`not-determined`) and record a
+///    pending request.
+///
+/// Names outside `.local` and the link-local reverse zones are not covered (`not-local`). Address lookups may
+/// be opened to every local user by configuration (`address-lookups-open`), checked after rule 1.
+public struct PermissionPolicy: Hashable, Sendable {
+    public var operatorRule: OperatorRule
+    /// When true, address lookups are allowed for every local user (BRIEF §1, "Address lookups").
+    public var addressLookupsOpenToAllUsers: Bool
+
+    public init(operatorRule: OperatorRule, addressLookupsOpenToAllUsers: Bool = false) {
+        self.operatorRule = operatorRule
+        self.addressLookupsOpenToAllUsers = addressLookupsOpenToAllUsers
+    }
+
+    /// Decides `request` from `caller` against the apps in `snapshot`.
+    public func decide(_ request: PermissionRequest, caller: CallerIdentity, snapshot: PermissionSnapshot)
+    -> PermissionDecision {
+        let target = RequestTarget(request)
+        func decision(_ outcome: PermissionDecision.Outcome, _ reason: PermissionReason, app: AppID? = nil,
+                      pending: PendingRequest? = nil, _ explanation: String) -> PermissionDecision {
+            PermissionDecision(outcome: outcome, reason: reason, request: request, target: target, app: app,
+                               pendingRequest: pending, explanation: explanation)
+        }
+
+        if target == .notLocal {
+            return decision(.allow, .notLocal,
+                            "the name is outside .local, which local-network permissions do not cover")
+        }
+        // Rule 1.
+        if operatorRule.isOperator(caller) {
+            return decision(.allow, .operatorCaller,
+                            "the caller is an operator (uid 0 or the \(operatorRule.groupName) group)")
+        }
+        let match = snapshot.registry.match(caller)
+        if case .address = target, addressLookupsOpenToAllUsers {
+            return decision(.allow, .addressLookupsOpen, app: match?.manifest.id,
+                            "address lookups are open to every local user by configuration")
+        }
+        // Rule 2.
+        guard let manifest = match?.manifest else {
+            return decision(.refuse, .unregistered,
+                            "no registered app matches this process (\(caller)); an operator can register the app's "
+                                + "manifest with: herald app add FILE")
+        }
+        let id = manifest.id
+        // Rule 3.
+        guard let usageDescription = manifest.usageDescription else {
+            return decision(.refuse, .noUsageDescription, app: id,
+                            "\(id) has no NSLocalNetworkUsageDescription in its manifest; add a sentence saying why "
+                                + "it uses the local network, then register the manifest again (herald app add FILE)")
+        }
+        // Rule 4.
+        if !manifest.hasMulticastEntitlement {
+            switch target {
+            case .serviceType(let type) where !manifest.declares(type):
+                return decision(.refuse, .undeclaredType, app: id,
+                                "\(id) does not declare \(type) in NSBonjourServices; add it to the manifest and "
+                                    + "register the manifest again (herald app add FILE)")
+            case .allServiceTypes:
+                return decision(.refuse, .entitlementRequired, app: id,
+                                "browsing all service types needs the \(Manifest.multicastEntitlement) entitlement "
+                                    + "in \(id)'s manifest")
+            case .arbitraryName(let name, let type):
+                return decision(.refuse, .entitlementRequired, app: id,
+                                "querying \(name) \(type), which is not a service of a declared type, needs the "
+                                    + "\(Manifest.multicastEntitlement) entitlement in \(id)'s manifest")
+            case .serviceType, .address, .notLocal:
+                break
+            }
+        }
+        // Rule 5.
+        switch snapshot.decision(for: id) {
+        case .granted:
+            return decision(.allow, .granted, app: id, "\(id) has been granted local network access")
+        case .denied:
+            return decision(.park, .denied, app: id,
+                            "\(id) has been denied local network access; an operator can run: herald grant \(id)")
+        case .notDetermined:
+            let pending = PendingRequest(appID: id, appName: manifest.name, usageDescription: usageDescription,
+                                         operation: request.operation, serviceType: target.serviceTypeText,
+                                         subject: target.subject)
+            return decision(.park, .notDetermined, app: id, pending: pending,
+                            "\(id) has not been granted; an operator can run: herald grant \(id)")
+        }
+    }
+}

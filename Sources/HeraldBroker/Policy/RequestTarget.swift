@@ -1,0 +1,79 @@
+import HeraldWire
+
+/// What a request touches, as far as the permission rules care: the service type it concerns, all types, an
+/// address, an arbitrary name, or something outside the local network.
+///
+/// Record queries are classified by their name: the service type enumeration name counts as browsing all
+/// types; a service type, subtype or instance name counts as that service type (so a query for another app's
+/// service name is judged by that app's type); A/AAAA of a name in `.local` is an address lookup; anything
+/// else in the local zones is an arbitrary name.
+public enum RequestTarget: Hashable, Sendable {
+    /// A service type (its plain form: no subtype).
+    case serviceType(ServiceType)
+    /// Every service type (`_services._dns-sd._udp.local`).
+    case allServiceTypes
+    /// The addresses of a host name in `.local`.
+    case address(DNSName)
+    /// A name that is neither a service nor a host address query.
+    case arbitraryName(DNSName, RecordType)
+    /// Outside `.local` and the link-local reverse zones: not the permission model's business.
+    case notLocal
+
+    /// The domain multicast DNS serves (RFC 6762 §3).
+    public static let localDomain: DNSName = "local."
+    /// The link-local reverse zones that multicast DNS also resolves (RFC 6762 §4).
+    public static let linkLocalReverseZones: [DNSName] = [
+        "254.169.in-addr.arpa.", "8.e.f.ip6.arpa.", "9.e.f.ip6.arpa.", "a.e.f.ip6.arpa.", "b.e.f.ip6.arpa.",
+    ]
+
+    /// True when `name` is in `.local` or a link-local reverse zone: the names the rules cover.
+    public static func isLocal(_ name: DNSName) -> Bool {
+        name.hasSuffix(localDomain) || linkLocalReverseZones.contains { name.hasSuffix($0) }
+    }
+
+    /// The target of `request`.
+    public init(_ request: PermissionRequest) {
+        switch request {
+        case .browse(let type), .register(let type):
+            self = Self.isLocal(type.domain) ? .serviceType(type.baseType) : .notLocal
+        case .browseAllTypes:
+            self = .allServiceTypes
+        case .resolve(let instance):
+            self = Self.isLocal(instance.domain) ? .serviceType(instance.type) : .notLocal
+        case .addressLookup(let name):
+            self = name.hasSuffix(Self.localDomain) && name != Self.localDomain ? .address(name) : .notLocal
+        case .query(let name, let type):
+            self = Self.classify(query: name, type: type)
+        }
+    }
+
+    private static func classify(query name: DNSName, type: RecordType) -> RequestTarget {
+        guard isLocal(name) else { return .notLocal }
+        if ServiceType.isServiceEnumeration(name) { return .allServiceTypes }
+        if let serviceType = try? ServiceType(fullName: name) { return .serviceType(serviceType.baseType) }
+        if let instance = try? ServiceInstanceName(fullName: name) { return .serviceType(instance.type) }
+        if (type == .a || type == .aaaa), name.hasSuffix(localDomain), name != localDomain {
+            return .address(name)
+        }
+        return .arbitraryName(name, type)
+    }
+
+    /// The service type in the form recorded for people: `_tictactoe._tcp` (lower case); nil when the target
+    /// is not one service type.
+    public var serviceTypeText: String? {
+        guard case .serviceType(let type) = self else { return nil }
+        return type.description.lowercased()
+    }
+
+    /// What was asked, normalised so that repeats of the same thing deduplicate in pending requests: the
+    /// service type (an instance counts as its type), the enumeration name, the host name, or `name TYPE`.
+    public var subject: String {
+        switch self {
+        case .serviceType: return serviceTypeText ?? ""
+        case .allServiceTypes: return "_services._dns-sd._udp"
+        case .address(let name): return name.lowercased.description
+        case .arbitraryName(let name, let type): return name.lowercased.description + " " + type.description
+        case .notLocal: return ""
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+
+/// One line of the audit trail, before the store stamps it with its time and sequence number.
+public struct AuditEvent: Hashable, Sendable {
+    /// The app concerned; nil for unregistered callers and operators.
+    public var app: AppID?
+    /// `browse`, `resolve`, … for requests; `app-add`, `app-update`, `app-remove`, `grant`, `deny`, `reset` for
+    /// operator actions.
+    public var operation: String
+    /// The service type concerned, when there is one.
+    public var serviceType: String?
+    /// `allow`, `refuse`, `park` for requests; the resulting state for operator actions.
+    public var decision: String
+    /// The ``PermissionReason`` raw value for requests; `operator` for operator actions.
+    public var reason: String
+    /// Free text: the request and the caller, or what changed.
+    public var detail: String
+
+    public init(app: AppID?, operation: String, serviceType: String? = nil, decision: String, reason: String,
+                detail: String) {
+        self.app = app
+        self.operation = operation
+        self.serviceType = serviceType
+        self.decision = decision
+        self.reason = reason
+        self.detail = detail
+    }
+}
+
+/// A line of the audit trail as stored.
+public struct AuditRecord: Hashable, Sendable {
+    /// Increases with every line, never reused: `herald log --follow` asks for lines after the last it saw.
+    public var sequence: Int64
+    public var time: Date
+    /// The app id as recorded (kept as text: the app may have been removed since).
+    public var app: String?
+    public var event: AuditEvent
+}
+
+/// A registered manifest as stored.
+public struct StoredManifest: Hashable, Sendable {
+    public var manifest: Manifest
+    public var addedAt: Date
+    public var updatedAt: Date
+}
+
+/// An app's decision as stored: who made it and when. `.notDetermined` apps have none.
+public struct DecisionRecord: Hashable, Sendable {
+    public var app: AppID
+    public var decision: AppDecision
+    public var time: Date
+    /// Who decided, as the caller of the store described them (`uid 0`, `alice (uid 1000)`).
+    public var decidedBy: String
+}
+
+/// A pending request as stored, with when it was first and last seen and how many times.
+public struct StoredPendingRequest: Hashable, Sendable {
+    public var request: PendingRequest
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var count: Int
+}
+
+/// What registering a manifest did.
+public enum ManifestChange: Hashable, Sendable {
+    /// A new app.
+    case added
+    /// The app existed; its manifest changed (the summary lists what) and its decision was kept.
+    case updated(summary: String)
+    /// The same manifest was registered again; nothing was written.
+    case unchanged
+}
+
+/// What a grant, deny or reset did: the decision before and after.
+public struct DecisionChange: Hashable, Sendable {
+    public var app: AppID
+    public var previous: AppDecision
+    public var current: AppDecision
+
+    public init(app: AppID, previous: AppDecision, current: AppDecision) {
+        self.app = app
+        self.previous = previous
+        self.current = current
+    }
+
+    /// True when the decision actually changed.
+    public var changed: Bool { previous != current }
+}

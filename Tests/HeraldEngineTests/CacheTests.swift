@@ -1,0 +1,208 @@
+import HeraldEngine
+import HeraldWire
+import Testing
+
+@Suite("The record cache (RFC 6762 §10)")
+struct CacheTests {
+    let peer = SimulatedLAN.peer(1)
+    let name: DNSName = "gamma.local."
+
+    /// A host with a query for `gamma.local. A` whose events show the cache's changes.
+    func watching() -> SimulatedLAN {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta")
+        lan.run(for: 3000)
+        lan.with(beta) { $0.query(OperationID(1), name: name, type: .a, at: $1) }
+        lan.run(for: 500)
+        return lan
+    }
+
+    func changes(_ lan: SimulatedLAN) -> [(time: Instant, added: Bool, address: IPv4Address)] {
+        lan.events(of: 0, OperationID(1)).compactMap { entry in
+            switch entry.event {
+            case .recordAdded(let record, _): if case .a(let v4) = record.data { return (entry.time, true, v4) }
+            case .recordRemoved(let record, _): if case .a(let v4) = record.data { return (entry.time, false, v4) }
+            default: break
+            }
+            return nil
+        }
+    }
+
+    @Test("a record leaves the cache when its TTL runs out")
+    func expiry() {
+        var lan = watching()
+        let receivedAt = lan.now + lan.latency
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 30)]), from: peer)
+        lan.run(for: 40_000)
+        let seen = changes(lan)
+        #expect(seen.map(\.added) == [true, false])
+        #expect(seen.map { $0.time - receivedAt } == [0, 30_000])
+    }
+
+    @Test("a goodbye (TTL 0) removes the record one second later")
+    func goodbye() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer)
+        lan.run(for: 5000)
+        let goodbyeAt = lan.now + lan.latency
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 0)]), from: peer)
+        lan.run(for: 3000)
+        let removed = changes(lan).filter { !$0.added }
+        #expect(removed.map { $0.time - goodbyeAt } == [1000])
+    }
+
+    @Test("a cache-flush record flushes same-set records older than one second, one second later, and keeps younger ones")
+    func cacheFlush() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer)
+        // Half a second later another member of the set arrives with the cache-flush bit: the first is too young to go.
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 51))]), from: peer, after: 500)
+        lan.run(for: 3000)
+        #expect(changes(lan).allSatisfy { $0.added })
+        #expect(changes(lan).count == 2)
+        // Three seconds in, a third: both older ones go one second later; a shared (no flush bit) one flushes nothing.
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 53), flush: false)]), from: peer)
+        lan.run(for: 2000)
+        #expect(changes(lan).allSatisfy { $0.added })
+        let flushAt = lan.now + lan.latency
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 52))]), from: peer)
+        lan.run(for: 3000)
+        let removed = changes(lan).filter { !$0.added }
+        #expect(Set(removed.map(\.address)) == [IPv4Address(10, 0, 0, 50), IPv4Address(10, 0, 0, 51), IPv4Address(10, 0, 0, 53)])
+        #expect(removed.allSatisfy { $0.time - flushAt == 1000 })
+    }
+
+    @Test("passive observation of failures: two queries for a cached record without an answer within ten seconds flush it")
+    func passiveObservation() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer)
+        lan.run(for: 5000)
+        let firstQuery = lan.now + lan.latency
+        let ask = DNSMessage.query([Fixture.question(name, .a)])
+        lan.inject(ask, from: SimulatedLAN.peer(2))
+        lan.inject(ask, from: SimulatedLAN.peer(2), after: 1000)
+        lan.run(for: 15_000)
+        let removed = changes(lan).filter { !$0.added }
+        #expect(removed.map { $0.time - firstQuery } == [10_000])
+    }
+
+    @Test("passive observation: an answer seen in time, or queries far apart, keep the record")
+    func passiveObservationKept() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer)
+        lan.run(for: 5000)
+        let ask = DNSMessage.query([Fixture.question(name, .a)])
+        lan.inject(ask, from: SimulatedLAN.peer(2))
+        lan.inject(ask, from: SimulatedLAN.peer(2), after: 1000)
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer, after: 1050)
+        lan.run(for: 15_000)
+        // Queries that list the record as a known answer do not count either.
+        lan.inject(.query([Fixture.question(name, .a)], knownAnswers: [Fixture.a(name, IPv4Address(10, 0, 0, 50), flush: false)]),
+                   from: SimulatedLAN.peer(2))
+        lan.inject(.query([Fixture.question(name, .a)], knownAnswers: [Fixture.a(name, IPv4Address(10, 0, 0, 50), flush: false)]),
+                   from: SimulatedLAN.peer(2), after: 1000)
+        lan.run(for: 15_000)
+        // Two unanswered queries 30 s apart are not two within ten seconds.
+        lan.inject(ask, from: SimulatedLAN.peer(2))
+        lan.inject(ask, from: SimulatedLAN.peer(2), after: 30_000)
+        lan.run(for: 45_000)
+        #expect(changes(lan).filter { !$0.added }.isEmpty)
+    }
+
+    @Test("a unicast response is ignored unless it answers a QU question this host asked within two seconds")
+    func unsolicitedUnicastIgnored() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer, to: 0, toUnicast: true)
+        lan.run(for: 3000)
+        #expect(changes(lan).isEmpty)
+        #expect(lan.hosts[0].engine.cachedRecords(on: SimulatedLAN.ipv4Link).allSatisfy { $0.record.name != name })
+        // The same packet multicast is taken.
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer)
+        lan.run(for: 100)
+        #expect(changes(lan).map(\.added) == [true])
+    }
+
+    @Test("a record refreshed before the cache fills up still expires (or goes first) when room is made around it")
+    func refreshedRecordStillExpires() throws {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta") { $0.cacheLimitPerLink = 12 }
+        lan.run(for: 3000)
+        let short = Fixture.a("short.local.", IPv4Address(10, 0, 0, 70), ttl: 10)
+        lan.inject(.response([short]), from: peer)
+        lan.run(for: 5000)
+        lan.inject(.response([short]), from: peer)  // refreshed: it now expires five seconds later than first planned
+        lan.run(for: 10)
+        let room = 12 - lan.hosts[beta].engine.cachedRecordCount(on: SimulatedLAN.ipv4Link)
+        for n in 0...room {  // one more than fits
+            lan.inject(.response([Fixture.a(try DNSName("long-\(n).local."), IPv4Address(10, 0, 1, UInt8(n)), ttl: 100)]), from: peer)
+        }
+        lan.run(for: 10)
+        #expect(lan.hosts[beta].engine.cachedRecordCount(on: SimulatedLAN.ipv4Link) == 12)
+        lan.run(for: 200_000)
+        let left = lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
+        #expect(left.allSatisfy { $0.isLocal }, "\(left.filter { !$0.isLocal }.map(\.record))")
+    }
+
+    @Test("a flood of 50,000 distinct records keeps the cache at its limit, evicting the junk closest to expiry, never this host's own records")
+    func boundedCache() throws {
+        let limit = 2000
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta") { $0.cacheLimitPerLink = limit }
+        lan.with(beta) {
+            $0.register(OperationID(1), Fixture.service("Mine"), at: $1)
+            $0.browse(OperationID(2), type: Fixture.ippType, at: $1)
+        }
+        lan.run(for: 5000)
+        // A record somebody uses, with a long life.
+        let keeper = Fixture.a("keeper.local.", IPv4Address(10, 0, 0, 60), ttl: 4500)
+        lan.inject(.response([keeper]), from: peer)
+        lan.run(for: 10)
+        let ownCount = lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter(\.isLocal).count
+        #expect(ownCount >= 6)
+        // The flood: 50,000 names with TTLs from 10 s to about 4100 s.
+        var ttls: [DNSName: UInt32] = [:]
+        var batch: [ResourceRecord] = []
+        for n in 0..<50_000 {
+            let junk = try DNSName("junk-\(n).local.")
+            let ttl = UInt32(10 + (n &* 7919) % 4090)
+            ttls[junk] = ttl
+            batch.append(Fixture.a(junk, IPv4Address(UInt32(0x0A01_0000 + n)), ttl: ttl))
+            if batch.count == 200 {
+                lan.inject(.response(batch), from: peer)
+                batch = []
+            }
+        }
+        lan.run(for: 10)
+        // Once full, a newcomer nobody asks for that would expire before everything cached is the junk: refused.
+        lan.inject(.response([Fixture.a("short.local.", IPv4Address(10, 0, 0, 61), ttl: 5)]), from: peer)
+        lan.run(for: 10)
+        #expect(!lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.name == "short.local." })
+        // A record an operation asks for still gets in, although all the junk outlives it.
+        let other = Fixture.instance("Other")
+        lan.with(beta) { $0.resolve(OperationID(3), instance: other, at: $1) }
+        lan.inject(.response([Fixture.srv(other, port: 80, target: "keeper.local.", ttl: 120),
+                              ResourceRecord(name: other, ttl: 120, data: .txt(.empty), cacheFlush: true)]), from: peer)
+        lan.run(for: 10)
+        #expect(lan.events(of: beta, OperationID(3)).contains { entry in
+            if case .resolved(let service) = entry.event { return service.port == 80 && service.addresses == [.v4(IPv4Address(10, 0, 0, 60))] }
+            return false
+        })
+        let cached = lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
+        #expect(lan.hosts[beta].engine.cachedRecordCount(on: SimulatedLAN.ipv4Link) == limit)
+        #expect(cached.count == limit)
+        #expect(cached.filter(\.isLocal).count == ownCount)
+        #expect(cached.contains { $0.record == keeper })
+        // The survivors are the junk that lives longest.
+        let kept = cached.compactMap { ttls[$0.record.name] }
+        let keptJunk = Set(cached.map(\.record.name)).intersection(ttls.keys)
+        let evictedLongest = ttls.filter { !keptJunk.contains($0.key) }.map(\.value).max() ?? 0
+        #expect(kept.min()! >= evictedLongest)
+        // The host's own service is still browsable and was never reported gone.
+        #expect(lan.events(of: beta, OperationID(2)).map(\.event) == [.instanceAdded(Fixture.instance("Mine"), SimulatedLAN.ipv4Link)])
+        // Expiry of the survivors still works: they are all gone after their TTL.
+        lan.run(for: 4200_000)
+        let left = lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
+        #expect(left.allSatisfy { $0.isLocal || $0.record == keeper || $0.record.name == other })
+        #expect(left.filter(\.isLocal).count == ownCount)
+    }
+}
