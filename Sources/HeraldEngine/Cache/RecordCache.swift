@@ -16,6 +16,8 @@ public struct CachedRecord: Sendable {
     var refreshJitter: UInt8
     /// How many of the refresh queries at 80/85/90/95 % of the TTL have been sent (RFC 6762 §5.2).
     var refreshesSent: UInt8 = 0
+    /// A hash of the record's data, so that finding a record in its set compares integers first.
+    var dataHash: Int32 = 0
 
     /// Milliseconds of life left at `now`.
     public func remaining(at now: Instant) -> Int { max(0, expiresAt - now) }
@@ -100,23 +102,26 @@ public struct RecordCache: Sendable {
         // Names in blocks of their own: a cached record (and its set's key) must not keep the whole packet alive.
         let incoming = incoming.compacted()
         let key = RecordKey(incoming)
-        var set = sets[key] ?? RecordSet()
+        // Taken out of the dictionary while it changes, so that its records array is not copied on write.
+        var set = sets.removeValue(forKey: key) ?? RecordSet()
         var changes: [CacheChange] = []
         let graceEnd = now + MDNSConstants.cacheFlushGrace
 
         if incoming.cacheFlush && incoming.ttl > 0 {
             // Our own announcements flush stale remote members too; but this host's own records are withdrawn by
             // their owner, never flushed.
-            for index in set.records.indices
-            where !set.records[index].isLocal && !set.records[index].record.hasSameData(as: incoming)
-                && now - set.records[index].receivedAt > MDNSConstants.cacheFlushGrace
-                && set.records[index].expiresAt > graceEnd
-            {
-                set.records[index].expiresAt = graceEnd
+            set.records.withUnsafeMutableBufferPointer { records in
+                for index in records.indices
+                where !records[index].isLocal && records[index].record.data != incoming.data
+                    && now - records[index].receivedAt > MDNSConstants.cacheFlushGrace && records[index].expiresAt > graceEnd
+                {
+                    records[index].expiresAt = graceEnd
+                }
             }
         }
 
-        if let index = set.records.firstIndex(where: { $0.record.hasSameData(as: incoming) }) {
+        let incomingHash = Self.dataHash(incoming.data)
+        if let index = Self.index(of: incoming, hash: incomingHash, in: set.records) {
             if incoming.ttl == 0 {
                 // Goodbye: keep it one more second (RFC 6762 §10.1); own records are withdrawn by their owner.
                 if !set.records[index].isLocal || isLocal {
@@ -135,17 +140,22 @@ public struct RecordCache: Sendable {
             if count >= limit {
                 // Full: make room, or drop the newcomer when it is itself the junk to go.
                 let keepNewcomer = isLocal || isWanted(key)
-                guard evictOne(except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
-                        || isLocal else {
+                // Eviction reads the table, so the set goes back in while it runs.
+                if !set.records.isEmpty { sets[key] = set }
+                set = RecordSet()
+                let evicted = evictOne(except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
+                set = sets.removeValue(forKey: key) ?? RecordSet()
+                guard evicted || isLocal else {
                     schedule(&set, key: key)
                     store(set, key: key)
                     return []
                 }
             }
-            let record = CachedRecord(
+            var record = CachedRecord(
                 record: incoming, receivedAt: now,
                 expiresAt: expiresAt,
                 source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
+            record.dataHash = incomingHash
             set.records.append(record)
             count += 1
             changes.append(.added(record.record))
@@ -184,7 +194,9 @@ public struct RecordCache: Sendable {
         var changes: [CacheChange] = []
         while let first = deadlines.min, first.at <= now {
             _ = deadlines.removeMin()
-            guard var set = sets[first.key], set.scheduledExpiry == first.at else { continue }  // stale entry
+            guard sets[first.key]?.scheduledExpiry == first.at, var set = sets.removeValue(forKey: first.key) else {
+                continue  // stale entry
+            }
             set.scheduledExpiry = nil
             let before = set.records.count
             for record in set.records where record.expiresAt <= now { changes.append(.removed(record.record)) }
@@ -208,16 +220,38 @@ public struct RecordCache: Sendable {
 
     /// Updates a cached record's querier bookkeeping.
     mutating func update(_ key: RecordKey, matching record: ResourceRecord, _ body: (inout CachedRecord) -> Void) {
-        guard var set = sets[key], let index = set.records.firstIndex(where: { $0.record.hasSameData(as: record) })
-        else { return }
-        body(&set.records[index])
-        sets[key] = set
+        guard let index = sets[key]?.records.firstIndex(where: { $0.record.hasSameData(as: record) }) else { return }
+        body(&sets[key]!.records[index])  // in place: no copy of the set's array
     }
 
     // MARK: - Bookkeeping
 
+    /// The position of the record with the same data in a set (all records of a set share type and class).
+    /// Written over an unsafe buffer: a `firstIndex(where:)` closure copied every cached record it looked at.
+    private static func index(of record: ResourceRecord, hash: Int32, in records: [CachedRecord]) -> Int? {
+        records.withUnsafeBufferPointer { buffer in
+            for index in buffer.indices where buffer[index].dataHash == hash && buffer[index].record.data == record.data {
+                return index
+            }
+            return nil
+        }
+    }
+
+    /// The hash kept with each cached record (names inside the data hash case-insensitively, as they compare).
+    private static func dataHash(_ data: RecordData) -> Int32 {
+        var hasher = Hasher()
+        hasher.combine(data)
+        return Int32(truncatingIfNeeded: hasher.finalize())
+    }
+
     private mutating func schedule(_ set: inout RecordSet, key: RecordKey) {
-        guard let earliest = set.records.lazy.map(\.expiresAt).min(), earliest < .distantFuture else { return }
+        // A plain loop over the buffer: a key-path map here copied every cached record on every insert.
+        let earliest = set.records.withUnsafeBufferPointer { records in
+            var earliest = Instant.distantFuture
+            for index in records.indices where records[index].expiresAt < earliest { earliest = records[index].expiresAt }
+            return earliest
+        }
+        guard earliest < .distantFuture else { return }
         if let scheduled = set.scheduledExpiry, scheduled <= earliest { return }
         set.scheduledExpiry = earliest
         deadlines.insert(Deadline(at: earliest, key: key))
@@ -225,7 +259,7 @@ public struct RecordCache: Sendable {
 
     private mutating func store(_ set: RecordSet, key: RecordKey) {
         if set.records.isEmpty {
-            guard sets.removeValue(forKey: key) != nil else { return }
+            sets[key] = nil  // it may already be out of the table (taken out while it changed)
             keysByName[key.name]?.remove(key)
             if keysByName[key.name]?.isEmpty ?? false { keysByName[key.name] = nil }
         } else {
@@ -266,7 +300,7 @@ public struct RecordCache: Sendable {
     /// Removes the remote record of a set that expires at `at`; when the set has none (it was refreshed since
     /// its heap entry was made), schedules the set anew so that it keeps one live entry, and returns false.
     private mutating func evictEarliest(from key: RecordKey, at: Instant) -> Bool {
-        guard var victim = sets[key] else { return false }
+        guard var victim = sets.removeValue(forKey: key) else { return false }
         let index = victim.records.firstIndex { !$0.isLocal && $0.expiresAt == at }
         if let index {
             victim.records.remove(at: index)
