@@ -7,4 +7,10 @@ public enum SocketLocation {
         if let path = environment[IPCConstants.socketPathEnvironmentVariable], !path.isEmpty { return path }
         return IPCConstants.defaultSocketPath
     }
+
+    /// An explicit path (a `--socket` option) when given and not empty, else `appSocketPath(environment:)`.
+    public static func appSocketPath(explicit: String?, environment: [String: String]) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        return appSocketPath(environment: environment)
+    }
 }

@@ -229,7 +229,10 @@ extension MDNSEngine {
         publications[id]!.phases[link] = .announcing(sent: 0, nextAt: now)
         sendAnnouncement(id, on: link)
         publications[id]!.phases[link] = .announcing(sent: 1, nextAt: now + MDNSConstants.announcementInterval)
-        if !publication.reported, id != Self.hostPublication, let name = registeredName(of: id) {
+        // Reported once the name is announced on every link it is published on: until then a client told
+        // "registered" could ask over the other IP family and get no answer.
+        let everywhere = publications[id]!.phases.values.allSatisfy(\.isAnnounced)
+        if everywhere, !publication.reported, id != Self.hostPublication, let name = registeredName(of: id) {
             publications[id]!.reported = true
             emit(.deliver(id, .registered(name)))
         }

@@ -7,9 +7,14 @@ struct Herald: ParsableCommand {
         commandName: "herald",
         abstract: "Multicast DNS service discovery with per-app local-network permissions.",
         discussion: """
-            herald talks to the heraldd daemon over its sockets. Exit status: 0 success, 77 not permitted,
-            69 daemon not running, 64 usage error, 65 bad input file.
+            herald talks to the heraldd daemon over its app socket ($DNSSD_UDS_PATH, else \
+            /run/herald/dnssd.sock; --socket PATH overrides both). Output is aligned text for people, in the \
+            +/- grammar of dns-sd and avahi-browse, without colour when not on a terminal; --json prints one \
+            object per line.
+
+            Exit status: 0 success, 1 nothing found in time (resolve, lookup, query) or the operation \
+            failed, 64 usage error, 65 bad input, 69 daemon not running, 77 not permitted.
             """,
-        subcommands: [Inspect.self]
+        subcommands: [Browse.self, Resolve.self, Lookup.self, Query.self, Register.self, Inspect.self]
     )
 }

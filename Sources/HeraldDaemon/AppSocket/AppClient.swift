@@ -42,8 +42,11 @@ final class AppClient {
 struct AppOperation {
     enum Kind {
         case browse(type: ServiceType)
+        /// A browse of `_services._dns-sd._udp`: each result is a service type.
+        case browseServiceTypes
         case resolve(instance: ServiceInstanceName)
-        case register(type: ServiceType)
+        /// A registration, with the instance name asked for (empty: the host's name).
+        case register(type: ServiceType, name: String)
         case query(name: DNSName, type: RecordType, recordClass: UInt16)
         case addressLookup(hostname: String)
     }

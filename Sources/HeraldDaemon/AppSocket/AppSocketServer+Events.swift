@@ -21,6 +21,14 @@ extension AppSocketServer {
                                     domain: "local.")
             queue(.browse(reply), to: client, context: context)
 
+        case (.browseServiceTypes, .instanceAdded(let type, let link)),
+             (.browseServiceTypes, .instanceRemoved(let type, let link)):
+            let added = { if case .instanceAdded = event { return true } else { return false } }()
+            guard let reply = Self.serviceTypeReply(type, interfaceIndex: link.interfaceIndex, added: added) else { return }
+            let key = "\(link.interfaceIndex)|\(type.description.lowercased())"
+            guard operation.changePresence(of: key, added: added) else { break }
+            queue(.browse(reply), to: client, context: context)
+
         case (.resolve(let instance), .resolved(let service)):
             let interface = service.link.interfaceIndex
             if let last = operation.lastResolved[interface], last.target == service.target, last.port == service.port,
@@ -32,12 +40,17 @@ extension AppSocketServer {
                                      hostTarget: service.target.description, port: service.port, txt: service.txt.rdata)
             queue(.resolve(reply), to: client, context: context)
 
-        case (.register(let type), .registered(let name)):
+        case (.register(let type, let requested), .registered(let name)):
             let label = name.firstLabel.map { String(decoding: $0, as: UTF8.self) } ?? ""
+            if !requested.isEmpty && label != requested {
+                logger.notice("app socket: client \(client.id) registered \(name) (renamed from \"\(requested)\" after a name conflict)")
+            } else {
+                logger.info("app socket: client \(client.id) registered \(name)")
+            }
             queue(.registerService(RegisterServiceReply(flags: .add, name: label, regtype: type.description + ".",
                                                         domain: "local.")), to: client, context: context)
 
-        case (.register(let type), .registrationFailed):
+        case (.register(let type, _), .registrationFailed):
             queue(.registerService(RegisterServiceReply(error: .nameConflict, regtype: type.description + ".",
                                                         domain: "local.")), to: client, context: context)
 
@@ -71,15 +84,31 @@ extension AppSocketServer {
         client.operations[context] = operation
     }
 
+    /// A service type found by type enumeration, laid out as mDNSResponder reports it (its
+    /// `DeconstructServiceName` of the PTR target): `_http._tcp.local.` becomes the instance `_http`, the
+    /// type `_tcp.local.` and the root domain `.`. Names that are not service types are skipped.
+    static func serviceTypeReply(_ type: DNSName, interfaceIndex: Int, added: Bool) -> BrowseReply? {
+        let labels = type.labels
+        guard labels.count >= 2, labels[0].first == UInt8(ascii: "_"),
+              let name = String(validating: labels[0], as: UTF8.self) else { return nil }
+        let rest = labels[1...].map { DNSName.presentation(ofLabel: $0) }
+        let typePart = rest.prefix(2).joined(separator: ".") + "."
+        let domain = rest.count > 2 ? rest.dropFirst(2).joined(separator: ".") + "." : "."
+        return BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(interfaceIndex), name: name,
+                           regtype: typePart, domain: domain)
+    }
+
     /// The first reply of a parked operation: its error field carries NoAuth (BRIEF §3).
     func queueParkedReply(for operation: AppOperation, to client: AppClient) {
         let reply: Reply
         switch operation.kind {
         case .browse(let type):
             reply = .browse(BrowseReply(error: .noAuth, regtype: type.baseType.description + ".", domain: "local."))
+        case .browseServiceTypes:
+            reply = .browse(BrowseReply(error: .noAuth, regtype: "_services._dns-sd._udp.", domain: "local."))
         case .resolve(let instance):
             reply = .resolve(ResolveReply(error: .noAuth, fullname: instance.fullName.description))
-        case .register(let type):
+        case .register(let type, _):
             reply = .registerService(RegisterServiceReply(error: .noAuth, regtype: type.description + ".", domain: "local."))
         case .query(let name, let type, let recordClass):
             reply = .query(QueryRecordReply(error: .noAuth, fullname: name.description, rrtype: type.rawValue, rrclass: recordClass))

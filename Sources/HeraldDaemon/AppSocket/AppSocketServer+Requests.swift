@@ -110,11 +110,12 @@ extension AppSocketServer {
         let name: DNSName
         if let parsed = try? DNSName(request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
            ServiceType.isServiceEnumeration(parsed) {
+            // Service type enumeration (RFC 6763 §9): browse results name the types found.
             gated = .browseAllTypes
             name = parsed
-            kind = .query(name: parsed, type: .ptr, recordClass: 1)
+            kind = .browseServiceTypes
         } else {
-            guard let type = try? ServiceType(request.regtype) else { return .badParam }
+            guard let type = Self.browseType(request.regtype) else { return .badParam }
             gated = .browse(type)
             name = type.fullName
             kind = .browse(type: type)
@@ -124,6 +125,18 @@ extension AppSocketServer {
         return begin(AppOperation(kind: kind, context: context, engineOperations: [id], start: { engine, now in
             engine.browse(id, type: name, interfaceIndex: interface, at: now)
         }, parked: false), gated: gated, client: client)
+    }
+
+    /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's
+    /// `_http._tcp,_printer` (one subtype after a comma, as `DNSServiceBrowse` takes it).
+    static func browseType(_ regtype: String) -> ServiceType? {
+        let parts = regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        guard let base = try? ServiceType(parts[0]) else { return nil }
+        switch parts.count {
+        case 1: return base
+        case 2 where !base.hasSubtype && !parts[1].isEmpty: return try? base.withSubtype(parts[1])
+        default: return nil
+        }
     }
 
     private func startResolve(_ request: ResolveRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
@@ -162,15 +175,17 @@ extension AppSocketServer {
             instance: request.name, type: type.fullName, subtypes: subtypes, host: host, port: request.port, txt: txt,
             autoRename: !request.flags.contains(.noAutoRename), interfaceIndex: interfaceFilter(request.interfaceIndex))
         let id = makeOperationID()
-        return begin(AppOperation(kind: .register(type: type), context: context, engineOperations: [id], start: { engine, now in
+        return begin(AppOperation(kind: .register(type: type, name: request.name), context: context, engineOperations: [id], start: { engine, now in
             engine.register(id, registration, at: now)
         }, parked: false), gated: .register(type), client: client)
     }
 
     private func startQuery(_ request: QueryRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
         guard let name = try? DNSName(request.name) else { return .badParam }
-        guard name.hasSuffix("local.") || name.hasSuffix("254.169.in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
-            return .unsupported  // only multicast DNS names are served here
+        // Only multicast DNS names are served here: `.local.`, and reverse names, which Herald has no unicast DNS
+        // to ask about (hosts publish reverse PTRs for all their addresses, RFC 6762 §4).
+        guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
+            return .unsupported
         }
         let type = RecordType(request.rrtype)
         let gated: GatedRequest

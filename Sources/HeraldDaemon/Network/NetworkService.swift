@@ -23,6 +23,8 @@ public final class NetworkService {
     /// Drops floods from any one source before they reach the engine.
     private var rateLimiter: SourceRateLimiter
     private var lastDropReport = Instant.zero
+    /// The host name last seen published, to report conflict renames (RFC 6762 §9).
+    private var publishedHostName: DNSName?
 
     public init(configuration: EngineConfiguration, policy: InterfacePolicy, loop: EventLoop, logger: Logger,
                 port: UInt16 = HeraldWire.mdnsPort, families: [IPFamily] = IPFamily.allCases,
@@ -111,7 +113,16 @@ public final class NetworkService {
                 onEvent(operation, event)
             }
         }
+        noteHostNameChange()
         onBatchEnd()
+    }
+
+    /// Logs when the engine moves to another host name (a conflict with another host, RFC 6762 §9).
+    private func noteHostNameChange() {
+        let current = engine.hostName
+        defer { publishedHostName = current }
+        guard let previous = publishedHostName, previous != current else { return }
+        logger.notice("host name \(previous) is taken by another host: now publishing as \(current)")
     }
 
     /// Re-reads the interfaces and tells the engine what came, changed and went.

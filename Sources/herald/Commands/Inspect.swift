@@ -52,7 +52,3 @@ struct Inspect: ParsableCommand {
         if failures > 0 { throw ExitCode(65) }
     }
 }
-
-func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
-}

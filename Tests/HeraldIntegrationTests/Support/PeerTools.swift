@@ -70,29 +70,38 @@ struct AvahiBrowseEntry: Sendable, Equatable, CustomStringConvertible {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The TXT field: double-quoted strings separated by spaces.
+    /// The TXT field: double-quoted strings separated by spaces. Inside, avahi-browse writes `\"` and
+    /// `\\` for quotes and backslashes and `\DDD` (decimal) for other bytes it will not print.
     static func parseTXT(_ field: String) -> [String] {
         var strings: [String] = []
-        var current: String?
-        var escaped = false
-        for character in field {
+        var current: [UInt8]?
+        let input = Array(field.utf8)
+        var i = 0
+        while i < input.count {
+            let byte = input[i]
             if var value = current {
-                if escaped {
-                    value.append(character)
-                    escaped = false
+                if byte == UInt8(ascii: "\\"), i + 1 < input.count {
+                    if i + 3 < input.count, input[(i + 1)...(i + 3)].allSatisfy({ $0 >= 48 && $0 <= 57 }),
+                       let decoded = UInt8(String(decoding: input[(i + 1)...(i + 3)], as: UTF8.self)) {
+                        value.append(decoded)
+                        i += 4
+                    } else {
+                        value.append(input[i + 1])
+                        i += 2
+                    }
                     current = value
-                } else if character == "\\" {
-                    escaped = true
-                } else if character == "\"" {
-                    strings.append(value)
+                    continue
+                } else if byte == UInt8(ascii: "\"") {
+                    strings.append(String(decoding: value, as: UTF8.self))
                     current = nil
                 } else {
-                    value.append(character)
+                    value.append(byte)
                     current = value
                 }
-            } else if character == "\"" {
-                current = ""
+            } else if byte == UInt8(ascii: "\"") {
+                current = []
             }
+            i += 1
         }
         return strings
     }
@@ -171,9 +180,11 @@ extension TestLAN.Host {
             let fields = line.split(separator: " ").map(String.init)
             if fields.first == "reply", fields.count == 3, let port = Int(fields[2]) {
                 replies.append(LegacyReply(source: fields[1], sourcePort: port, answers: []))
-            } else if fields.first == "answer", fields.count == 5, !replies.isEmpty,
-                      let type = Int(fields[2]), let ttl = Int(fields[3]) {
-                replies[replies.count - 1].answers.append(.init(name: fields[1], type: type, ttl: ttl, value: fields[4]))
+            } else if fields.first == "answer", fields.count >= 5, !replies.isEmpty,
+                      let type = Int(fields[fields.count - 3]), let ttl = Int(fields[fields.count - 2]) {
+                // The name may hold spaces (service instance names do): it is everything between.
+                let name = fields[1..<(fields.count - 3)].joined(separator: " ")
+                replies[replies.count - 1].answers.append(.init(name: name, type: type, ttl: ttl, value: fields[fields.count - 1]))
             }
         }
         return replies

@@ -65,8 +65,13 @@ final class TestLAN: @unchecked Sendable {
             throw HarnessError.setup("TestLAN needs root (network namespaces, veth pairs, mounts)")
         }
         try Requirements.check()
+        // Sweeping and claiming under one lock: a sweep running while another LAN of this process has made
+        // its directory but not yet written its owner file would take that directory for a dead run's.
+        TestLAN.creationLock.lock()
         TestLAN.sweepStale()
-        let (id, directory) = try TestLAN.claimRunID()
+        let claimed = Result { try TestLAN.claimRunID() }
+        TestLAN.creationLock.unlock()
+        let (id, directory) = try claimed.get()
         self.id = id
         self.directory = directory
         prefix = TestLAN.namePrefix + id
@@ -193,6 +198,9 @@ final class TestLAN: @unchecked Sendable {
 
     // MARK: Run ids, owners and the sweep of stale runs
 
+    /// Serialises the sweep and the claim of LANs created at once by tests running in parallel.
+    private static let creationLock = NSLock()
+
     /// Picks an unused id and claims it by creating its directory with an owner file.
     private static func claimRunID() throws -> (String, String) {
         try FileManager.default.createDirectory(
@@ -228,6 +236,15 @@ final class TestLAN: @unchecked Sendable {
         let parts = owner.split(whereSeparator: \.isWhitespace).map(String.init)
         guard parts.count == 2, let pid = pid_t(parts[0]) else { return false }
         return processStartTime(pid) == parts[1]
+    }
+
+    /// A run directory without its owner file yet, made in the last minute: another process is claiming it.
+    private static func isBeingClaimed(_ id: String) -> Bool {
+        let directory = stateRoot + "/" + id
+        guard !FileManager.default.fileExists(atPath: directory + "/owner"),
+              let created = (try? FileManager.default.attributesOfItem(atPath: directory))?[.modificationDate] as? Date
+        else { return false }
+        return Date().timeIntervalSince(created) < 60
     }
 
     private static func namespaceNames() -> [String] {
@@ -268,7 +285,7 @@ final class TestLAN: @unchecked Sendable {
             _ = try? Command.run(["ip", "link", "delete", link])
         }
         if let entries = try? FileManager.default.contentsOfDirectory(atPath: stateRoot) {
-            for id in entries where id.count == 4 && !ownerIsAlive(id) {
+            for id in entries where id.count == 4 && !ownerIsAlive(id) && !isBeingClaimed(id) {
                 try? FileManager.default.removeItem(atPath: stateRoot + "/" + id)
             }
         }
@@ -606,18 +623,19 @@ extension TestLAN {
         /// the script runs, a prelude defines `HOST_NAME`, `HOST_INTERFACE`,
         /// `HOST_IPV4`, `HOST_IPV6`, `HOST_LINK_LOCAL`, imports `zeroconf`'s
         /// common names, opens `zc = Zeroconf(interfaces=[HOST_IPV4, HOST_IPV6])`
-        /// (IPv4 only when `ipv6` is false), and provides `ready(msg)` (prints and
-        /// flushes) and `wait_forever()`. SIGTERM exits cleanly: registered
-        /// services are unregistered (goodbyes) and `zc` is closed.
-        func startZeroconf(script: String, ipv6: Bool = true, arguments: [String] = []) throws -> RunningProcess {
+        /// (IPv4 only when `ipv6` is false, IPv6 only when `ipv4` is false), and
+        /// provides `ready(msg)` (prints and flushes) and `wait_forever()`. SIGTERM
+        /// exits cleanly: registered services are unregistered (goodbyes) and `zc` is closed.
+        func startZeroconf(script: String, ipv4: Bool = true, ipv6: Bool = true, arguments: [String] = []) throws -> RunningProcess {
             guard let python = Requirements.python3WithZeroconf() else {
                 throw Requirements.Missing(items: [
                     .init(what: "python module `zeroconf` not importable by python3", package: "zeroconf",
                           installer: "python3 -m pip install"),
                 ])
             }
-            let interfaces = ipv6 ? "[HOST_IPV4, HOST_IPV6]" : "[HOST_IPV4]"
-            let version = ipv6 ? "IPVersion.All" : "IPVersion.V4Only"
+            precondition(ipv4 || ipv6, "python-zeroconf needs IPv4 or IPv6")
+            let interfaces = ipv4 && ipv6 ? "[HOST_IPV4, HOST_IPV6]" : ipv4 ? "[HOST_IPV4]" : "[HOST_IPV6]"
+            let version = ipv4 && ipv6 ? "IPVersion.All" : ipv4 ? "IPVersion.V4Only" : "IPVersion.V6Only"
             let prelude = """
                 # Prelude written by the Herald test harness.
                 import atexit, signal, socket, sys, time
@@ -626,7 +644,7 @@ extension TestLAN {
 
                 HOST_NAME = \(pythonString(name))
                 HOST_INTERFACE = \(pythonString(interface))
-                HOST_IPV4 = \(pythonString(ipv4))
+                HOST_IPV4 = \(pythonString(ipv4 ? self.ipv4 : ""))
                 HOST_IPV6 = \(pythonString(ipv6 ? self.ipv6 : ""))
                 HOST_LINK_LOCAL = \(pythonString(linkLocal))
 

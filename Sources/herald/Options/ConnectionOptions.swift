@@ -1,0 +1,18 @@
+import ArgumentParser
+
+/// How to reach the daemon: shared by every command that talks to it.
+struct ConnectionOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The daemon's app socket. Default: $DNSSD_UDS_PATH when set, else /run/herald/dnssd.sock.",
+            valueName: "path"))
+    var socket: String?
+}
+
+/// Checks a `--timeout` value, with a message that says what is allowed.
+func validateTimeout(_ timeout: Double?) throws {
+    if let timeout, !(timeout > 0 && timeout.isFinite) {
+        throw ValidationError("--timeout must be a number of seconds above 0, such as 5 or 0.5 (got \(timeout))")
+    }
+}

@@ -1,0 +1,11 @@
+import Foundation
+
+/// Writes one JSON object per line (keys sorted, so that lines diff well), for `--json`.
+enum JSONLine {
+    static func print(_ value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else { return }
+        StandardOutput.line(String(decoding: data, as: UTF8.self))
+    }
+}

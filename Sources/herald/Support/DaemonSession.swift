@@ -1,0 +1,209 @@
+import ArgumentParser
+import Foundation
+import HeraldClient
+import HeraldIPC
+
+/// One command's conversation with the daemon: a shared connection on which every operation of the
+/// command runs, the permission state of each operation, and waiting that Ctrl-C can interrupt.
+///
+/// Operations the daemon refuses outright (NoAuth in the status: rules 2–4 of the permission model) end
+/// the command with exit status 77. Operations it parks (status NoError, then a reply carrying NoAuth) are
+/// reported once on standard error as `waiting for permission: …`; the command goes on waiting, since a
+/// grant makes results flow without asking again, unless `--no-wait` was given.
+final class DaemonSession {
+    /// The command as the user would name it in a message: `browse _http._tcp`.
+    let label: String
+    let connection: DNSSDConnection
+    private let noWait: Bool
+    private var nextContext: UInt64 = 1
+    /// What each operation is, for messages: `resolve "My Printer" _ipp._tcp`.
+    private var descriptions: [ClientContext: String] = [:]
+    /// Operations whose last word from the daemon was NoAuth.
+    private(set) var parked: Set<ClientContext> = []
+    /// True when Ctrl-C (or SIGTERM) ended the wait.
+    private(set) var wasInterrupted = false
+
+    /// Connects to the daemon (at `socketPath`, `DNSSD_UDS_PATH` or the default path) and opens a shared
+    /// connection. Failures become messages that say how to start the daemon or reach its socket.
+    init(socketPath: String?, label: String, noWait: Bool) throws {
+        self.label = label
+        self.noWait = noWait
+        do {
+            connection = try DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
+            let status = try connection.startSharedConnection()
+            if status != .noError { throw DaemonSession.failure(for: status, operation: label) }
+        } catch let error as DNSSDClientError {
+            throw DaemonSession.failure(for: error)
+        }
+    }
+
+    deinit { connection.close() }
+
+    // MARK: - Operations
+
+    /// Starts an operation and returns the context its replies carry. A refusal ends the command.
+    @discardableResult
+    func start(_ request: Request, describedAs description: String) throws -> ClientContext {
+        let context = ClientContext(rawValue: nextContext)
+        nextContext += 1
+        let status: DNSServiceError
+        do {
+            status = try connection.start(request, context: context)
+        } catch {
+            throw DaemonSession.failure(for: error)
+        }
+        guard status == .noError else { throw DaemonSession.failure(for: status, operation: description) }
+        descriptions[context] = description
+        return context
+    }
+
+    /// Stops an operation (nothing more arrives for its context).
+    func cancel(_ context: ClientContext) throws {
+        descriptions[context] = nil
+        parked.remove(context)
+        do {
+            try connection.cancel(context)
+        } catch {
+            throw DaemonSession.failure(for: error)
+        }
+    }
+
+    /// Ends every operation (registrations are withdrawn by the daemon with goodbyes).
+    func close() { connection.close() }
+
+    // MARK: - Waiting
+
+    /// The next reply that carries a result, or nil when `deadline` passes or the user interrupts.
+    ///
+    /// NoAuth replies are consumed here: the operation is marked parked and the user told once (or the
+    /// command ends with 77 under `--no-wait`). Replies of cancelled operations are dropped.
+    func next(until deadline: ContinuousClock.Instant?) throws -> ReceivedReply? {
+        while true {
+            if Interruption.signal != nil {
+                wasInterrupted = true
+                return nil
+            }
+            // Wait in short slices, so that a signal delivered to another thread is noticed soon too.
+            var slice = Duration.milliseconds(250)
+            if let deadline {
+                let remaining = ContinuousClock.now.duration(to: deadline)
+                if remaining <= .zero { return nil }
+                slice = min(slice, remaining)
+            }
+            let received: ReceivedReply?
+            do {
+                received = try connection.nextReceivedReply(timeout: slice)
+            } catch {
+                throw DaemonSession.failure(for: error)
+            }
+            guard let received else { continue }
+            guard let description = descriptions[received.context] else { continue }
+            if received.reply.error == .noAuth {
+                try park(received.context, description: description)
+                continue
+            }
+            if parked.remove(received.context) != nil, Terminal.standardOutputIsTerminal {
+                printError("permission granted: \(description)")
+            }
+            return received
+        }
+    }
+
+    /// Ends the command with 77 if an operation is still waiting for permission (after `--timeout`, or
+    /// when interrupted).
+    func requirePermission(waited: Double?) throws {
+        guard let context = parked.min(by: { $0.rawValue < $1.rawValue }), let description = descriptions[context] else { return }
+        let how = waited.map { "still waiting for an operator's decision after \(DaemonSession.seconds($0))" }
+            ?? "still waiting for an operator's decision"
+        throw CommandFailure(
+            "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue)): \(how); "
+                + "an operator can allow it with: herald grant APP-ID (herald requests lists the waiting apps)",
+            exitCode: ExitStatus.notPermitted, operation: description)
+    }
+
+    private func park(_ context: ClientContext, description: String) throws {
+        guard parked.insert(context).inserted else { return }
+        if noWait {
+            throw CommandFailure(
+                "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue)): the daemon holds the request "
+                    + "until an operator decides, and --no-wait was given; an operator can allow it with: "
+                    + "herald grant APP-ID (herald requests lists the waiting apps)",
+                exitCode: ExitStatus.notPermitted, operation: description)
+        }
+        printError("waiting for permission: \(description) is held until an operator decides "
+                   + "(NoAuth \(DNSServiceError.noAuth.rawValue)); an operator can allow it with: herald grant APP-ID "
+                   + "(herald requests lists the waiting apps). Still waiting…")
+    }
+
+    // MARK: - Messages
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+
+    /// The message and exit status for a connection problem.
+    static func failure(for error: Error) -> CommandFailure {
+        if let failure = error as? CommandFailure { return failure }
+        guard let error = error as? DNSSDClientError else {
+            return CommandFailure("\(error)", exitCode: ExitStatus.failure)
+        }
+        let howToStart = "start it with: systemctl start heraldd (or run heraldd), or give its socket with --socket PATH or DNSSD_UDS_PATH"
+        switch error {
+        case .daemonNotRunning:
+            return CommandFailure("\(error); \(howToStart)", exitCode: ExitStatus.daemonUnavailable)
+        case .permissionDenied:
+            return CommandFailure(
+                "\(error); the socket's permissions keep this user out: run herald as a user allowed to use it "
+                    + "(root, or a member of the herald group), or ask an operator to fix the socket's mode",
+                exitCode: ExitStatus.notPermitted)
+        case .connectionFailed:
+            return CommandFailure("\(error); check that --socket or DNSSD_UDS_PATH names heraldd's app socket",
+                                  exitCode: ExitStatus.daemonUnavailable)
+        case .disconnected:
+            return CommandFailure("\(error) (it stopped, restarted or dropped this client); check its log "
+                                  + "(journalctl -u heraldd) and try again", exitCode: ExitStatus.daemonUnavailable)
+        case .statusTimedOut:
+            return CommandFailure("\(error); it may be overloaded or stuck: check journalctl -u heraldd",
+                                  exitCode: ExitStatus.daemonUnavailable)
+        case .malformedReply:
+            return CommandFailure("\(error); check that the socket belongs to heraldd and that herald and heraldd come "
+                                  + "from the same release", exitCode: ExitStatus.daemonUnavailable)
+        case .unencodableRequest:
+            return CommandFailure("\(error); shorten or fix the names and TXT entries", exitCode: ExitStatus.badInput)
+        case .systemCall, .closed:
+            return CommandFailure("\(error)", exitCode: ExitStatus.daemonUnavailable)
+        }
+    }
+
+    /// The message and exit status for an error code the daemon answered an operation with.
+    static func failure(for status: DNSServiceError, operation: String) -> CommandFailure {
+        let code = "\(status.name ?? "Error") \(status.rawValue)"
+        switch status {
+        case .noAuth:
+            return CommandFailure(
+                "not permitted (\(code)): the daemon does not allow this user and program to do this; "
+                    + "run herald as root or as a member of the herald group (operators are always allowed), "
+                    + "or use an app whose manifest declares the service type (herald app add FILE)",
+                exitCode: ExitStatus.notPermitted, operation: operation)
+        case .badParam, .invalid, .badFlags, .badInterfaceIndex:
+            return CommandFailure("the daemon rejected the request (\(code)): \(status.meaning); "
+                                  + "check the names, type and TXT entries", exitCode: ExitStatus.badInput, operation: operation)
+        case .unsupported:
+            return CommandFailure("the daemon does not support this request (\(code)); "
+                                  + "Herald serves only the .local. domain", exitCode: ExitStatus.badInput, operation: operation)
+        case .nameConflict:
+            return CommandFailure("the name is already taken on the network (\(code)); "
+                                  + "choose another name, or leave out --no-rename so that Herald picks a free one",
+                                  exitCode: ExitStatus.failure, operation: operation)
+        case .noMemory:
+            return CommandFailure("the daemon refused the request (\(code)): it has reached its limit "
+                                  + "of clients or operations; try again later", exitCode: ExitStatus.daemonUnavailable, operation: operation)
+        case .serviceNotRunning, .defunctConnection:
+            return CommandFailure("\(status.meaning) (\(code)); start it with: systemctl start heraldd",
+                                  exitCode: ExitStatus.daemonUnavailable, operation: operation)
+        default:
+            return CommandFailure("the daemon reported an error (\(code)): \(status.meaning)",
+                                  exitCode: ExitStatus.failure, operation: operation)
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+extension HeraldOnTestLANs {
+    /// `herald`'s command-line contract (BRIEF §4): exit statuses, messages that name the problem and the
+    /// fix, and the permission states of the dnssd protocol (a fake daemon plays the parts heraldd's
+    /// allow-everything gate cannot yet). Everything runs inside a one-host TestLAN; none of it sends mDNS.
+    @Suite(
+        "herald command-line contract",
+        .serialized
+    )
+    struct HeraldCommandLineTests {
+        init() throws {
+            try Requirements.check()
+            _ = try HeraldBinaries.herald()
+        }
+
+        @Test("usage errors exit 64 and a missing daemon exits 69 with how to start it")
+        func usageAndMissingDaemon() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let herald = try HeraldBinaries.herald()
+
+            for arguments in [
+                ["browse"], ["browse", "http"], ["browse", "_http._tcp", "--all"], ["browse", "--all", "--resolve"],
+                ["browse", "_http._tcp", "--timeout", "0"], ["resolve", "x", "_http._tcp", "--timeout", "-1"],
+                ["register", "Name", "_http._tcp", "70000"], ["register", "Name", "_http._tcp", "80", "=novalue"],
+                ["register", "Name", "_http._tcp", "80", "a=1", "A=2"], ["register", "Name", "_http._tcp", "80", "v=\\q"],
+                ["register", "Name", "_printer._sub._http._tcp", "80"], ["query", "x.local", "NOTATYPE"],
+                ["query", "example.com", "A"], ["lookup", "example.com"], ["lookup", "x", "--ipv4", "--ipv6"],
+            ] {
+                let result = try host.run([herald] + arguments)
+                #expect(result.status == 64, "herald \(arguments.joined(separator: " ")): \(result)")
+                #expect(result.stderr.contains("Error: "), "\(result)")
+            }
+
+            let missing = host.directory + "/nobody-here.sock"
+            for arguments in [["browse", "_http._tcp"], ["resolve", "X", "_http._tcp"], ["lookup", "x.local"],
+                              ["query", "x.local", "A"], ["register", "X", "_http._tcp", "80"]] {
+                let result = try host.run([herald] + arguments + ["--socket", missing])
+                #expect(result.status == 69, "herald \(arguments.joined(separator: " ")): \(result)")
+                #expect(result.stderr.hasPrefix("herald: \(arguments[0]) "), "\(result)")
+                #expect(result.stderr.contains("the daemon is not running"), "\(result)")
+                #expect(result.stderr.contains(missing), "\(result)")
+                #expect(result.stderr.contains("systemctl start heraldd"), "\(result)")
+            }
+            // DNSSD_UDS_PATH is honoured when --socket is absent.
+            let viaEnvironment = try host.run([herald, "browse", "_http._tcp"], environment: ["DNSSD_UDS_PATH": missing])
+            #expect(viaEnvironment.status == 69 && viaEnvironment.stderr.contains(missing), "\(viaEnvironment)")
+
+            // Every subcommand's help is complete: it documents each option.
+            for (command, options) in [("browse", ["--resolve", "--all", "--json", "--timeout", "--no-wait", "--socket"]),
+                                       ("resolve", ["--json", "--timeout", "--socket"]),
+                                       ("lookup", ["--json", "--timeout", "--socket"]),
+                                       ("query", ["--json", "--timeout", "--socket"]),
+                                       ("register", ["--subtype", "--host", "--socket", "--no-rename", "--timeout"])] {
+                let help = try host.check([herald, command, "--help"]).stdout
+                for option in options { #expect(help.contains(option), "herald \(command) --help lacks \(option)") }
+            }
+        }
+
+        @Test("a request refused outright exits 77 at once, naming the error and the fix")
+        func staticDenial() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let herald = try HeraldBinaries.herald()
+            let (_, socket) = try FakeDaemon.start(in: host, mode: "static")
+
+            let started = Date()
+            let browse = try host.run([herald, "browse", "_tictactoe._tcp", "--socket", socket], timeout: 10)
+            #expect(browse.status == 77, "\(browse)")
+            #expect(Date().timeIntervalSince(started) < 3, "a static denial must not wait")
+            #expect(browse.stderr.hasPrefix("herald: browse _tictactoe._tcp: not permitted (NoAuth -65555): "), "\(browse)")
+            #expect(browse.stderr.contains("herald group"), "the message says how to get permission: \(browse)")
+
+            let register = try host.run([herald, "register", "Game", "_tictactoe._tcp", "4000", "--socket", socket], timeout: 10)
+            #expect(register.status == 77, "\(register)")
+            #expect(register.stderr.contains("not permitted (NoAuth -65555)"), "\(register)")
+        }
+
+        @Test("a parked request says it waits for permission, then exits 77 at --timeout, or at once with --no-wait")
+        func parkedRequest() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let herald = try HeraldBinaries.herald()
+            let (_, socket) = try FakeDaemon.start(in: host, mode: "parked")
+
+            var started = Date()
+            let waited = try host.run([herald, "browse", "_tictactoe._tcp", "--timeout", "1.5", "--socket", socket], timeout: 10)
+            let elapsed = Date().timeIntervalSince(started)
+            #expect(waited.status == 77, "\(waited)")
+            #expect(elapsed >= 1.4 && elapsed < 4, "waited \(elapsed) s for a 1.5 s timeout")
+            #expect(waited.stderr.contains("waiting for permission: browse _tictactoe._tcp"), "\(waited)")
+            #expect(waited.stderr.contains("herald: browse _tictactoe._tcp: not permitted (NoAuth -65555): still waiting"), "\(waited)")
+            #expect(waited.stdout.isEmpty, "\(waited)")
+
+            started = Date()
+            let noWait = try host.run([herald, "browse", "_tictactoe._tcp", "--no-wait", "--socket", socket], timeout: 10)
+            #expect(noWait.status == 77, "\(noWait)")
+            #expect(Date().timeIntervalSince(started) < 3, "--no-wait must not wait")
+            #expect(noWait.stderr.contains("not permitted (NoAuth -65555)") && noWait.stderr.contains("--no-wait"), "\(noWait)")
+
+            // Interrupted while still parked: not permitted either.
+            let register = try host.spawn([herald, "register", "Game", "_tictactoe._tcp", "4000", "--socket", socket])
+            try register.waitForOutput(containing: "waiting for permission: register \"Game\" _tictactoe._tcp", in: .stderr, timeout: 5)
+            register.send(SIGINT)
+            #expect(register.waitForExit(timeout: 5) == 77, "\(register.output)")
+        }
+
+        @Test("a parked browse delivers results by itself once permission comes, and exits 0 at --timeout")
+        func parkedThenGranted() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let herald = try HeraldBinaries.herald()
+            let (_, socket) = try FakeDaemon.start(in: host, mode: "granted", delay: 0.7)
+
+            let browse = try host.run([herald, "browse", "_tictactoe._tcp", "--timeout", "2", "--socket", socket], timeout: 10)
+            #expect(browse.status == 0, "\(browse)")
+            #expect(browse.stderr.contains("waiting for permission: browse _tictactoe._tcp"), "\(browse)")
+            let lines = browse.stdout.split(separator: "\n")
+            #expect(lines.count == 1, "\(browse)")
+            let fields = lines.first?.split(separator: " ", omittingEmptySubsequences: true).map(String.init) ?? []
+            #expect(fields.count >= 6 && fields[1] == "+" && fields[2] == "lo" && fields[3] == "local."
+                    && fields[4] == "_tictactoe._tcp." && fields[5...].joined(separator: " ") == "Granted Peer", "\(browse)")
+
+            let json = try host.run([herald, "browse", "_tictactoe._tcp", "--timeout", "2", "--json", "--socket", socket], timeout: 10)
+            #expect(json.status == 0, "\(json)")
+            let objects = HeraldJSON.objects(json.stdout)
+            #expect(objects.count == 1, "\(json)")
+            #expect(objects.first?["event"] as? String == "add" && objects.first?["name"] as? String == "Granted Peer"
+                    && objects.first?["interface"] as? String == "lo", "\(json)")
+
+            let register = try host.run([herald, "register", "Granted Peer", "_tictactoe._tcp", "4000", "--timeout", "2",
+                                         "--socket", socket], timeout: 10)
+            #expect(register.status == 0, "\(register)")
+            #expect(register.stdout.contains("+  local.  _tictactoe._tcp.  Granted Peer"), "\(register)")
+            #expect(register.stdout.contains("-  local.  _tictactoe._tcp.  Granted Peer"), "\(register)")
+        }
+    }
+}
