@@ -10,9 +10,12 @@ for tool in ip:iproute2 dig:dnsutils; do
     command -v "${tool%%:*}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${tool##*:}" >/dev/null; }
 done
 
-echo "== building Herald (release)"
-swift build -c release --product heraldd >/dev/null
-swift build -c release --product herald >/dev/null
+echo "== building Herald (release; the first build takes a few minutes)"
+build_log=$(mktemp /tmp/herald-demo-build.XXXXXX)
+for product in heraldd herald; do
+    swift build -c release --product "$product" >"$build_log" 2>&1 || { cat "$build_log" >&2; rm -f "$build_log"; exit 1; }
+done
+rm -f "$build_log"
 bin=$(swift build -c release --show-bin-path)
 
 prefix="hdemo$$"
@@ -52,9 +55,17 @@ ip netns exec "${prefix}b" "$bin/heraldd" --hostname beta --socket "$run_dir/bet
 sleep 2
 sed 's/^/   alpha: /' "$run_dir/alpha.log"
 
-echo "== beta asks for alpha.local (a one-shot 'legacy unicast' mDNS query, as dig sends it)"
-ip netns exec "${prefix}b" dig +short +time=2 +tries=1 -p 5353 @10.214.0.1 alpha.local A
-ip netns exec "${prefix}b" dig +short +time=2 +tries=1 -p 5353 @10.214.0.1 alpha.local AAAA
+echo "== alpha advertises a web server:  herald register \"Alpha Web\" _http._tcp 8080 path=/ version=1"
+DNSSD_UDS_PATH="$run_dir/alpha.sock" ip netns exec "${prefix}a" \
+    "$bin/herald" register "Alpha Web" _http._tcp 8080 path=/ version=1 --subtype _printer >"$run_dir/register.out" 2>&1 &
+sleep 1.5
+sed 's/^/   alpha: /' "$run_dir/register.out"
 
-echo "== a captured mDNS response from a real LAN, as Herald decodes it"
-"$bin/herald" inspect --limit 1 Tests/HeraldWireTests/Fixtures/realistic.corpus
+echo "== beta browses and resolves it:  herald browse _http._tcp --resolve --timeout 3"
+DNSSD_UDS_PATH="$run_dir/beta.sock" ip netns exec "${prefix}b" "$bin/herald" browse _http._tcp --resolve --timeout 3
+
+echo "== beta looks up alpha's addresses:  herald lookup alpha.local"
+DNSSD_UDS_PATH="$run_dir/beta.sock" ip netns exec "${prefix}b" "$bin/herald" lookup alpha.local
+
+echo "== a one-shot query from dig (legacy unicast) is answered too"
+ip netns exec "${prefix}b" dig +short +time=2 +tries=1 -p 5353 @10.214.0.1 "Alpha\\ Web._http._tcp.local" SRV
