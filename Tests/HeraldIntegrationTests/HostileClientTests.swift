@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+
+extension HeraldOnTestLANs {
+    /// The app socket against clients that break the protocol: each is answered with the right error or
+    /// dropped, the daemon logs it, and everyone else carries on.
+    @Suite("heraldd against hostile app-socket clients", .serialized)
+    struct HostileClientTests {
+        init() throws {
+            try Requirements.check()
+            _ = try HeraldBinaries.directory()
+        }
+
+        @Test("malformed frames, wrong versions, huge lengths, unknown operations and idle clients leave heraldd serving")
+        func hostileFrames() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let daemon = try host.startHeraldd()
+            let result = try host.run(["python3", "-c", Self.hostileClient, daemon.socket], timeout: 60)
+            #expect(result.status == 0, "\(result)\n\(daemon.log)")
+            let lines = Set(result.stdout.split(separator: "\n").map(String.init))
+            // Each case prints what the daemon did with it.
+            #expect(lines.contains("wrong-version: closed"), "\(result.stdout)")
+            #expect(lines.contains("huge-length: closed"), "\(result.stdout)")
+            #expect(lines.contains("unknown-operation: status -65540"), "\(result.stdout)")
+            #expect(lines.contains("bad-txt: status -65540"), "\(result.stdout)")
+            #expect(lines.contains("missing-nul: closed"), "\(result.stdout)")
+            #expect(lines.contains("idle-clients: 200 open"), "\(result.stdout)")
+            #expect(lines.contains("after: browse status 0"), "\(result.stdout)")
+            #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
+            #expect(daemon.log.contains("dropping client"), "no log line for the dropped clients:\n\(daemon.log)")
+            // And a well-behaved client still works end to end.
+            let register = try daemon.spawnHerald(["register", "After The Storm", "_hhostile._tcp", "9000", "--json"])
+            #expect(waitUntil(timeout: 10) { register.jsonLines.contains { $0["event"] as? String == "registered" } }.held,
+                    "\(register.output)\n\(daemon.log)")
+            let resolved = try daemon.herald(["resolve", "After The Storm", "_hhostile._tcp", "--json"])
+            #expect(resolved.status == 0 && HeraldJSON.objects(resolved.stdout).first?["port"] as? Int == 9000, "\(resolved)")
+            register.send(SIGINT)
+            register.waitForExit(timeout: 5)
+        }
+
+        /// argv: SOCKET. Speaks the dnssd IPC framing by hand (28-byte big-endian header) and prints one line per case.
+        static let hostileClient = #"""
+        import socket, struct, sys, time
+        path = sys.argv[1]
+
+        def connect():
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            s.settimeout(3)
+            return s
+
+        def header(length, op, version=1, flags=0):
+            return struct.pack(">IIII8sI", version, length, flags, op, b"ctx-hstl", 0)
+
+        def outcome(s):
+            try:
+                data = s.recv(4)
+            except socket.timeout:
+                return "no answer"
+            except ConnectionResetError:
+                return "closed"
+            if len(data) == 0:
+                return "closed"
+            if len(data) < 4:
+                return "short"
+            return "status %d" % struct.unpack(">i", data)[0]
+
+        def cstr(text):
+            return text.encode() + b"\0"
+
+        # A header with protocol version 7.
+        s = connect(); s.sendall(header(0, 6, version=7)); print("wrong-version:", outcome(s)); s.close()
+        # A length far beyond anything the protocol allows.
+        s = connect(); s.sendall(header(0x7FFFFFF0, 6)); print("huge-length:", outcome(s)); s.close()
+        # An operation code that does not exist.
+        s = connect(); s.sendall(header(0, 99)); print("unknown-operation:", outcome(s)); s.close()
+        # A registration whose TXT length byte runs past its data.
+        txt = b"\x20short"
+        body = struct.pack(">II", 0, 0) + cstr("Bad TXT") + cstr("_hhostile._tcp") + cstr("") + cstr("") \
+            + struct.pack(">H", 9000) + struct.pack(">H", len(txt)) + txt
+        s = connect(); s.sendall(header(len(body), 5) + body); print("bad-txt:", outcome(s)); s.close()
+        # A browse whose strings never end.
+        body = struct.pack(">II", 0, 0) + b"_http._tcp_without_a_terminator"
+        s = connect(); s.sendall(header(len(body), 6) + body); print("missing-nul:", outcome(s)); s.close()
+        # A header cut short, then gone.
+        s = connect(); s.sendall(header(10, 6)[:11]); s.close()
+        # Random bytes.
+        s = connect(); s.sendall(bytes(range(256)) * 4); s.close()
+        # Many clients that connect and say nothing.
+        idle = [connect() for _ in range(200)]
+        print("idle-clients: %d open" % len(idle))
+        # A normal browse still gets its status while they wait.
+        body = struct.pack(">II", 0, 0) + cstr("_hhostile._tcp") + cstr("")
+        s = connect(); s.sendall(header(len(body), 6) + body); print("after: browse", outcome(s)); s.close()
+        for c in idle:
+            c.close()
+        """#
+    }
+}
