@@ -5,13 +5,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [ -x Scripts/install-test-deps.sh ] || [ -f Scripts/install-test-deps.sh ]; then
-    bash Scripts/install-test-deps.sh
-fi
+bash Scripts/install-test-deps.sh
 
 echo "== building (debug, with tests)"
-swift build --build-tests 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | grep -v "^\[" || true
-swift build --build-tests >/dev/null
+build_log=$(mktemp /tmp/herald-build.XXXXXX)
+if ! swift build --build-tests >"$build_log" 2>&1; then
+    cat "$build_log"
+    rm -f "$build_log"
+    exit 1
+fi
+tail -n 1 "$build_log"
+rm -f "$build_log"
 
 echo "== building the fuzz targets"
 bash Fuzz/build.sh >/dev/null
