@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+extension HeraldOnTestLANs {
+    /// Stopping and starting heraldd as a service manager would.
+    @Suite("heraldd stopping and restarting", .serialized)
+    struct DaemonLifecycleTests {
+        init() throws {
+            try Requirements.check()
+            _ = try HeraldBinaries.directory()
+        }
+
+        @Test("SIGTERM withdraws every advertised service with goodbyes, and a restarted daemon advertises again")
+        func goodbyesOnTerminateAndCleanRestart() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (server, observer) = (lan.hosts[0], lan.hosts[1])
+            try observer.startAvahi()
+            let type = "_hlife._tcp"
+
+            let daemon = try server.startHeraldd()
+            let register = try daemon.spawnHerald(["register", "Short Lived", type, "7100", "--json"])
+            _ = try observer.waitForAvahiBrowse(type, resolve: false, timeout: 15) { entries in
+                entries.contains { $0.name == "Short Lived" }
+            }
+
+            let stoppedAt = Date()
+            let status = daemon.stop()
+            #expect(status == 0, "heraldd exited with \(String(describing: status)) on SIGTERM:\n\(daemon.log)")
+            #expect(daemon.log.contains("sending goodbyes"), "\(daemon.log)")
+            // The goodbye (TTL 0) makes Avahi drop the service one second later, long before its TTL would.
+            _ = try observer.waitForAvahiBrowse(type, resolve: false, timeout: 5) { entries in
+                !entries.contains { $0.name == "Short Lived" }
+            }
+            let gone = Date().timeIntervalSince(stoppedAt)
+            #expect(gone < 4, "the service took \(gone) s to disappear after SIGTERM")
+            register.send(SIGINT)
+            register.waitForExit(timeout: 5)
+
+            // Started again with the same host name, it takes it back without a rename and serves new registrations.
+            let again = try server.startHeraldd(hostName: daemon.hostName)
+            let registerAgain = try again.spawnHerald(["register", "Born Again", type, "7101", "--json"])
+            let entries = try observer.waitForAvahiBrowse(type, resolve: false, timeout: 15) { entries in
+                entries.contains { $0.name == "Born Again" }
+            }
+            #expect(!entries.contains { $0.name == "Short Lived" }, "\(entries)")
+            #expect(!again.log.contains("is taken by another host"), "the restarted daemon renamed its host:\n\(again.log)")
+            registerAgain.send(SIGINT)
+            registerAgain.waitForExit(timeout: 5)
+        }
+    }
+}
