@@ -25,14 +25,9 @@ struct Lookup: HeraldCommand {
     @Flag(help: "Only IPv6 addresses (AAAA records).")
     var ipv6 = false
 
-    @Flag(help: "Print one JSON object per address instead of text.")
-    var json = false
 
-    @Option(help: ArgumentHelp("Give up after this many seconds without an answer.", valueName: "seconds"))
-    var timeout: Double = 5
 
-    @Flag(name: .customLong("no-wait"), help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
-    var noWait = false
+    @OptionGroup var answers: AnswerOptions
 
     @OptionGroup var connection: ConnectionOptions
 
@@ -45,7 +40,6 @@ struct Lookup: HeraldCommand {
     }
 
     func validate() throws {
-        try validateTimeout(timeout)
         if ipv4 && ipv6 { throw ValidationError("--ipv4 and --ipv6 together are the default; give at most one") }
         let name: DNSName
         do {
@@ -59,11 +53,11 @@ struct Lookup: HeraldCommand {
     }
 
     func execute() throws {
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait)
         let families: DNSServiceProtocol = ipv4 ? .ipv4 : ipv6 ? .ipv6 : [.ipv4, .ipv6]
         try session.start(.addrInfo(AddrInfoRequest(protocol: families, hostname: hostName)), describedAs: label)
         var found: [AddressJSON] = []
-        var window = AnswerWindow(timeout: timeout)
+        var window = AnswerWindow(timeout: answers.timeout)
         while !window.isOver {
             if let received = try session.next(until: window.endsAt), case .addrInfo(let reply) = received.reply {
                 if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
@@ -79,12 +73,12 @@ struct Lookup: HeraldCommand {
         }
         session.close()
         if found.isEmpty {
-            try session.requirePermission(waited: session.wasInterrupted ? nil : timeout)
-            throw CommandFailure("no address within \(DaemonSession.seconds(timeout)); check the host name "
+            try session.requirePermission(waited: session.wasInterrupted ? nil : answers.timeout)
+            throw CommandFailure("no address within \(DaemonSession.seconds(answers.timeout)); check the host name "
                                  + "(herald browse --all shows who is around) or wait longer with --timeout",
                                  exitCode: ExitStatus.failure)
         }
-        if json {
+        if answers.json {
             found.forEach(JSONLine.print)
         } else {
             var table = Table(titles: ["Host", "Interface", "Address"])

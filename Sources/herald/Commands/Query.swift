@@ -23,14 +23,9 @@ struct Query: HeraldCommand {
     @Argument(help: ArgumentHelp("The record type: A, AAAA, PTR, SRV, TXT, HINFO, NSEC, ANY, TYPEnnn or a number.", valueName: "rrtype"))
     var rrtype: String
 
-    @Flag(help: "Print one JSON object per record instead of text.")
-    var json = false
 
-    @Option(help: ArgumentHelp("Give up after this many seconds without an answer.", valueName: "seconds"))
-    var timeout: Double = 5
 
-    @Flag(name: .customLong("no-wait"), help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
-    var noWait = false
+    @OptionGroup var answers: AnswerOptions
 
     @OptionGroup var connection: ConnectionOptions
 
@@ -44,7 +39,6 @@ struct Query: HeraldCommand {
     var ownerName: String { name.hasSuffix(".") ? name : name + "." }
 
     func validate() throws {
-        try validateTimeout(timeout)
         guard recordType != nil else {
             throw ValidationError("'\(rrtype)' is not a record type; use a name such as A, AAAA, PTR, SRV, TXT or ANY, "
                                   + "TYPEnnn, or a number from 0 to 65535")
@@ -63,10 +57,10 @@ struct Query: HeraldCommand {
 
     func execute() throws {
         let type = recordType!
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait)
         try session.start(.query(QueryRecordRequest(name: ownerName, rrtype: type.rawValue)), describedAs: label)
         var found: [RecordJSON] = []
-        var window = AnswerWindow(timeout: timeout)
+        var window = AnswerWindow(timeout: answers.timeout)
         while !window.isOver {
             if let received = try session.next(until: window.endsAt), case .query(let reply) = received.reply {
                 if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
@@ -87,11 +81,11 @@ struct Query: HeraldCommand {
         }
         session.close()
         if found.isEmpty {
-            try session.requirePermission(waited: session.wasInterrupted ? nil : timeout)
-            throw CommandFailure("no record within \(DaemonSession.seconds(timeout)); check the name and type, "
+            try session.requirePermission(waited: session.wasInterrupted ? nil : answers.timeout)
+            throw CommandFailure("no record within \(DaemonSession.seconds(answers.timeout)); check the name and type, "
                                  + "or wait longer with --timeout", exitCode: ExitStatus.failure)
         }
-        if json {
+        if answers.json {
             found.forEach(JSONLine.print)
         } else {
             var table = Table(titles: ["Name", "TTL", "Class", "Type", "Data", "Interface"])

@@ -24,21 +24,15 @@ struct Resolve: HeraldCommand {
     @Argument(help: ArgumentHelp("The service type, such as _ipp._tcp.", valueName: "type"))
     var type: String
 
-    @Flag(help: "Print one JSON object per line (one per interface) instead of text.")
-    var json = false
 
-    @Option(help: ArgumentHelp("Give up after this many seconds without an answer.", valueName: "seconds"))
-    var timeout: Double = 5
 
-    @Flag(name: .customLong("no-wait"), help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
-    var noWait = false
+    @OptionGroup var answers: AnswerOptions
 
     @OptionGroup var connection: ConnectionOptions
 
     var label: String { "resolve \"\(name)\" \(type)" }
 
     func validate() throws {
-        try validateTimeout(timeout)
         let parsed: ServiceType
         do {
             parsed = try ServiceType(type)
@@ -57,10 +51,10 @@ struct Resolve: HeraldCommand {
 
     func execute() throws {
         let type = try ServiceType(self.type)
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait)
         let tracker = ResolutionTracker(session: session, settleTime: .milliseconds(200))
         try tracker.resolve(ResolutionTracker.Instance(name: name, type: type.description + ".", domain: "local."))
-        var window = AnswerWindow(timeout: timeout)
+        var window = AnswerWindow(timeout: answers.timeout)
         while !window.isOver {
             if let received = try session.next(until: window.endsAt) {
                 if try tracker.handle(received) {
@@ -73,8 +67,8 @@ struct Resolve: HeraldCommand {
         session.close()
         let results = tracker.all
         if results.isEmpty {
-            try session.requirePermission(waited: session.wasInterrupted ? nil : timeout)
-            throw CommandFailure("no answer within \(DaemonSession.seconds(timeout)); check the name and type with: "
+            try session.requirePermission(waited: session.wasInterrupted ? nil : answers.timeout)
+            throw CommandFailure("no answer within \(DaemonSession.seconds(answers.timeout)); check the name and type with: "
                                  + "herald browse \(type) (or wait longer with --timeout)", exitCode: ExitStatus.failure)
         }
         show(results)
@@ -82,7 +76,7 @@ struct Resolve: HeraldCommand {
 
     private func show(_ results: [ServiceResolution]) {
         let time = Timestamp()
-        if json {
+        if answers.json {
             for result in results { JSONLine.print(ResolutionJSON(result, time: time)) }
             return
         }
