@@ -17,6 +17,16 @@ fi
 tail -n 1 "$build_log"
 rm -f "$build_log"
 
+echo "== checking the systemd units (systemd-analyze verify and security)"
+units_log=$(mktemp /tmp/herald-units.XXXXXX)
+if ! HERALDD_BINARY="$(swift build --show-bin-path)/heraldd" bash systemd/check-units.sh >"$units_log" 2>&1; then
+    cat "$units_log"
+    rm -f "$units_log"
+    exit 1
+fi
+grep -E "exposure|all checks passed" "$units_log" | tail -n 2
+rm -f "$units_log"
+
 echo "== building the fuzz targets"
 bash Fuzz/build.sh >/dev/null
 
