@@ -21,6 +21,9 @@ public final class Daemon {
     public let appSocket: AppSocketServer
     private let logger: Logger
     private var stopping = false
+    /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
+    private let notifier = SystemdNotifier.fromProcessEnvironment(unsetEnvironment: true)
+    private var nextWatchdog: Int64?
 
     /// Opens every socket. `port` is 5353 except in tests on an isolated network.
     public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws(SystemError) {
@@ -43,16 +46,45 @@ public final class Daemon {
         limits.clients = configuration.clients
         limits.operationsPerClient = configuration.operationsPerClient
         limits.outputBytesPerClient = configuration.clientReplyBuffer
-        appSocket = try AppSocketServer(path: configuration.appSocket, loop: loop, network: network, gate: AllowEverything(),
-                                        limits: limits, logger: logger)
+        // Socket activation: a listening socket named "dnssd" passed by systemd replaces binding our own.
+        let inherited = (try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true))?.descriptors(named: "dnssd").first
+        appSocket = try AppSocketServer(path: configuration.appSocket, inherited: inherited, loop: loop, network: network,
+                                        gate: AllowEverything(), limits: limits, logger: logger)
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
     }
 
     /// Runs until SIGTERM or SIGINT; then says goodbye for everything published.
     public func run() {
         logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path)")
-        loop.run(nextDeadline: { [unowned self] in self.network.nextDeadline }, onDeadline: { [unowned self] in self.network.runDue() })
+        notify { try $0.ready(status: "serving as \(network.engine.hostName)") }
+        scheduleWatchdog()
+        loop.run(nextDeadline: { [unowned self] in
+            [self.network.nextDeadline, self.nextWatchdog].compactMap { $0 }.min()
+        }, onDeadline: { [unowned self] in
+            if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {
+                self.notify { try $0.watchdog() }
+                self.scheduleWatchdog()
+            }
+            self.network.runDue()
+        })
         logger.info("heraldd stopped")
+    }
+
+    /// Pings the watchdog at half the interval systemd asked for.
+    private func scheduleWatchdog() {
+        guard let interval = notifier.watchdogInterval else { return }
+        let milliseconds = Int64(interval.components.seconds) * 1000 + Int64(interval.components.attoseconds / 1_000_000_000_000_000)
+        nextWatchdog = MonotonicClock.milliseconds() + max(1, milliseconds / 2)
+    }
+
+    /// Tells the service manager something; a failure is logged once and never stops the daemon.
+    private func notify(_ message: (SystemdNotifier) throws -> Bool) {
+        guard notifier.isEnabled else { return }
+        do {
+            _ = try message(notifier)
+        } catch {
+            logger.warning("cannot notify the service manager: \(error)")
+        }
     }
 
     private func handleSignals() {
@@ -62,11 +94,14 @@ public final class Daemon {
                 guard !stopping else { continue }
                 stopping = true
                 logger.info("stopping: sending goodbyes")
+                notify { try $0.stopping() }
                 network.shutdown()
                 loop.stop()
             case SIGHUP:
                 logger.info("reloading: re-reading interfaces")
+                notify { try $0.reloading() }
                 network.rescanInterfaces()
+                notify { try $0.ready() }
             default:
                 break
             }

@@ -28,6 +28,8 @@ public final class AppSocketServer {
     let logger: Logger
     let listener: Int32
     public let path: String
+    /// False when the socket came from the service manager, which then also owns its file.
+    private let ownsPath: Bool
     var clients: [Int: AppClient] = [:]
     /// Which client and context each engine operation belongs to.
     var owners: [OperationID: (client: Int, context: ClientContext)] = [:]
@@ -39,15 +41,24 @@ public final class AppSocketServer {
     /// The version reported for the `DaemonVersion` property.
     public static let daemonVersion: UInt32 = 100
 
-    public init(path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, limits: ClientLimits,
-                logger: Logger) throws(SystemError) {
+    /// Listens on `path`, or on `inherited`, a listening socket passed by the service manager (socket activation),
+    /// whose file then belongs to the service manager.
+    public init(path: String, inherited: Int32? = nil, loop: EventLoop, network: NetworkService, gate: AccessGate,
+                limits: ClientLimits, logger: Logger) throws(SystemError) {
         self.path = path
         self.loop = loop
         self.network = network
         self.gate = gate
         self.limits = limits
         self.logger = logger
-        listener = try UnixSocket.listen(at: path)
+        if let inherited {
+            _ = fcntl(inherited, F_SETFL, fcntl(inherited, F_GETFL) | O_NONBLOCK)
+            listener = inherited
+            ownsPath = false
+        } else {
+            listener = try UnixSocket.listen(at: path)
+            ownsPath = true
+        }
         try loop.register(listener, for: .readable) { [unowned self] _ in self.acceptClients() }
         network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
         network.onBatchEnd = { [unowned self] in self.flushReplies() }
@@ -55,7 +66,7 @@ public final class AppSocketServer {
 
     deinit {
         close(listener)
-        unlink(path)
+        if ownsPath { unlink(path) }
     }
 
     /// The number of connected clients.

@@ -1,0 +1,403 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import HeraldWire
+
+/// An Avahi static service file (avahi.service(5)), as found in `/etc/avahi/services/*.service`:
+///
+/// ```xml
+/// <service-group>
+///   <name replace-wildcards="yes">%h SSH</name>
+///   <service protocol="any">
+///     <type>_ssh._tcp</type>
+///     <subtype>_sftp._sub._ssh._tcp</subtype>
+///     <domain-name>local</domain-name>
+///     <host-name>other.local</host-name>
+///     <port>22</port>
+///     <txt-record value-format="text">key=value</txt-record>
+///   </service>
+/// </service-group>
+/// ```
+///
+/// As in Avahi, a service group is published whole or not at all: any error refuses the file. Unknown
+/// elements and attributes are warnings. External entities and DTDs are never loaded.
+public struct AvahiServiceFile: Sendable {
+    public var services: [StaticService]
+    /// Problems that did not stop the file from being used (unknown elements or attributes).
+    public var warnings: [ServiceFileProblem]
+
+    /// Parses a file's contents. `file` names it in problems; `hostName` replaces `%h` in a name with
+    /// `replace-wildcards="yes"`.
+    public init(data: Data, file: String, hostName: String) throws(ServiceFileError) {
+        var problems: [ServiceFileProblem] = []
+        let root: ServiceXMLNode
+        switch XMLTreeBuilder.parse(data) {
+        case .success(let node):
+            root = node
+        case .failure(let failure):
+            throw ServiceFileError(file: file, problems: [
+                ServiceFileProblem(file: file, line: failure.line, element: nil, message: "not well-formed XML: \(failure.message)"),
+            ])
+        }
+        let services = Interpreter(file: file, hostName: hostName).services(in: root, problems: &problems)
+        if problems.contains(where: { $0.severity == .error }) {
+            throw ServiceFileError(file: file, problems: problems)
+        }
+        self.services = services
+        self.warnings = problems
+    }
+
+    public init(contents: String, file: String, hostName: String) throws(ServiceFileError) {
+        try self.init(data: Data(contents.utf8), file: file, hostName: hostName)
+    }
+
+    /// Replaces `%h` with the host name (the only wildcard Avahi knows).
+    public static func replaceWildcards(in text: String, hostName: String) -> String {
+        text.replacingOccurrences(of: "%h", with: hostName)
+    }
+}
+
+// MARK: - Interpretation
+
+private struct Interpreter {
+    var file: String
+    var hostName: String
+
+    func problem(_ node: ServiceXMLNode, _ message: String, _ severity: ServiceFileProblem.Severity = .error) -> ServiceFileProblem {
+        ServiceFileProblem(file: file, line: node.line, element: node.path, severity: severity, message: message)
+    }
+
+    func unknownAttributes(_ node: ServiceXMLNode, allowed: Set<String>, problems: inout [ServiceFileProblem]) {
+        for name in node.attributes.keys.sorted() where !allowed.contains(name) {
+            problems.append(problem(node, "unknown attribute \"\(name)\" ignored", .warning))
+        }
+    }
+
+    func services(in root: ServiceXMLNode, problems: inout [ServiceFileProblem]) -> [StaticService] {
+        guard root.name == "service-group" else {
+            problems.append(problem(root, "the root element is <\(root.name)>, expected <service-group>"))
+            return []
+        }
+        unknownAttributes(root, allowed: [], problems: &problems)
+        var name: String?
+        var serviceNodes: [ServiceXMLNode] = []
+        var nameSeen = false
+        for child in root.children {
+            switch child.name {
+            case "name":
+                if nameSeen {
+                    problems.append(problem(child, "<name> given more than once"))
+                    continue
+                }
+                nameSeen = true
+                unknownAttributes(child, allowed: ["replace-wildcards"], problems: &problems)
+                var text = child.text.trimmingWhitespace()
+                switch child.attributes["replace-wildcards"] {
+                case nil, "no": break
+                case "yes": text = AvahiServiceFile.replaceWildcards(in: text, hostName: hostName)
+                case let other?:
+                    problems.append(problem(child, "replace-wildcards must be \"yes\" or \"no\", not \"\(other)\""))
+                }
+                if let message = ServiceFileSupport.validateInstance(text) {
+                    problems.append(problem(child, message))
+                } else {
+                    name = text
+                }
+            case "service":
+                serviceNodes.append(child)
+            default:
+                problems.append(problem(child, "unknown element <\(child.name)> ignored", .warning))
+            }
+        }
+        if !nameSeen { problems.append(problem(root, "<name> is missing")) }
+        if serviceNodes.isEmpty { problems.append(problem(root, "the group has no <service>")) }
+        var services: [StaticService] = []
+        for node in serviceNodes {
+            if let service = self.service(node, name: name ?? "", problems: &problems) {
+                services.append(service)
+            }
+        }
+        return name == nil ? [] : services
+    }
+
+    func service(_ node: ServiceXMLNode, name: String, problems: inout [ServiceFileProblem]) -> StaticService? {
+        let errorsBefore = problems.filter { $0.severity == .error }.count
+        unknownAttributes(node, allowed: ["protocol"], problems: &problems)
+        var proto = StaticServiceProtocol.any
+        if let text = node.attributes["protocol"] {
+            if let value = StaticServiceProtocol(rawValue: text) {
+                proto = value
+            } else {
+                problems.append(problem(node, "protocol must be \"ipv4\", \"ipv6\" or \"any\", not \"\(text)\""))
+            }
+        }
+        var typeNode: ServiceXMLNode?
+        var portNode: ServiceXMLNode?
+        var domainNode: ServiceXMLNode?
+        var hostNode: ServiceXMLNode?
+        var subtypeNodes: [ServiceXMLNode] = []
+        var txtNodes: [ServiceXMLNode] = []
+        for child in node.children {
+            func single(_ slot: inout ServiceXMLNode?) {
+                if slot != nil {
+                    problems.append(problem(child, "<\(child.name)> given more than once"))
+                } else {
+                    slot = child
+                }
+                unknownAttributes(child, allowed: [], problems: &problems)
+            }
+            switch child.name {
+            case "type": single(&typeNode)
+            case "port": single(&portNode)
+            case "domain-name": single(&domainNode)
+            case "host-name": single(&hostNode)
+            case "subtype":
+                unknownAttributes(child, allowed: [], problems: &problems)
+                subtypeNodes.append(child)
+            case "txt-record":
+                unknownAttributes(child, allowed: ["value-format"], problems: &problems)
+                txtNodes.append(child)
+            default:
+                problems.append(problem(child, "unknown element <\(child.name)> ignored", .warning))
+            }
+        }
+
+        var type: ServiceType?
+        if let typeNode {
+            let text = typeNode.text.trimmingWhitespace()
+            do {
+                let parsed = try ServiceType(text)
+                if parsed.hasSubtype {
+                    problems.append(problem(typeNode, "the type \"\(text)\" has a subtype; give subtypes in <subtype>"))
+                } else {
+                    type = parsed
+                }
+            } catch {
+                problems.append(problem(typeNode, "bad service type \"\(text)\": \(error)"))
+            }
+        } else {
+            problems.append(problem(node, "<type> is missing"))
+        }
+        if let domainNode, let base = type {
+            let text = domainNode.text.trimmingWhitespace()
+            do {
+                type = try base.inDomain(try DNSName(text))
+            } catch {
+                problems.append(problem(domainNode, "bad domain name \"\(text)\": \(error)"))
+            }
+        }
+        var host: DNSName?
+        if let hostNode {
+            let text = hostNode.text.trimmingWhitespace()
+            do {
+                let parsed = try DNSName(text)
+                if parsed.isRoot { throw ProblemText("empty") }
+                host = parsed
+            } catch {
+                problems.append(problem(hostNode, "bad host name \"\(text)\""))
+            }
+        }
+        var port: UInt16?
+        if let portNode {
+            let text = portNode.text.trimmingWhitespace()
+            if let value = UInt16(text) {
+                port = value
+            } else {
+                problems.append(problem(portNode, "the port \"\(text)\" is not a number from 0 to 65535"))
+            }
+        } else {
+            problems.append(problem(node, "<port> is missing"))
+        }
+        var subtypes: [String] = []
+        if let type {
+            for subtypeNode in subtypeNodes {
+                switch ServiceFileSupport.subtypeLabel(subtypeNode.text, of: type) {
+                case .success(let label): subtypes.append(label)
+                case .failure(let failure): problems.append(problem(subtypeNode, failure.text))
+                }
+            }
+        }
+        var entries: [TXTEntry] = []
+        var entryNodes: [ServiceXMLNode] = []
+        for txtNode in txtNodes {
+            if let entry = self.txtEntry(txtNode, problems: &problems) {
+                entries.append(entry)
+                entryNodes.append(txtNode)
+            }
+        }
+        var txt = TXTRecord.empty
+        if !entries.isEmpty {
+            do {
+                txt = try TXTRecord(entries: entries)
+            } catch {
+                // Find the entry at fault for the location.
+                var culprit = node
+                if case .duplicateKey(let key) = error,
+                   let index = entries.indices.dropFirst().first(where: { i in
+                       entries[..<i].contains { $0.key.lowercased() == key.lowercased() } && entries[i].key.lowercased() == key.lowercased()
+                   }) {
+                    culprit = entryNodes[index]
+                } else if case .stringTooLong = error,
+                          let index = entries.firstIndex(where: { $0.key.utf8.count + 1 + ($0.value?.count ?? 0) > 255 }) {
+                    culprit = entryNodes[index]
+                }
+                problems.append(problem(culprit, "bad TXT record: \(error)"))
+            }
+        }
+        let errorsAfter = problems.filter { $0.severity == .error }.count
+        guard errorsAfter == errorsBefore, let type, let port else { return nil }
+        return StaticService(name: name, type: type, subtypes: subtypes, host: host, port: port,
+                             txtRecords: [txt], protocol: proto, file: file)
+    }
+
+    func txtEntry(_ node: ServiceXMLNode, problems: inout [ServiceFileProblem]) -> TXTEntry? {
+        // The text is used exactly as written (no trimming): TXT values may hold spaces.
+        let text = node.text
+        let format = node.attributes["value-format"] ?? "text"
+        let key: String
+        let valueText: String?
+        if let equals = text.firstIndex(of: "=") {
+            key = String(text[..<equals])
+            valueText = String(text[text.index(after: equals)...])
+        } else {
+            key = text
+            valueText = nil
+        }
+        do {
+            try TXTRecord.validate(key: key)
+        } catch {
+            problems.append(problem(node, "bad TXT key \"\(key)\": \(error)"))
+            return nil
+        }
+        guard let valueText else {
+            if format != "text" && format != "binary-hex" && format != "binary-base64" {
+                problems.append(problem(node, "unknown value-format \"\(format)\""))
+                return nil
+            }
+            return TXTEntry(key: key, value: nil)
+        }
+        switch format {
+        case "text":
+            return TXTEntry(key: key, value: Array(valueText.utf8))
+        case "binary-hex":
+            guard let bytes = ServiceFileSupport.decodeHex(valueText.trimmingWhitespace()) else {
+                problems.append(problem(node, "the value of \"\(key)\" is not valid hexadecimal"))
+                return nil
+            }
+            return TXTEntry(key: key, value: bytes)
+        case "binary-base64":
+            guard let bytes = ServiceFileSupport.decodeBase64(valueText.trimmingWhitespace()) else {
+                problems.append(problem(node, "the value of \"\(key)\" is not valid base64"))
+                return nil
+            }
+            return TXTEntry(key: key, value: bytes)
+        default:
+            problems.append(problem(node, "unknown value-format \"\(format)\" (expected text, binary-hex or binary-base64)"))
+            return nil
+        }
+    }
+}
+
+// MARK: - A minimal XML tree
+
+final class ServiceXMLNode {
+    let name: String
+    let attributes: [String: String]
+    let line: Int
+    let path: String
+    var text = ""
+    var children: [ServiceXMLNode] = []
+
+    init(name: String, attributes: [String: String], line: Int, path: String) {
+        self.name = name
+        self.attributes = attributes
+        self.line = line
+        self.path = path
+    }
+}
+
+struct XMLFailure: Error {
+    var line: Int?
+    var message: String
+}
+
+private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
+    private var stack: [ServiceXMLNode] = []
+    private var root: ServiceXMLNode?
+    private var failure: XMLFailure?
+    /// Counts of each child name, per open element, for `[n]` in paths.
+    private var counts: [[String: Int]] = [[:]]
+    private weak var parser: XMLParser?
+
+    static func parse(_ data: Data) -> Result<ServiceXMLNode, XMLFailure> {
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.shouldProcessNamespaces = false
+        parser.shouldReportNamespacePrefixes = false
+        let builder = XMLTreeBuilder()
+        builder.parser = parser
+        parser.delegate = builder
+        let ok = parser.parse()
+        if let failure = builder.failure { return .failure(failure) }
+        guard ok, let root = builder.root else {
+            let message = parser.parserError.map { "\($0.localizedDescription)" } ?? "the document could not be parsed"
+            return .failure(XMLFailure(line: parser.lineNumber > 0 ? parser.lineNumber : nil, message: message))
+        }
+        return .success(root)
+    }
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        if stack.isEmpty && root != nil {
+            fail(parser, "more than one root element")
+            return
+        }
+        let count = (counts[counts.count - 1][elementName] ?? 0) + 1
+        counts[counts.count - 1][elementName] = count
+        let parentPath = stack.last?.path ?? ""
+        // Repeated elements are numbered from the second on: `service`, `service[2]`, …
+        let step = count == 1 ? elementName : "\(elementName)[\(count)]"
+        let node = ServiceXMLNode(name: elementName, attributes: attributeDict, line: parser.lineNumber, path: parentPath + "/" + step)
+        if let parent = stack.last {
+            parent.children.append(node)
+        } else {
+            root = node
+        }
+        stack.append(node)
+        counts.append([:])
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+        guard !stack.isEmpty else { return }
+        stack.removeLast()
+        counts.removeLast()
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        stack.last?.text += string
+    }
+
+    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+        stack.last?.text += String(decoding: CDATABlock, as: UTF8.self)
+    }
+
+    func parser(_ parser: XMLParser, foundInternalEntityDeclarationWithName name: String, value: String?) {
+        fail(parser, "entity declarations are not allowed")
+    }
+
+    func parser(_ parser: XMLParser, foundExternalEntityDeclarationWithName name: String, publicID: String?, systemID: String?) {
+        fail(parser, "entity declarations are not allowed")
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
+        if failure == nil {
+            failure = XMLFailure(line: parser.lineNumber > 0 ? parser.lineNumber : nil, message: "\(parseError.localizedDescription)")
+        }
+    }
+
+    private func fail(_ parser: XMLParser, _ message: String) {
+        if failure == nil { failure = XMLFailure(line: parser.lineNumber, message: message) }
+        parser.abortParsing()
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import HeraldEngine
+import HeraldWire
+
+/// A `services.d` directory: every `*.service` (Avahi XML) and `*.dnssd` (systemd-resolved) file in it.
+public enum ServiceDirectory {
+    /// What a directory held.
+    public struct Contents: Sendable {
+        /// The services of every usable file, in file-name order.
+        public var services: [StaticService]
+        /// Every problem found, errors (the file was refused) and warnings (something was ignored), in
+        /// file-name order.
+        public var problems: [ServiceFileProblem]
+
+        public init(services: [StaticService] = [], problems: [ServiceFileProblem] = []) {
+            self.services = services
+            self.problems = problems
+        }
+
+        /// The files refused, each with its problems.
+        public var errors: [ServiceFileProblem] { problems.filter { $0.severity == .error } }
+
+        public func registrations(autoRename: Bool = true) -> [ServiceRegistration] {
+            StaticService.registrations(for: services, autoRename: autoRename)
+        }
+    }
+
+    /// Reads every `*.service` and `*.dnssd` file of `path` (not recursively; hidden files are skipped).
+    /// A broken file is reported and skipped; the others are still used. A missing or unreadable
+    /// directory is itself reported as a problem. Problems name files by their full path.
+    public static func load(path: String, hostName: String) -> Contents {
+        load(path: path, hostName: hostName, specifiers: .system(hostName: hostName))
+    }
+
+    public static func load(path: String, hostName: String, specifiers: SystemdDNSSDFile.Specifiers) -> Contents {
+        var contents = Contents()
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: path)
+        } catch {
+            contents.problems.append(ServiceFileProblem(file: path, message: "cannot read the directory: \(error.localizedDescription)"))
+            return contents
+        }
+        let base = URL(fileURLWithPath: path)
+        for name in names.sorted() where !name.hasPrefix(".") && (name.hasSuffix(".service") || name.hasSuffix(".dnssd")) {
+            let filePath = base.appendingPathComponent(name).path
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: filePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                continue
+            }
+            guard let data = FileManager.default.contents(atPath: filePath) else {
+                contents.problems.append(ServiceFileProblem(file: filePath, message: "cannot read the file (check its permissions)"))
+                continue
+            }
+            do {
+                if name.hasSuffix(".service") {
+                    let parsed = try AvahiServiceFile(data: data, file: filePath, hostName: hostName)
+                    contents.services += parsed.services
+                    contents.problems += parsed.warnings
+                } else {
+                    guard let text = String(data: data, encoding: .utf8) else {
+                        contents.problems.append(ServiceFileProblem(file: filePath, message: "the file is not UTF-8 text"))
+                        continue
+                    }
+                    let parsed = try SystemdDNSSDFile(contents: text, file: filePath, specifiers: specifiers)
+                    contents.services += parsed.services
+                    contents.problems += parsed.warnings
+                }
+            } catch {
+                contents.problems += error.problems
+            }
+        }
+        return contents
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+extension HeraldOnTestLANs {
+    /// heraldd under a service manager: readiness and watchdog notifications, reload and stop, and an app socket
+    /// handed over by socket activation.
+    @Suite("heraldd under systemd's protocols", .serialized)
+    struct ServiceManagerTests {
+        init() throws {
+            try Requirements.check()
+            _ = try HeraldBinaries.directory()
+        }
+
+        @Test("heraldd reports READY, WATCHDOG, RELOADING and STOPPING, and serves on a socket systemd passed to it")
+        func notifyAndSocketActivation() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let result = try host.run(["python3", "-c", Self.serviceManager, try HeraldBinaries.heraldd(), host.directory],
+                                      timeout: 60)
+            #expect(result.status == 0, "\(result)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            // READY=1 comes once the sockets are bound, and only then does the activated socket answer.
+            #expect(lines.first { $0.hasPrefix("notify:") }?.contains("READY=1") == true, "\(result.stdout)")
+            #expect(lines.contains("browse status: 0"), "\(result.stdout)")
+            #expect(lines.contains { $0.hasPrefix("notify:") && $0.contains("WATCHDOG=1") }, "\(result.stdout)")
+            let reload = lines.firstIndex { $0.hasPrefix("notify:") && $0.contains("RELOADING=1") }
+            let readyAgain = lines.lastIndex { $0.hasPrefix("notify:") && $0.contains("READY=1") }
+            #expect(reload != nil && readyAgain != nil && readyAgain! > reload!, "\(result.stdout)")
+            #expect(lines.contains { $0.hasPrefix("notify:") && $0.contains("STOPPING=1") }, "\(result.stdout)")
+            #expect(lines.contains("exit: 0"), "\(result.stdout)")
+        }
+
+        /// argv: HERALDD DIR. Plays the service manager: binds a notification socket, starts heraldd through
+        /// systemd-socket-activate (which passes a listening app socket named "dnssd"), asks for a 1 s watchdog,
+        /// talks to the passed socket, then sends SIGHUP and SIGTERM; prints what it saw.
+        static let serviceManager = #"""
+        import os, signal, socket, struct, subprocess, sys, time
+        heraldd, directory = sys.argv[1], sys.argv[2]
+        notify_path = os.path.join(directory, "notify.sock")
+        app_path = os.path.join(directory, "activated.sock")
+        for path in (notify_path, app_path):
+            if os.path.exists(path): os.unlink(path)
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(notify_path)
+        notify.settimeout(0.2)
+        # systemd-socket-activate passes only the variables named with -E on to the service.
+        process = subprocess.Popen(
+            ["systemd-socket-activate", "-l", app_path, "--fdname=dnssd",
+             "-E", "NOTIFY_SOCKET=" + notify_path, "-E", "WATCHDOG_USEC=1000000",
+             heraldd, "--hostname", "managed", "--socket", os.path.join(directory, "unused.sock")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+        def collect(seconds):
+            end = time.time() + seconds
+            while time.time() < end:
+                try:
+                    data = notify.recv(4096)
+                    print("notify:", data.decode().replace("\n", " "), flush=True)
+                except socket.timeout:
+                    pass
+
+        collect(1.0)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(app_path)
+        s.settimeout(3)
+        body = struct.pack(">II", 0, 0) + b"_http._tcp\0" + b"\0"
+        s.sendall(struct.pack(">IIII8sI", 1, len(body), 0, 6, b"ctx-sysd", 0) + body)
+        print("browse status:", struct.unpack(">i", s.recv(4))[0], flush=True)
+        s.close()
+        collect(1.5)
+        process.send_signal(signal.SIGHUP)
+        collect(0.8)
+        process.send_signal(signal.SIGTERM)
+        collect(0.8)
+        try:
+            print("exit:", process.wait(timeout=5), flush=True)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            print("exit: timeout", flush=True)
+        sys.stderr.write(process.stderr.read().decode())
+        """#
+    }
+}
