@@ -19,6 +19,7 @@ public final class Daemon {
     private let signals: SignalSource
     public let network: NetworkService
     public let appSocket: AppSocketServer
+    private let staticServices: StaticServicePublisher
     private let logger: Logger
     private var stopping = false
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
@@ -50,12 +51,14 @@ public final class Daemon {
         let inherited = (try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true))?.descriptors(named: "dnssd").first
         appSocket = try AppSocketServer(path: configuration.appSocket, inherited: inherited, loop: loop, network: network,
                                         gate: AllowEverything(), limits: limits, logger: logger)
+        staticServices = StaticServicePublisher(directory: configuration.servicesDirectory, network: network, logger: logger)
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
     }
 
     /// Runs until SIGTERM or SIGINT; then says goodbye for everything published.
     public func run() {
-        logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path)")
+        staticServices.reload()
+        logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path), \(staticServices.count) static services")
         notify { try $0.ready(status: "serving as \(network.engine.hostName)") }
         scheduleWatchdog()
         loop.run(nextDeadline: { [unowned self] in
@@ -98,9 +101,10 @@ public final class Daemon {
                 network.shutdown()
                 loop.stop()
             case SIGHUP:
-                logger.info("reloading: re-reading interfaces")
+                logger.info("reloading: re-reading interfaces and service files")
                 notify { try $0.reloading() }
                 network.rescanInterfaces()
+                staticServices.reload()
                 notify { try $0.ready() }
             default:
                 break

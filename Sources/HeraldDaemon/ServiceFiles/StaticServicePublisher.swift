@@ -1,0 +1,66 @@
+import HeraldEngine
+import HeraldWire
+import Logging
+
+/// Publishes the administrator's service files (services.d) through the engine, and keeps them in step with
+/// the directory on every reload: new files are probed and announced, removed ones say goodbye, a changed TXT
+/// record is announced again, any other change re-registers the service. Static services are the
+/// administrator's own and are not subject to app permissions.
+final class StaticServicePublisher {
+    private let directory: String
+    private let network: NetworkService
+    private let logger: Logger
+    /// What is published, by instance name and type.
+    private var published: [String: (id: OperationID, registration: ServiceRegistration)] = [:]
+    /// Operation IDs of static services live far above those of app-socket clients.
+    private var nextID: UInt64 = 1 << 48
+
+    init(directory: String, network: NetworkService, logger: Logger) {
+        self.directory = directory
+        self.network = network
+        self.logger = logger
+    }
+
+    /// The number of static services published.
+    var count: Int { published.count }
+
+    /// Reads the directory and brings what is published in line with it.
+    func reload() {
+        let contents = ServiceDirectory.load(path: directory, hostName: network.engine.hostLabel)
+        for problem in contents.problems {
+            if problem.severity == .error { logger.error("services: \(problem)") } else { logger.warning("services: \(problem)") }
+        }
+        var wanted: [String: ServiceRegistration] = [:]
+        for registration in contents.registrations() {
+            wanted[Self.key(registration)] = registration
+        }
+        for (key, entry) in published.sorted(by: { $0.key < $1.key }) where wanted[key] == nil {
+            logger.info("services: withdrawing \(key)")
+            network.perform { engine, now in engine.cancel(entry.id, at: now) }
+            published[key] = nil
+        }
+        for (key, registration) in wanted.sorted(by: { $0.key < $1.key }) {
+            if let current = published[key] {
+                guard current.registration != registration else { continue }
+                var sameButTXT = current.registration
+                sameButTXT.txt = registration.txt
+                if sameButTXT == registration {
+                    logger.info("services: announcing the new TXT record of \(key)")
+                    network.perform { engine, now in engine.updateTXT(current.id, txt: registration.txt, at: now) }
+                    published[key] = (current.id, registration)
+                    continue
+                }
+                network.perform { engine, now in engine.cancel(current.id, at: now) }
+            }
+            nextID += 1
+            let id = OperationID(nextID)
+            logger.info("services: publishing \(key) on port \(registration.port)")
+            network.perform { engine, now in engine.register(id, registration, at: now) }
+            published[key] = (id, registration)
+        }
+    }
+
+    private static func key(_ registration: ServiceRegistration) -> String {
+        "\"\(registration.instance)\" \(registration.type)"
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+extension HeraldOnTestLANs {
+    /// The administrator's service files (services.d), as Avahi on another host sees them.
+    @Suite("heraldd publishing services.d", .serialized)
+    struct StaticServiceTests {
+        init() throws {
+            try Requirements.check()
+            _ = try HeraldBinaries.directory()
+        }
+
+        /// The repository's example service files.
+        static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("services.d")
+
+        @Test("the shipped Avahi and systemd service files appear in avahi-browse, and SIGHUP adds, changes and withdraws them")
+        func servicesDirectory() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (server, observer) = (lan.hosts[0], lan.hosts[1])
+            try observer.startAvahi()
+            let directory = server.directory + "/services.d"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for file in ["ssh.service", "http.dnssd"] {
+                try FileManager.default.copyItem(atPath: Self.examples.appendingPathComponent(file).path,
+                                                 toPath: directory + "/" + file)
+            }
+            // A broken file is reported and skipped; the others are published all the same.
+            try "<service-group><name>Broken</name><service><type>_broken._tcp</type></service>"
+                .write(toFile: directory + "/broken.service", atomically: true, encoding: .utf8)
+
+            let daemon = try server.startHeraldd(hostName: "files", arguments: ["--services-dir", directory])
+            let ssh = try observer.waitForAvahiBrowse("_ssh._tcp", timeout: 15) { entries in
+                entries.contains { $0.event == .resolved && $0.name == "files" }
+            }
+            #expect(ssh.contains { $0.event == .resolved && $0.name == "files" && $0.port == 22 }, "\(ssh)")
+            let web = try observer.waitForAvahiBrowse("_http._tcp", timeout: 15) { entries in
+                entries.contains { $0.event == .resolved && $0.name == "files web" }
+            }
+            #expect(web.contains { $0.event == .resolved && $0.name == "files web" && $0.port == 80 && $0.txt == ["path=/"] }, "\(web)")
+            #expect(daemon.log.contains("broken.service"), "the broken file was not reported:\n\(daemon.log)")
+
+            // SIGHUP: one file added, one changed (TXT), one removed.
+            try "[Service]\nName=Added Later\nType=_hadded._tcp\nPort=4321\n"
+                .write(toFile: directory + "/added.dnssd", atomically: true, encoding: .utf8)
+            try "[Service]\nName=%H web\nType=_http._tcp\nPort=80\nTxtText=path=/changed\n"
+                .write(toFile: directory + "/http.dnssd", atomically: true, encoding: .utf8)
+            try FileManager.default.removeItem(atPath: directory + "/ssh.service")
+            daemon.process.send(SIGHUP)
+
+            let added = try observer.waitForAvahiBrowse("_hadded._tcp", timeout: 15) { entries in
+                entries.contains { $0.event == .resolved && $0.name == "Added Later" && $0.port == 4321 }
+            }
+            #expect(!added.isEmpty)
+            _ = try observer.waitForAvahiBrowse("_http._tcp", timeout: 15) { entries in
+                entries.contains { $0.event == .resolved && $0.name == "files web" && $0.txt == ["path=/changed"] }
+            }
+            _ = try observer.waitForAvahiBrowse("_ssh._tcp", resolve: false, timeout: 10) { entries in
+                !entries.contains { $0.name == "files" }
+            }
+            #expect(daemon.process.isRunning, "\(daemon.log)")
+        }
+    }
+}
