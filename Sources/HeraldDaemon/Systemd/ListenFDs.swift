@@ -1,3 +1,4 @@
+import CHeraldSystem
 import Glibc
 
 /// Socket activation, written by hand after `sd_listen_fds_with_names`: the descriptors systemd passes

@@ -1,3 +1,4 @@
+import CHeraldSystem
 import Glibc
 
 /// The sd_notify protocol, written by hand: state changes sent as datagrams of `KEY=value` lines
