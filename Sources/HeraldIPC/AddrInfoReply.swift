@@ -31,9 +31,7 @@ public struct AddrInfoReply: IPCReplyMessage {
         interfaceIndex = try reader.readUInt32(.interfaceIndex)
         error = try reader.readError()
         hostname = try reader.readString(.hostname)
-        rrtype = try reader.readUInt16(.rrtype)
-        rrclass = try reader.readUInt16(.rrclass)
-        rdata = try reader.readLengthPrefixedData(length: .rdataLength, data: .rdata)
+        (rrtype, rrclass, rdata) = try reader.readRecordFields()
         ttl = try reader.readUInt32(.ttl)
     }
 
@@ -42,9 +40,7 @@ public struct AddrInfoReply: IPCReplyMessage {
         writer.writeUInt32(interfaceIndex)
         writer.writeError(error)
         try writer.writeString(hostname, .hostname)
-        writer.writeUInt16(rrtype)
-        writer.writeUInt16(rrclass)
-        try writer.writeLengthPrefixedData(rdata, .rdata)
+        try writer.writeRecordFields(rrtype: rrtype, rrclass: rrclass, rdata: rdata)
         writer.writeUInt32(ttl)
     }
 }

@@ -26,17 +26,13 @@ public struct ReconfirmRequest: IPCRequestMessage {
         flags = try reader.readFlags()
         interfaceIndex = try reader.readUInt32(.interfaceIndex)
         fullname = try reader.readString(.fullname)
-        rrtype = try reader.readUInt16(.rrtype)
-        rrclass = try reader.readUInt16(.rrclass)
-        rdata = try reader.readLengthPrefixedData(length: .rdataLength, data: .rdata)
+        (rrtype, rrclass, rdata) = try reader.readRecordFields()
     }
 
     public func write(to writer: inout IPCBodyWriter) throws(IPCEncodeError) {
         writer.writeFlags(flags)
         writer.writeUInt32(interfaceIndex)
         try writer.writeString(fullname, .fullname)
-        writer.writeUInt16(rrtype)
-        writer.writeUInt16(rrclass)
-        try writer.writeLengthPrefixedData(rdata, .rdata)
+        try writer.writeRecordFields(rrtype: rrtype, rrclass: rrclass, rdata: rdata)
     }
 }

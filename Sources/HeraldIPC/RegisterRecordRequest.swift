@@ -35,9 +35,7 @@ public struct RegisterRecordRequest: IPCRequestMessage {
         flags = try reader.readFlags()
         interfaceIndex = try reader.readUInt32(.interfaceIndex)
         fullname = try reader.readString(.fullname)
-        rrtype = try reader.readUInt16(.rrtype)
-        rrclass = try reader.readUInt16(.rrclass)
-        rdata = try reader.readLengthPrefixedData(length: .rdataLength, data: .rdata)
+        (rrtype, rrclass, rdata) = try reader.readRecordFields()
         ttl = try reader.readUInt32(.ttl)
     }
 
@@ -45,9 +43,7 @@ public struct RegisterRecordRequest: IPCRequestMessage {
         writer.writeFlags(flags)
         writer.writeUInt32(interfaceIndex)
         try writer.writeString(fullname, .fullname)
-        writer.writeUInt16(rrtype)
-        writer.writeUInt16(rrclass)
-        try writer.writeLengthPrefixedData(rdata, .rdata)
+        try writer.writeRecordFields(rrtype: rrtype, rrclass: rrclass, rdata: rdata)
         writer.writeUInt32(ttl)
     }
 }

@@ -1,6 +1,6 @@
 /// The JSON objects `--json` prints, one per line. Field names are the contract for scripts.
 
-/// A browse result: `event` is `add` or `remove`.
+/// A browse result: `event` is `add` or `remove`. A service type found by `browse --all` has no `name`.
 struct BrowseEventJSON: Encodable {
     var time: String
     var event: String
@@ -8,17 +8,7 @@ struct BrowseEventJSON: Encodable {
     var interfaceIndex: UInt32
     var domain: String
     var type: String
-    var name: String
-}
-
-/// A service type found (`browse --all`): `event` is `add` or `remove`.
-struct ServiceTypeEventJSON: Encodable {
-    var time: String
-    var event: String
-    var interface: String
-    var interfaceIndex: UInt32
-    var domain: String
-    var type: String
+    var name: String?
 }
 
 /// A resolved instance (`browse --resolve`, `resolve`): `event` is `resolved`.

@@ -48,9 +48,9 @@ struct EventPrinter {
     func serviceType(_ type: String, interfaceIndex: UInt32, domain: String, added: Bool) {
         let time = Timestamp()
         if json {
-            JSONLine.print(ServiceTypeEventJSON(
+            JSONLine.print(BrowseEventJSON(
                 time: time.iso8601, event: added ? "add" : "remove", interface: InterfaceNames.name(of: interfaceIndex),
-                interfaceIndex: interfaceIndex, domain: domain, type: type))
+                interfaceIndex: interfaceIndex, domain: domain, type: type, name: nil))
         } else {
             StandardOutput.line(line(time, added ? "+" : "-", interfaceIndex: interfaceIndex, domain: domain, type: type, name: ""))
         }
