@@ -50,8 +50,10 @@ for host in a b; do
 done
 
 echo "== heraldd on host 'alpha' (10.214.0.1) and host 'beta' (10.214.0.2)"
-ip netns exec "${prefix}a" "$bin/heraldd" --hostname alpha --socket "$run_dir/alpha.sock" 2>"$run_dir/alpha.log" &
-ip netns exec "${prefix}b" "$bin/heraldd" --hostname beta --socket "$run_dir/beta.sock" 2>"$run_dir/beta.log" &
+ip netns exec "${prefix}a" "$bin/heraldd" --hostname alpha --socket "$run_dir/alpha.sock" \
+    --control-socket "$run_dir/alpha-control.sock" --state-dir "$run_dir/alpha-state" 2>"$run_dir/alpha.log" &
+ip netns exec "${prefix}b" "$bin/heraldd" --hostname beta --socket "$run_dir/beta.sock" \
+    --control-socket "$run_dir/beta-control.sock" --state-dir "$run_dir/beta-state" 2>"$run_dir/beta.log" &
 sleep 2
 sed 's/^/   alpha: /' "$run_dir/alpha.log"
 

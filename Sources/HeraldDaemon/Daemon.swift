@@ -1,6 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
+import HeraldBroker
+import HeraldControl
 import HeraldEngine
 import HeraldWire
 import Logging
@@ -19,16 +22,36 @@ public final class Daemon {
     private let signals: SignalSource
     public let network: NetworkService
     public let appSocket: AppSocketServer
+    public let broker: PermissionBroker
+    public let controlSocket: ControlSocketServer
+    private let appsDirectory: AppsDirectory
     private let staticServices: StaticServicePublisher
+    let startedAt = MonotonicClock.milliseconds()
     private let logger: Logger
     private var stopping = false
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
     private let notifier = SystemdNotifier.fromProcessEnvironment(unsetEnvironment: true)
     private var nextWatchdog: Int64?
 
-    /// Opens every socket. `port` is 5353 except in tests on an isolated network.
-    public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws(SystemError) {
+    /// Opens the permission store and every socket. `port` is 5353 except in tests on an isolated network.
+    public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws {
         self.logger = logger
+        let operators = OperatorRule.resolving(groupName: configuration.operatorGroup)
+        if operators.groupID == nil {
+            logger.notice("the operator group '\(configuration.operatorGroup)' does not exist: only root is an operator")
+        }
+        do {
+            broker = try PermissionBroker(
+                stateDirectory: configuration.stateDirectory,
+                policy: PermissionPolicy(operatorRule: operators,
+                                         addressLookupsOpenToAllUsers: configuration.addressLookupsOpenToAllUsers),
+                options: PermissionStore.Options(auditLogLimit: configuration.auditLogLines,
+                                                 pendingRequestLimit: configuration.pendingRequestLimit),
+                logger: logger)
+        } catch {
+            throw DaemonStartError("\(error)")
+        }
+        appsDirectory = AppsDirectory(path: configuration.appsDirectory)
         signals = try SignalSource()
         loop = try EventLoop()
         var engine = EngineConfiguration(hostName: configuration.hostName ?? systemHostName(),
@@ -48,28 +71,42 @@ public final class Daemon {
         limits.operationsPerClient = configuration.operationsPerClient
         limits.outputBytesPerClient = configuration.clientReplyBuffer
         // Socket activation: a listening socket named "dnssd" passed by systemd replaces binding our own.
-        let inherited = (try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true))?.descriptors(named: "dnssd").first
-        appSocket = try AppSocketServer(path: configuration.appSocket, inherited: inherited, loop: loop, network: network,
-                                        gate: AllowEverything(), limits: limits, logger: logger)
+        let listenFDs = try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true)
+        appSocket = try AppSocketServer(path: configuration.appSocket, inherited: listenFDs?.descriptors(named: "dnssd").first,
+                                        loop: loop, network: network, gate: broker, limits: limits, logger: logger)
         staticServices = StaticServicePublisher(directory: configuration.servicesDirectory, network: network, logger: logger)
+        var statusProvider: () -> ControlStatus = { fatalError("status asked before the daemon was built") }
+        controlSocket = try ControlSocketServer(
+            path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
+            broker: broker, operators: operators, logger: logger, status: { statusProvider() })
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
+        statusProvider = { [unowned self] in self.status() }
+        broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged(for: { _ in true }) }
+        broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
+        broker.onDecisionChanged = { [unowned self] in self.controlSocket.notifyDecision($0) }
+        broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }
     }
 
     /// Runs until SIGTERM or SIGINT; then says goodbye for everything published.
     public func run() {
+        appsDirectory.load(into: broker, logger: logger)
         staticServices.reload()
         logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path), \(staticServices.count) static services")
         notify { try $0.ready(status: "serving as \(network.engine.hostName)") }
         scheduleWatchdog()
         loop.run(nextDeadline: { [unowned self] in
-            [self.network.nextDeadline, self.nextWatchdog].compactMap { $0 }.min()
+            // Decisions made while handling a batch of requests are recorded as soon as the loop is idle.
+            let recordNow = self.broker.hasUnrecordedDecisions ? MonotonicClock.milliseconds() : nil
+            return [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
         }, onDeadline: { [unowned self] in
+            self.broker.flush()
             if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {
                 self.notify { try $0.watchdog() }
                 self.scheduleWatchdog()
             }
             self.network.runDue()
         })
+        broker.flush()
         logger.info("heraldd stopped")
     }
 
@@ -90,6 +127,8 @@ public final class Daemon {
         }
     }
 
+    var staticServicesCount: Int { staticServices.count }
+
     private func handleSignals() {
         for signal in signals.take() {
             switch signal {
@@ -101,14 +140,24 @@ public final class Daemon {
                 network.shutdown()
                 loop.stop()
             case SIGHUP:
-                logger.info("reloading: re-reading interfaces and service files")
+                logger.info("reloading: re-reading interfaces, app manifests and service files")
                 notify { try $0.reloading() }
                 network.rescanInterfaces()
+                appsDirectory.load(into: broker, logger: logger)
                 staticServices.reload()
                 notify { try $0.ready() }
             default:
                 break
             }
         }
+    }
+}
+
+/// Why the daemon could not start, in words for the person who started it.
+public struct DaemonStartError: Error, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) {
+        self.description = description
     }
 }

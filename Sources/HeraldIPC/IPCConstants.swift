@@ -22,4 +22,8 @@ public enum IPCConstants {
     public static let maximumShortStringLength = 255
     /// The longest error-return socket path, without its NUL (`sun_path` holds 108 bytes on Linux).
     public static let maximumErrorReturnPathLength = 107
+
+    /// A get-property name of Herald's own: the value is UTF-8 text saying why the daemon last answered this
+    /// process NoAuth (reason and fix), or empty when it never did. Other daemons answer it BadParam.
+    public static let permissionExplanationProperty = "HeraldPermissionExplanation"
 }

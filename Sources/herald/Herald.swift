@@ -8,13 +8,16 @@ struct Herald: ParsableCommand {
         abstract: "Multicast DNS service discovery with per-app local-network permissions.",
         discussion: """
             herald talks to the heraldd daemon over its app socket ($DNSSD_UDS_PATH, else \
-            /run/herald/dnssd.sock; --socket PATH overrides both). Output is aligned text for people, in the \
+            /run/herald/dnssd.sock; --socket PATH overrides both). The operator commands (app, grant, deny, \
+            reset, requests, prompt, log, status) use the control socket ($HERALD_CONTROL_SOCKET, else \
+            /run/herald/control.sock; --control-socket PATH) and are for root and the herald group. Output is aligned text for people, in the \
             +/- grammar of dns-sd and avahi-browse, without colour when not on a terminal; --json prints one \
             object per line.
 
             Exit status: 0 success, 1 nothing found in time (resolve, lookup, query) or the operation \
             failed, 64 usage error, 65 bad input, 69 daemon not running, 77 not permitted.
             """,
-        subcommands: [Browse.self, Resolve.self, Lookup.self, Query.self, Register.self, Inspect.self]
+        subcommands: [Browse.self, Resolve.self, Lookup.self, Query.self, Register.self, Inspect.self, App.self, Grant.self,
+                      Deny.self, Reset.self, Requests.self, Prompt.self, Log.self, Status.self]
     )
 }

@@ -3,8 +3,8 @@ import Testing
 
 extension HeraldOnTestLANs {
     /// `herald`'s command-line contract (BRIEF §4): exit statuses, messages that name the problem and the
-    /// fix, and the permission states of the dnssd protocol (a fake daemon plays the parts heraldd's
-    /// allow-everything gate cannot yet). Everything runs inside a one-host TestLAN; none of it sends mDNS.
+    /// fix, and the permission states of the dnssd protocol, seen by an unprivileged app against a real
+    /// heraldd. Everything runs inside a one-host TestLAN.
     @Suite(
         "herald command-line contract",
         .serialized
@@ -60,51 +60,59 @@ extension HeraldOnTestLANs {
             }
         }
 
-        @Test("a request refused outright exits 77 at once, naming the error and the fix")
+        @Test("a request refused outright exits 77 at once, naming the reason and the fix")
         func staticDenial() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
+            let area = try PermissionTestArea()
+            defer { area.remove() }
             let host = lan.hosts[0]
-            let herald = try HeraldBinaries.herald()
-            let (_, socket) = try FakeDaemon.start(in: host, mode: "static")
+            let daemon = try host.startPermissionDaemon(area: area)
+            let stranger = try area.installApp(named: "stranger")
 
             let started = Date()
-            let browse = try host.run([herald, "browse", "_tictactoe._tcp", "--socket", socket], timeout: 10)
+            let browse = try host.runApp(stranger, ["browse", "_tictactoe._tcp"], daemon: daemon, timeout: 10)
             #expect(browse.status == 77, "\(browse)")
             #expect(Date().timeIntervalSince(started) < 3, "a static denial must not wait")
-            #expect(browse.stderr.hasPrefix("herald: browse _tictactoe._tcp: not permitted (NoAuth -65555): "), "\(browse)")
-            #expect(browse.stderr.contains("herald group"), "the message says how to get permission: \(browse)")
+            #expect(browse.stderr.hasPrefix("herald: browse _tictactoe._tcp: not permitted (NoAuth -65555, unregistered): "),
+                    "\(browse)")
+            #expect(browse.stderr.contains("herald app add FILE"), "the message says how to get permission: \(browse)")
 
-            let register = try host.run([herald, "register", "Game", "_tictactoe._tcp", "4000", "--socket", socket], timeout: 10)
+            let register = try host.runApp(stranger, ["register", "Game", "_tictactoe._tcp", "4000"], daemon: daemon, timeout: 10)
             #expect(register.status == 77, "\(register)")
-            #expect(register.stderr.contains("not permitted (NoAuth -65555)"), "\(register)")
+            #expect(register.stderr.contains("not permitted (NoAuth -65555, unregistered)"), "\(register)")
         }
 
         @Test("a parked request says it waits for permission, then exits 77 at --timeout, or at once with --no-wait")
         func parkedRequest() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
+            let area = try PermissionTestArea()
+            defer { area.remove() }
             let host = lan.hosts[0]
-            let herald = try HeraldBinaries.herald()
-            let (_, socket) = try FakeDaemon.start(in: host, mode: "parked")
+            let daemon = try host.startPermissionDaemon(area: area)
+            let app = try area.installApp(named: "tictactoe")
+            try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
 
             var started = Date()
-            let waited = try host.run([herald, "browse", "_tictactoe._tcp", "--timeout", "1.5", "--socket", socket], timeout: 10)
+            let waited = try host.runApp(app, ["browse", "_tictactoe._tcp", "--timeout", "1.5"], daemon: daemon, timeout: 10)
             let elapsed = Date().timeIntervalSince(started)
             #expect(waited.status == 77, "\(waited)")
             #expect(elapsed >= 1.4 && elapsed < 4, "waited \(elapsed) s for a 1.5 s timeout")
             #expect(waited.stderr.contains("waiting for permission: browse _tictactoe._tcp"), "\(waited)")
-            #expect(waited.stderr.contains("herald: browse _tictactoe._tcp: not permitted (NoAuth -65555): still waiting"), "\(waited)")
+            #expect(waited.stderr.contains("herald: browse _tictactoe._tcp: not permitted (NoAuth -65555, not-determined): "
+                                           + "still waiting"), "\(waited)")
+            #expect(waited.stderr.contains("herald grant org.example.tictactoe"), "the message names the fix: \(waited)")
             #expect(waited.stdout.isEmpty, "\(waited)")
 
             started = Date()
-            let noWait = try host.run([herald, "browse", "_tictactoe._tcp", "--no-wait", "--socket", socket], timeout: 10)
+            let noWait = try host.runApp(app, ["browse", "_tictactoe._tcp", "--no-wait"], daemon: daemon, timeout: 10)
             #expect(noWait.status == 77, "\(noWait)")
             #expect(Date().timeIntervalSince(started) < 3, "--no-wait must not wait")
             #expect(noWait.stderr.contains("not permitted (NoAuth -65555)") && noWait.stderr.contains("--no-wait"), "\(noWait)")
 
             // Interrupted while still parked: not permitted either.
-            let register = try host.spawn([herald, "register", "Game", "_tictactoe._tcp", "4000", "--socket", socket])
+            let register = try host.spawnApp(app, ["register", "Game", "_tictactoe._tcp", "4000"], daemon: daemon)
             try register.waitForOutput(containing: "waiting for permission: register \"Game\" _tictactoe._tcp", in: .stderr, timeout: 5)
             register.send(SIGINT)
             #expect(register.waitForExit(timeout: 5) == 77, "\(register.output)")
@@ -114,31 +122,38 @@ extension HeraldOnTestLANs {
         func parkedThenGranted() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
+            let area = try PermissionTestArea()
+            defer { area.remove() }
             let host = lan.hosts[0]
-            let herald = try HeraldBinaries.herald()
-            let (_, socket) = try FakeDaemon.start(in: host, mode: "granted", delay: 0.7)
+            let daemon = try host.startPermissionDaemon(area: area)
+            let app = try area.installApp(named: "tictactoe")
+            try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+            let peer = try daemon.spawnHerald(["register", "Granted Peer", "_tictactoe._tcp", "5000"])
+            defer { peer.terminate(grace: 1) }
+            try peer.waitForOutput(containing: "Granted Peer", in: .stdout, timeout: 10)
 
-            let browse = try host.run([herald, "browse", "_tictactoe._tcp", "--timeout", "2", "--socket", socket], timeout: 10)
-            #expect(browse.status == 0, "\(browse)")
-            #expect(browse.stderr.contains("waiting for permission: browse _tictactoe._tcp"), "\(browse)")
+            let browse = try host.spawnApp(app, ["browse", "_tictactoe._tcp", "--timeout", "3"], daemon: daemon)
+            try browse.waitForOutput(containing: "waiting for permission: browse _tictactoe._tcp", in: .stderr, timeout: 5)
+            try daemon.control(["grant", "org.example.tictactoe"]).expectSuccess()
+            #expect(browse.waitForExit(timeout: 10) == 0, "\(browse.output)")
+            #expect(browse.stderr.contains("waiting for permission: browse _tictactoe._tcp"), "\(browse.stderr)")
             let lines = browse.stdout.split(separator: "\n")
-            #expect(lines.count == 1, "\(browse)")
+            #expect(lines.count == 1, "\(browse.stdout)")
             let fields = lines.first?.split(separator: " ", omittingEmptySubsequences: true).map(String.init) ?? []
-            #expect(fields.count >= 6 && fields[1] == "+" && fields[2] == "lo" && fields[3] == "local."
-                    && fields[4] == "_tictactoe._tcp." && fields[5...].joined(separator: " ") == "Granted Peer", "\(browse)")
+            #expect(fields.count >= 6 && fields[1] == "+" && fields[3] == "local."
+                    && fields[4] == "_tictactoe._tcp." && fields[5...].joined(separator: " ") == "Granted Peer", "\(browse.stdout)")
 
-            let json = try host.run([herald, "browse", "_tictactoe._tcp", "--timeout", "2", "--json", "--socket", socket], timeout: 10)
+            let json = try host.runApp(app, ["browse", "_tictactoe._tcp", "--timeout", "2", "--json"], daemon: daemon)
             #expect(json.status == 0, "\(json)")
             let objects = HeraldJSON.objects(json.stdout)
             #expect(objects.count == 1, "\(json)")
-            #expect(objects.first?["event"] as? String == "add" && objects.first?["name"] as? String == "Granted Peer"
-                    && objects.first?["interface"] as? String == "lo", "\(json)")
+            #expect(objects.first?["event"] as? String == "add" && objects.first?["name"] as? String == "Granted Peer", "\(json)")
 
-            let register = try host.run([herald, "register", "Granted Peer", "_tictactoe._tcp", "4000", "--timeout", "2",
-                                         "--socket", socket], timeout: 10)
+            let register = try host.runApp(app, ["register", "Own Game", "_tictactoe._tcp", "4000", "--timeout", "2"],
+                                           daemon: daemon, timeout: 10)
             #expect(register.status == 0, "\(register)")
-            #expect(register.stdout.contains("+  local.  _tictactoe._tcp.  Granted Peer"), "\(register)")
-            #expect(register.stdout.contains("-  local.  _tictactoe._tcp.  Granted Peer"), "\(register)")
+            #expect(register.stdout.contains("+  local.  _tictactoe._tcp.  Own Game"), "\(register)")
+            #expect(register.stdout.contains("-  local.  _tictactoe._tcp.  Own Game"), "\(register)")
         }
     }
 }

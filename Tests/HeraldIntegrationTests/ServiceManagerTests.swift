@@ -48,7 +48,8 @@ extension HeraldOnTestLANs {
         process = subprocess.Popen(
             ["systemd-socket-activate", "-l", app_path, "--fdname=dnssd",
              "-E", "NOTIFY_SOCKET=" + notify_path, "-E", "WATCHDOG_USEC=1000000",
-             heraldd, "--hostname", "managed", "--socket", os.path.join(directory, "unused.sock")],
+             heraldd, "--hostname", "managed", "--socket", os.path.join(directory, "unused.sock"),
+             "--control-socket", os.path.join(directory, "control.sock"), "--state-dir", os.path.join(directory, "state")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
         def collect(seconds):

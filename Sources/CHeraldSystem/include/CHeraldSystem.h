@@ -34,4 +34,12 @@ static inline int herald_epoll_ctl(int epfd, int op, int fd, unsigned int events
 /// SO_PEERCRED of a connected Unix socket: the peer's pid, uid and gid at connect time. Returns 0 on success.
 int herald_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *gid);
 
+/// A pidfd for the peer of a connected Unix socket: SO_PEERPIDFD (Linux 6.5+), which names the very process
+/// that connected; else pidfd_open of the SO_PEERCRED pid (Linux 5.3+). Returns -1 when neither works.
+/// `exact` is set to 1 when the kernel vouched for the process (SO_PEERPIDFD), 0 for the pidfd_open fallback.
+int herald_peer_pidfd(int fd, int pid, int *exact);
+
+/// 1 while the process behind a pidfd runs, 0 once it has exited, -1 on error.
+int herald_pidfd_alive(int pidfd);
+
 #endif

@@ -381,6 +381,10 @@ public enum ManifestValidator {
             if components.contains(where: \.isEmpty) {
                 return (.invalidPath, "the path contains '//'; write it with single slashes")
             }
+            if components.first == "proc" {
+                return (.invalidPath, "paths under /proc name processes, not programs; the kernel reports an "
+                        + "executable by its real path (see 'readlink -f /proc/PID/exe')")
+            }
             if components.contains(where: { $0 == "." || $0 == ".." }) {
                 return (.invalidPath, "the path contains '.' or '..'; write the plain path the kernel reports "
                         + "(see 'readlink -f')")

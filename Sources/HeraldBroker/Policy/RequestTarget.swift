@@ -12,23 +12,22 @@ public enum RequestTarget: Hashable, Sendable {
     case serviceType(ServiceType)
     /// Every service type (`_services._dns-sd._udp.local`).
     case allServiceTypes
-    /// The addresses of a host name in `.local`.
+    /// The addresses of a host name in `.local`, or the name of an address (a reverse PTR lookup).
     case address(DNSName)
     /// A name that is neither a service nor a host address query.
     case arbitraryName(DNSName, RecordType)
-    /// Outside `.local` and the link-local reverse zones: not the permission model's business.
+    /// Outside `.local` and the reverse zones: not the permission model's business.
     case notLocal
 
     /// The domain multicast DNS serves (RFC 6762 §3).
     public static let localDomain: DNSName = "local."
-    /// The link-local reverse zones that multicast DNS also resolves (RFC 6762 §4).
-    public static let linkLocalReverseZones: [DNSName] = [
-        "254.169.in-addr.arpa.", "8.e.f.ip6.arpa.", "9.e.f.ip6.arpa.", "a.e.f.ip6.arpa.", "b.e.f.ip6.arpa.",
-    ]
+    /// The reverse zones. Herald answers reverse names only by multicast DNS (hosts publish reverse PTRs for
+    /// all their addresses, RFC 6762 §4), so every reverse lookup it serves reveals who is on the local network.
+    public static let reverseZones: [DNSName] = ["in-addr.arpa.", "ip6.arpa."]
 
-    /// True when `name` is in `.local` or a link-local reverse zone: the names the rules cover.
+    /// True when `name` is in `.local` or a reverse zone: the names the rules cover.
     public static func isLocal(_ name: DNSName) -> Bool {
-        name.hasSuffix(localDomain) || linkLocalReverseZones.contains { name.hasSuffix($0) }
+        name.hasSuffix(localDomain) || reverseZones.contains { name.hasSuffix($0) }
     }
 
     /// The target of `request`.
@@ -53,6 +52,10 @@ public enum RequestTarget: Hashable, Sendable {
         if let serviceType = try? ServiceType(fullName: name) { return .serviceType(serviceType.baseType) }
         if let instance = try? ServiceInstanceName(fullName: name) { return .serviceType(instance.type) }
         if (type == .a || type == .aaaa), name.hasSuffix(localDomain), name != localDomain {
+            return .address(name)
+        }
+        // A reverse lookup (who has this address?) is judged like an address lookup.
+        if type == .ptr, reverseZones.contains(where: { name.hasSuffix($0) && name != $0 }) {
             return .address(name)
         }
         return .arbitraryName(name, type)

@@ -226,6 +226,24 @@ public final class PermissionStore: Sendable {
         }
     }
 
+    /// Records many decisions (audit lines and pending requests) in one transaction; returns the pending
+    /// requests as stored after it, in the order recorded.
+    @discardableResult
+    public func record(_ batch: [(decision: PermissionDecision, caller: CallerIdentity)])
+    throws(PermissionStoreError) -> [StoredPendingRequest] {
+        guard !batch.isEmpty else { return [] }
+        return try write { db in
+            var pending: [StoredPendingRequest] = []
+            for entry in batch {
+                try self.appendAudit(db, entry.decision.auditEvent(caller: entry.caller))
+                if let request = entry.decision.pendingRequest, let stored = try self.insertPending(db, request) {
+                    pending.append(stored)
+                }
+            }
+            return pending
+        }
+    }
+
     /// The pending requests, most recently seen first; only those of `app` when given.
     public func pendingRequests(for app: AppID? = nil) throws(PermissionStoreError) -> [StoredPendingRequest] {
         try read { db in

@@ -33,6 +33,7 @@ final class AppClient {
         closed = true
         for descriptor in passedDescriptors { Glibc.close(descriptor) }
         passedDescriptors.removeAll()
+        if let pidfd = identity?.pidfd { Glibc.close(pidfd) }
         Glibc.close(fd)
     }
 }

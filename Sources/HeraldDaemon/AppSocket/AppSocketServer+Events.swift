@@ -126,7 +126,7 @@ extension AppSocketServer {
             guard let identity = client.identity, affects(identity) else { continue }
             for (context, operation) in client.operations.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
                 guard let gated = operation.gated else { continue }
-                let decision = gate.decide(gated, for: identity)
+                let decision = gate.decide(gated, for: identity, isNew: false)
                 switch (decision, operation.parked) {
                 case (.allow, true):
                     var started = operation

@@ -73,8 +73,16 @@ extension AppSocketServer {
             cancel(context, of: client)
             return nil
         case .getProperty(let property):
-            let answer = property.name == "DaemonVersion"
-                ? GetPropertyReply.daemonVersion(Self.daemonVersion) : GetPropertyReply.unknownProperty
+            let answer: GetPropertyReply
+            switch property.name {
+            case "DaemonVersion":
+                answer = .daemonVersion(Self.daemonVersion)
+            case IPCConstants.permissionExplanationProperty:
+                let text = client.identity.flatMap { gate.explanation(for: $0) } ?? ""
+                answer = GetPropertyReply(status: .noError, value: Array(text.utf8.prefix(4096)))
+            default:
+                answer = .unknownProperty
+            }
             send(answer.encoded, to: client)
             return nil
         case .enumeration(let enumeration):
@@ -247,7 +255,7 @@ extension AppSocketServer {
         let identity = client.identity ?? ClientIdentity(pid: -1, uid: UInt32.max, gid: UInt32.max)
         var operation = operation
         operation.gated = gated
-        switch gate.decide(gated, for: identity) {
+        switch gate.decide(gated, for: identity, isNew: true) {
         case .refuse(let reason):
             logger.info("app socket: refused \(gated) for pid \(identity.pid): \(reason)")
             return .noAuth

@@ -86,7 +86,7 @@ public final class AppSocketServer {
                 close(fd)
                 continue
             }
-            let identity = UnixSocket.peerCredentials(fd).map { ClientIdentity(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
+            let identity = ClientIdentity.ofPeer(fd)
             let client = AppClient(id: nextClientID, fd: fd, identity: identity)
             nextClientID += 1
             do {

@@ -1,3 +1,4 @@
+import Foundation
 import HeraldEngine
 import HeraldWire
 
@@ -19,6 +20,13 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var clientReplyBuffer = 1 << 20
     public var packetsPerSecondPerSource = 1000
     public var packetBurstPerSource = 1000
+    // [permissions]
+    /// Members of this group are operators (as is uid 0).
+    public var operatorGroup = "herald"
+    /// When true, address lookups (A/AAAA of `name.local`, reverse lookups) are allowed for every local user.
+    public var addressLookupsOpenToAllUsers = false
+    public var auditLogLines = 10_000
+    public var pendingRequestLimit = 1_000
     // [paths]
     public var appSocket = DaemonPaths.system.appSocket
     public var controlSocket = DaemonPaths.system.controlSocket
@@ -86,6 +94,19 @@ public struct DaemonConfiguration: Sendable, Hashable {
         case ("limits", "client-reply-buffer"): clientReplyBuffer = try number(65_536...(64 << 20))
         case ("limits", "packets-per-second-per-source"): packetsPerSecondPerSource = try number(1...1_000_000)
         case ("limits", "packet-burst-per-source"): packetBurstPerSource = try number(1...1_000_000)
+        case ("permissions", "operator-group"):
+            guard entry.value.range(of: "^[a-z_][a-z0-9_-]{0,31}$", options: .regularExpression) != nil else {
+                throw problem("must be a group name (lower-case letters, digits, '_' and '-', at most 32)")
+            }
+            operatorGroup = entry.value
+        case ("permissions", "address-lookups"):
+            switch entry.value.lowercased() {
+            case "apps": addressLookupsOpenToAllUsers = false
+            case "everyone": addressLookupsOpenToAllUsers = true
+            default: throw problem("must be 'apps' (the permission rules apply) or 'everyone'")
+            }
+        case ("permissions", "audit-log-lines"): auditLogLines = try number(100...10_000_000)
+        case ("permissions", "pending-requests"): pendingRequestLimit = try number(10...1_000_000)
         case ("paths", "app-socket"): appSocket = try path()
         case ("paths", "control-socket"): controlSocket = try path()
         case ("paths", "state-dir"): stateDirectory = try path()
@@ -118,6 +139,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
             client-reply-buffer = \(clientReplyBuffer)
             packets-per-second-per-source = \(packetsPerSecondPerSource)
             packet-burst-per-source = \(packetBurstPerSource)
+
+            [permissions]
+            operator-group = \(operatorGroup)
+            address-lookups = \(addressLookupsOpenToAllUsers ? "everyone" : "apps")
+            audit-log-lines = \(auditLogLines)
+            pending-requests = \(pendingRequestLimit)
 
             [paths]
             app-socket = \(appSocket)

@@ -15,6 +15,7 @@ final class DaemonSession {
     let label: String
     let connection: DNSSDConnection
     private let noWait: Bool
+    private let socketPath: String?
     private var nextContext: UInt64 = 1
     /// What each operation is, for messages: `resolve "My Printer" _ipp._tcp`.
     private var descriptions: [ClientContext: String] = [:]
@@ -28,6 +29,7 @@ final class DaemonSession {
     init(socketPath: String?, label: String, noWait: Bool) throws {
         self.label = label
         self.noWait = noWait
+        self.socketPath = socketPath
         do {
             connection = try DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
             let status = try connection.startSharedConnection()
@@ -51,6 +53,10 @@ final class DaemonSession {
             status = try connection.start(request, context: context)
         } catch {
             throw DaemonSession.failure(for: error)
+        }
+        if status == .noAuth, let why = permissionExplanation() {
+            throw CommandFailure("not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(why.text)",
+                                 exitCode: ExitStatus.notPermitted, operation: description)
         }
         guard status == .noError else { throw DaemonSession.failure(for: status, operation: description) }
         descriptions[context] = description
@@ -115,6 +121,10 @@ final class DaemonSession {
         guard let context = parked.min(by: { $0.rawValue < $1.rawValue }), let description = descriptions[context] else { return }
         let how = waited.map { "still waiting for an operator's decision after \(DaemonSession.seconds($0))" }
             ?? "still waiting for an operator's decision"
+        if let why = permissionExplanation() {
+            throw CommandFailure("not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(how): \(why.text)",
+                                 exitCode: ExitStatus.notPermitted, operation: description)
+        }
         throw CommandFailure(
             "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue)): \(how); "
                 + "an operator can allow it with: herald grant APP-ID (herald requests lists the waiting apps)",
@@ -130,12 +140,31 @@ final class DaemonSession {
                     + "herald grant APP-ID (herald requests lists the waiting apps)",
                 exitCode: ExitStatus.notPermitted, operation: description)
         }
+        if let why = permissionExplanation() {
+            printError("waiting for permission: \(description) (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): "
+                       + "\(why.text). Still waiting…")
+            return
+        }
         printError("waiting for permission: \(description) is held until an operator decides "
                    + "(NoAuth \(DNSServiceError.noAuth.rawValue)); an operator can allow it with: herald grant APP-ID "
                    + "(herald requests lists the waiting apps). Still waiting…")
     }
 
     // MARK: - Messages
+
+    /// Why the daemon answered this process NoAuth, asked on a connection of its own (Herald's
+    /// `HeraldPermissionExplanation` property): the reason code and the explanation with its fix.
+    private func permissionExplanation() -> (reason: String, text: String)? {
+        guard let connection = try? DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
+        else { return nil }
+        defer { connection.close() }
+        guard let reply = try? connection.property(named: IPCConstants.permissionExplanationProperty),
+              reply.status == .noError, !reply.value.isEmpty
+        else { return nil }
+        let text = String(decoding: reply.value, as: UTF8.self)
+        guard let colon = text.range(of: ": ") else { return ("refused", text) }
+        return (String(text[..<colon.lowerBound]), String(text[colon.upperBound...]))
+    }
 
     static func seconds(_ value: Double) -> String {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"

@@ -15,12 +15,30 @@ final class HeraldDaemon: @unchecked Sendable {
     let socket: String
     /// The host name it was started with (it publishes `<hostName>.local`, or `<hostName>-2.local` after a conflict).
     let hostName: String
+    /// The operators' control socket.
+    let controlSocket: String
+    /// Where its permission store lives.
+    let stateDirectory: String
+    /// Its apps directory (manifests loaded at start and on SIGHUP).
+    let appsDirectory: String
 
-    fileprivate init(host: TestLAN.Host, process: RunningProcess, socket: String, hostName: String) {
+    fileprivate init(host: TestLAN.Host, process: RunningProcess, socket: String, hostName: String,
+                     controlSocket: String, stateDirectory: String, appsDirectory: String) {
         self.host = host
         self.process = process
         self.socket = socket
         self.hostName = hostName
+        self.controlSocket = controlSocket
+        self.stateDirectory = stateDirectory
+        self.appsDirectory = appsDirectory
+    }
+
+    /// The permission store's file.
+    var storePath: String { stateDirectory + "/permissions.sqlite" }
+
+    /// Runs an operator command, `herald ARGS --control-socket CONTROL`, in the host to completion.
+    func control(_ arguments: [String], timeout: TimeInterval = 30) throws -> CommandResult {
+        try host.run([try HeraldBinaries.herald()] + arguments + ["--control-socket", controlSocket], timeout: timeout)
     }
 
     /// The daemon's log so far.
@@ -47,20 +65,34 @@ extension TestLAN.Host {
     /// then being probed; it is announced about a second later.
     func startHeraldd(hostName: String? = nil, interfaces: [String] = [], arguments: [String] = []) throws -> HeraldDaemon {
         let hostName = hostName ?? name
-        let socket = directory + "/heraldd-\(UInt16.random(in: 0...UInt16.max)).sock"
-        var argv = [try HeraldBinaries.heraldd(), "--hostname", hostName, "--socket", socket]
+        let tag = UInt16.random(in: 0...UInt16.max)
+        func value(of option: String, default fallback: String) -> String {
+            guard let index = arguments.firstIndex(of: option), index + 1 < arguments.count else { return fallback }
+            return arguments[index + 1]
+        }
+        let socket = value(of: "--socket", default: directory + "/heraldd-\(tag).sock")
+        let controlSocket = value(of: "--control-socket", default: directory + "/control-\(tag).sock")
+        let stateDirectory = value(of: "--state-dir", default: directory + "/state-\(tag)")
+        let appsDirectory = value(of: "--apps-dir", default: directory + "/apps-\(tag)")
+        try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
+        var argv = [try HeraldBinaries.heraldd(), "--hostname", hostName]
         for interface in interfaces { argv += ["--interface", interface] }
+        for (option, path) in [("--socket", socket), ("--control-socket", controlSocket), ("--state-dir", stateDirectory),
+                               ("--apps-dir", appsDirectory)] where !arguments.contains(option) {
+            argv += [option, path]
+        }
         argv += arguments
         let process = try spawn(argv)
         let deadline = Date(timeIntervalSinceNow: 10)
-        while access(socket, F_OK) != 0 {
+        while access(socket, F_OK) != 0 || access(controlSocket, F_OK) != 0 {
             if !process.isRunning || Date() > deadline {
                 process.terminate(grace: 1)
                 throw HarnessError.setup("\(name): heraldd did not open its socket \(socket):\n\(process.output)")
             }
             usleep(10_000)
         }
-        return HeraldDaemon(host: self, process: process, socket: socket, hostName: hostName)
+        return HeraldDaemon(host: self, process: process, socket: socket, hostName: hostName, controlSocket: controlSocket,
+                            stateDirectory: stateDirectory, appsDirectory: appsDirectory)
     }
 }
 

@@ -1,0 +1,152 @@
+import Foundation
+
+/// A registered app as operators see it.
+public struct ControlApp: Codable, Hashable, Sendable {
+    public var id: String
+    public var name: String
+    /// `granted`, `denied` or `not-determined`.
+    public var decision: String
+    public var decidedBy: String?
+    public var decidedAt: Date?
+    public var executables: [String]
+    public var systemdUnits: [String]
+    public var pinnedExecutables: [String]
+    public var serviceTypes: [String]
+    public var usageDescription: String?
+    public var entitlements: [String]
+    public var addedAt: Date
+    public var updatedAt: Date
+    /// Pending requests of this app.
+    public var pendingRequests: Int
+
+    public init(id: String, name: String, decision: String, decidedBy: String?, decidedAt: Date?, executables: [String],
+                systemdUnits: [String], pinnedExecutables: [String], serviceTypes: [String], usageDescription: String?,
+                entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int) {
+        self.id = id
+        self.name = name
+        self.decision = decision
+        self.decidedBy = decidedBy
+        self.decidedAt = decidedAt
+        self.executables = executables
+        self.systemdUnits = systemdUnits
+        self.pinnedExecutables = pinnedExecutables
+        self.serviceTypes = serviceTypes
+        self.usageDescription = usageDescription
+        self.entitlements = entitlements
+        self.addedAt = addedAt
+        self.updatedAt = updatedAt
+        self.pendingRequests = pendingRequests
+    }
+}
+
+/// A request an app made while not yet decided.
+public struct ControlPendingRequest: Codable, Hashable, Sendable {
+    public var app: String
+    public var appName: String
+    public var usageDescription: String
+    /// `browse`, `resolve`, `register`, `query`, `address-lookup`, `browse-all-types`.
+    public var operation: String
+    public var serviceType: String?
+    /// What was asked for: the type, instance or name.
+    public var subject: String
+    public var firstSeen: Date
+    public var lastSeen: Date
+    public var count: Int
+
+    public init(app: String, appName: String, usageDescription: String, operation: String, serviceType: String?,
+                subject: String, firstSeen: Date, lastSeen: Date, count: Int) {
+        self.app = app
+        self.appName = appName
+        self.usageDescription = usageDescription
+        self.operation = operation
+        self.serviceType = serviceType
+        self.subject = subject
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.count = count
+    }
+}
+
+/// One line of the audit trail.
+public struct ControlAuditLine: Codable, Hashable, Sendable {
+    public var sequence: Int64
+    public var time: Date
+    public var app: String?
+    public var operation: String
+    public var serviceType: String?
+    public var decision: String
+    public var reason: String
+    public var detail: String
+
+    public init(sequence: Int64, time: Date, app: String?, operation: String, serviceType: String?, decision: String,
+                reason: String, detail: String) {
+        self.sequence = sequence
+        self.time = time
+        self.app = app
+        self.operation = operation
+        self.serviceType = serviceType
+        self.decision = decision
+        self.reason = reason
+        self.detail = detail
+    }
+}
+
+/// What the daemon is doing.
+public struct ControlStatus: Codable, Hashable, Sendable {
+    public struct Interface: Codable, Hashable, Sendable {
+        public var name: String
+        public var index: Int
+        public var addresses: [String]
+        public var cachedRecords: Int
+
+        public init(name: String, index: Int, addresses: [String], cachedRecords: Int) {
+            self.name = name
+            self.index = index
+            self.addresses = addresses
+            self.cachedRecords = cachedRecords
+        }
+    }
+
+    public var version: String
+    public var hostName: String
+    public var uptimeSeconds: Int
+    public var interfaces: [Interface]
+    public var cachedRecords: Int
+    public var clients: Int
+    public var operations: Int
+    public var parkedOperations: Int
+    public var registrations: Int
+    public var staticServices: Int
+    public var apps: Int
+    public var grantedApps: Int
+    public var deniedApps: Int
+    public var pendingRequests: Int
+    public var packetsReceived: Int
+    public var packetsSent: Int
+    public var malformedPackets: Int
+    public var conflicts: Int
+
+    public init(version: String, hostName: String, uptimeSeconds: Int, interfaces: [Interface], cachedRecords: Int,
+                clients: Int, operations: Int, parkedOperations: Int, registrations: Int, staticServices: Int, apps: Int,
+                grantedApps: Int, deniedApps: Int, pendingRequests: Int, packetsReceived: Int, packetsSent: Int,
+                malformedPackets: Int, conflicts: Int) {
+        self.version = version
+        self.hostName = hostName
+        self.uptimeSeconds = uptimeSeconds
+        self.interfaces = interfaces
+        self.cachedRecords = cachedRecords
+        self.clients = clients
+        self.operations = operations
+        self.parkedOperations = parkedOperations
+        self.registrations = registrations
+        self.staticServices = staticServices
+        self.apps = apps
+        self.grantedApps = grantedApps
+        self.deniedApps = deniedApps
+        self.pendingRequests = pendingRequests
+        self.packetsReceived = packetsReceived
+        self.packetsSent = packetsSent
+        self.malformedPackets = malformedPackets
+        self.conflicts = conflicts
+    }
+}

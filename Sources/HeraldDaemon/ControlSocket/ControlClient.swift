@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HeraldControl
+
+/// One connection to the control socket: its line buffer, its queued output, and what it subscribed to.
+final class ControlClient {
+    let id: Int
+    let fd: Int32
+    let identity: ClientIdentity?
+    var lines = ControlLineBuffer()
+    var output: [UInt8] = []
+    var waitingToWrite = false
+    var closed = false
+    /// Topics of `subscribe`: `requests`, `decisions`, `log`.
+    var topics: Set<String> = []
+    /// The last audit sequence number sent to a `log` subscriber.
+    var lastLogSequence: Int64 = 0
+
+    init(id: Int, fd: Int32, identity: ClientIdentity?) {
+        self.id = id
+        self.fd = fd
+        self.identity = identity
+    }
+
+    func close() {
+        guard !closed else { return }
+        closed = true
+        if let pidfd = identity?.pidfd { Glibc.close(pidfd) }
+        Glibc.close(fd)
+    }
+}

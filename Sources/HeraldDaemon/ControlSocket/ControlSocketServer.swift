@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CHeraldSystem
+import HeraldBroker
+import HeraldControl
+import Logging
+
+/// Serves operators on the control socket (BRIEF §3): app registration, grant/deny/reset, pending requests,
+/// the audit log, status, and live notifications. Only operators get in: the socket file is mode 0660 with the
+/// operator group, and every request is checked again against the peer's kernel credentials, so a socket
+/// whose mode was loosened still refuses everyone else.
+public final class ControlSocketServer {
+    let loop: EventLoop
+    let broker: PermissionBroker
+    let operators: OperatorRule
+    let logger: Logger
+    let listener: Int32
+    public let path: String
+    private let ownsPath: Bool
+    var clients: [Int: ControlClient] = [:]
+    private var nextClientID = 1
+    /// Answers `status`.
+    var statusProvider: () -> ControlStatus
+    /// Control connections at once, and output bytes queued for one.
+    static let clientLimit = 64
+    static let outputLimit = 4 << 20
+
+    /// Listens on `path` (or on `inherited`, a socket passed by the service manager).
+    public init(path: String, inherited: Int32? = nil, loop: EventLoop, broker: PermissionBroker, operators: OperatorRule,
+                logger: Logger, status: @escaping () -> ControlStatus) throws(SystemError) {
+        self.path = path
+        self.loop = loop
+        self.broker = broker
+        self.operators = operators
+        self.logger = logger
+        self.statusProvider = status
+        if let inherited {
+            _ = fcntl(inherited, F_SETFL, fcntl(inherited, F_GETFL) | O_NONBLOCK)
+            listener = inherited
+            ownsPath = false
+        } else {
+            listener = try UnixSocket.listen(at: path, mode: 0o660)
+            ownsPath = true
+            if let group = operators.groupID { _ = chown(path, uid_t.max, group) }
+        }
+        try loop.register(listener, for: .readable) { [unowned self] _ in self.acceptClients() }
+    }
+
+    deinit {
+        close(listener)
+        if ownsPath { unlink(path) }
+    }
+
+    private func acceptClients() {
+        while let fd = UnixSocket.accept(listener) {
+            guard clients.count < Self.clientLimit else {
+                logger.warning("control socket: refusing a client: \(Self.clientLimit) are connected")
+                close(fd)
+                continue
+            }
+            let client = ControlClient(id: nextClientID, fd: fd, identity: ClientIdentity.ofPeer(fd))
+            nextClientID += 1
+            do {
+                try loop.register(fd, for: .readable) { [unowned self] events in
+                    if events.contains(.writable) { self.writePending(client) }
+                    if events.contains(.readable) { self.readRequests(from: client) }
+                }
+                clients[client.id] = client
+            } catch {
+                logger.warning("control socket: cannot watch a new client: \(error)")
+                client.close()
+            }
+        }
+    }
+
+    private func readRequests(from client: ControlClient) {
+        for _ in 0..<64 where !client.closed {
+            switch UnixSocket.read(client.fd, maximum: 65_536) {
+            case .wouldBlock:
+                return
+            case .closed:
+                disconnect(client, reason: nil)
+                return
+            case .data(let bytes, let descriptors):
+                for descriptor in descriptors { close(descriptor) }
+                do {
+                    for line in try client.lines.feed(bytes) {
+                        handle(line, from: client)
+                        if client.closed { return }
+                    }
+                } catch {
+                    send(.failure(id: nil, .malformedRequest, "\(error)"), to: client)
+                    disconnect(client, reason: "\(error)")
+                    return
+                }
+            }
+        }
+    }
+
+    /// The caller's description for the audit log: `uid 0 (pid 123)`.
+    func actor(_ client: ControlClient) -> String {
+        guard let identity = client.identity else { return "an unidentified caller" }
+        return "uid \(identity.uid) (pid \(identity.pid))"
+    }
+
+    /// True when the peer is an operator now: uid 0, or the operator group among its current groups.
+    func isOperator(_ client: ControlClient) -> Bool {
+        guard let identity = client.identity else { return false }
+        if identity.uid == 0 { return true }
+        guard identity.processIsAlive,
+              let credentials = try? ProcessInspector.system.credentials(of: identity.pid),
+              credentials.uid == identity.uid
+        else { return operators.isOperator(uid: identity.uid, groups: [identity.gid]) }
+        return operators.isOperator(uid: identity.uid, groups: credentials.groups)
+    }
+
+    func disconnect(_ client: ControlClient, reason: String?) {
+        guard clients[client.id] != nil else { return }
+        if let reason { logger.notice("control socket: dropping client \(client.id): \(reason)") }
+        loop.unregister(client.fd)
+        client.close()
+        clients[client.id] = nil
+    }
+
+    // MARK: - Writing
+
+    func send(_ reply: ControlReply, to client: ControlClient) {
+        guard !client.closed else { return }
+        do {
+            client.output += try ControlProtocol.line(reply)
+        } catch {
+            logger.warning("control socket: cannot encode a reply: \(error)")
+            return
+        }
+        if client.output.count > Self.outputLimit {
+            disconnect(client, reason: "it does not read its replies")
+            return
+        }
+        writePending(client)
+    }
+
+    private func writePending(_ client: ControlClient) {
+        guard !client.closed else { return }
+        while !client.output.isEmpty {
+            guard let written = UnixSocket.write(client.fd, client.output[...]) else {
+                disconnect(client, reason: nil)
+                return
+            }
+            if written == 0 { break }
+            client.output.removeFirst(written)
+        }
+        let wantsWrite = !client.output.isEmpty
+        if wantsWrite != client.waitingToWrite {
+            client.waitingToWrite = wantsWrite
+            loop.modify(client.fd, for: wantsWrite ? [.readable, .writable] : .readable)
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import HeraldControl
+
+/// `herald app`: register, remove, list and show app manifests (operators only).
+struct App: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Register, remove, list and show app manifests (operators only).",
+        subcommands: [Add.self, Remove.self, List.self, Show.self])
+
+    struct Add: HeraldCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register an app's manifest (JSON or XML property list), or replace it.",
+            discussion: "A changed manifest keeps the app's decision. A manifest that does not validate is refused "
+                + "with every problem listed, and nothing is stored (exit 65).")
+
+        @Argument(help: ArgumentHelp("The manifest file.", valueName: "file"))
+        var file: String
+
+        @OptionGroup var options: ControlOptions
+
+        var label: String { "app add \(file)" }
+
+        func execute() throws {
+            let text: String
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: file))
+                guard let decoded = String(data: data, encoding: .utf8) else {
+                    throw CommandFailure("the file is not UTF-8 text; save the manifest as UTF-8 JSON or XML",
+                                         exitCode: ExitStatus.badInput)
+                }
+                text = decoded
+            } catch let failure as CommandFailure {
+                throw failure
+            } catch {
+                throw CommandFailure("cannot read the file: \((error as NSError).localizedDescription)",
+                                     exitCode: ExitStatus.badInput)
+            }
+            let reply = try ControlSession(options: options).call(
+                .appAdd, manifest: text, fileName: (file as NSString).lastPathComponent)
+            if options.json {
+                ControlOutput.json(reply)
+                return
+            }
+            for warning in reply.warnings ?? [] { printError("herald: \(label): warning: \(warning)") }
+            if let app = reply.app {
+                StandardOutput.line("\(app.id): \(reply.change ?? "registered") (decision: \(app.decision))")
+            }
+        }
+    }
+
+    struct Remove: HeraldCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove an app with its decision and pending requests.")
+
+        @Argument(help: ArgumentHelp("The app's id.", valueName: "id"))
+        var id: String
+
+        @OptionGroup var options: ControlOptions
+
+        var label: String { "app remove \(id)" }
+
+        func execute() throws {
+            let reply = try ControlSession(options: options).call(.appRemove, app: id)
+            if options.json { ControlOutput.json(reply) } else { StandardOutput.line("\(id): removed") }
+        }
+    }
+
+    struct List: HeraldCommand {
+        static let configuration = CommandConfiguration(abstract: "List the registered apps and their decisions.")
+
+        @OptionGroup var options: ControlOptions
+
+        var label: String { "app list" }
+
+        func execute() throws {
+            let apps = try ControlSession(options: options).call(.appList).apps ?? []
+            if options.json {
+                apps.forEach { ControlOutput.json($0) }
+                return
+            }
+            var table = Table(titles: ["ID", "DECISION", "PENDING", "TYPES", "NAME"])
+            for app in apps {
+                table.append([app.id, app.decision, String(app.pendingRequests),
+                              app.serviceTypes.joined(separator: ",").ifEmpty("-"), ControlOutput.quoted(app.name)])
+            }
+            table.print()
+        }
+    }
+
+    struct Show: HeraldCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one app: manifest, decision, pending requests.")
+
+        @Argument(help: ArgumentHelp("The app's id.", valueName: "id"))
+        var id: String
+
+        @OptionGroup var options: ControlOptions
+
+        var label: String { "app show \(id)" }
+
+        func execute() throws {
+            guard let app = try ControlSession(options: options).call(.appShow, app: id).app else { return }
+            if options.json { ControlOutput.json(app) } else { ControlOutput.describe(app).forEach(StandardOutput.line) }
+        }
+    }
+}
+
+extension String {
+    /// `replacement` when the string is empty.
+    func ifEmpty(_ replacement: String) -> String { isEmpty ? replacement : self }
+}

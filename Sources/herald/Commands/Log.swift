@@ -1,0 +1,45 @@
+import ArgumentParser
+import HeraldControl
+
+/// `herald log`: the audit trail of decisions and operator actions.
+struct Log: HeraldCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the audit trail: every decision with its reason, and every operator action (operators only).")
+
+    @Flag(name: .shortAndLong, help: "Keep printing new lines as they are recorded.")
+    var follow = false
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("How many recent lines to show first.", valueName: "n"))
+    var lines = 50
+
+    @OptionGroup var options: ControlOptions
+
+    var label: String { "log" }
+
+    func validate() throws {
+        guard (1...10_000).contains(lines) else { throw ValidationError("--lines must be from 1 to 10000") }
+    }
+
+    func execute() throws {
+        let session = try ControlSession(options: options)
+        let recent = try session.call(.log, limit: lines).log ?? []
+        recent.forEach(print)
+        guard follow else { return }
+        try session.call(.subscribe, after: recent.last?.sequence ?? 0, topics: ["log"])
+        while Interruption.signal == nil {
+            guard let event = try session.nextEvent() else { continue }
+            (event.log ?? []).forEach(print)
+        }
+    }
+
+    private func print(_ line: ControlAuditLine) {
+        if options.json {
+            ControlOutput.json(line)
+            return
+        }
+        let app = line.app ?? "-"
+        let type = line.serviceType.map { " \($0)" } ?? ""
+        StandardOutput.line("\(ControlOutput.time(line.time))  \(app)  \(line.operation)\(type)  "
+                            + "\(line.decision) (\(line.reason))  \(line.detail)")
+    }
+}

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import HeraldControl
+
+/// `herald prompt`: answers apps' requests as they arrive, like the permission dialog of a phone.
+struct Prompt: HeraldCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer apps' local-network requests interactively as they arrive (operators only).",
+        discussion: "Shows each app waiting for a decision (those already pending first), with its usage "
+            + "description, and records the answer: a (Allow), d (Don't Allow) or s (decide later). Ends at end of "
+            + "input or Ctrl-C.")
+
+    @Flag(name: .long, help: "Stop after the first answer.")
+    var once = false
+
+    @OptionGroup var options: ControlOptions
+
+    var label: String { "prompt" }
+
+    func execute() throws {
+        let session = try ControlSession(options: options)
+        try session.call(.subscribe, topics: ["requests"])
+        var asked: Set<String> = []
+        var queue = (try session.call(.requests).requests ?? []).reversed().map { $0 }
+        if Terminal.standardOutputIsTerminal && queue.isEmpty {
+            StandardOutput.line("waiting for requests (Ctrl-C to stop)…")
+        }
+        while Interruption.signal == nil {
+            if queue.isEmpty {
+                guard let event = try session.nextEvent() else { continue }
+                if let request = event.request { queue.append(request) }
+                continue
+            }
+            let request = queue.removeFirst()
+            guard !asked.contains(request.app.lowercased()) else { continue }
+            asked.insert(request.app.lowercased())
+            // The app may have been decided by another operator meanwhile.
+            guard let app = try? session.call(.appShow, app: request.app).app, app.decision == "not-determined" else {
+                continue
+            }
+            show(request)
+            guard let answer = readAnswer() else { return }
+            switch answer {
+            case .allow:
+                let reply = try session.call(.grant, app: request.app)
+                StandardOutput.line("\(request.app): \(reply.change ?? "granted")")
+            case .deny:
+                let reply = try session.call(.deny, app: request.app)
+                StandardOutput.line("\(request.app): \(reply.change ?? "denied")")
+            case .later:
+                asked.remove(request.app.lowercased())
+                StandardOutput.line("\(request.app): left undecided")
+            }
+            if once { return }
+        }
+    }
+
+    private func show(_ request: ControlPendingRequest) {
+        if options.json {
+            ControlOutput.json(request)
+            return
+        }
+        StandardOutput.line("")
+        StandardOutput.line("\(ControlOutput.quoted(request.appName)) would like to find and connect to devices on your local network.")
+        StandardOutput.line("  \(request.usageDescription)")
+        StandardOutput.line("  app \(request.app) asked to \(request.operation) \(request.subject) "
+                            + "(\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen)))")
+    }
+
+    private enum Answer { case allow, deny, later }
+
+    /// Asks until the answer is one of the choices; nil at end of input.
+    private func readAnswer() -> Answer? {
+        while true {
+            FileHandle.standardOutput.write(Data("[a] Allow   [d] Don't Allow   [s] decide later: ".utf8))
+            guard let line = Swift.readLine() else {
+                StandardOutput.line("")
+                return nil
+            }
+            switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "a", "allow", "y", "yes": return .allow
+            case "d", "don't allow", "dont allow", "deny", "n", "no": return .deny
+            case "s", "skip", "later", "": return .later
+            default: StandardOutput.line("please answer a, d or s")
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import HeraldControl
+
+/// `herald status`: what the daemon is doing.
+struct Status: HeraldCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the daemon's interfaces, addresses, cache, clients, operations, registrations, apps and "
+            + "pending requests (operators only).")
+
+    @OptionGroup var options: ControlOptions
+
+    var label: String { "status" }
+
+    func execute() throws {
+        guard let status = try ControlSession(options: options).call(.status).status else { return }
+        if options.json {
+            ControlOutput.json(status)
+            return
+        }
+        StandardOutput.line("heraldd \(status.version), host name \(status.hostName), up \(status.uptimeSeconds) s")
+        var table = Table(titles: ["INTERFACE", "INDEX", "CACHED", "ADDRESSES"])
+        for interface in status.interfaces {
+            table.append([interface.name, String(interface.index), String(interface.cachedRecords),
+                          interface.addresses.joined(separator: " ")])
+        }
+        table.print()
+        StandardOutput.line("cached records: \(status.cachedRecords)")
+        StandardOutput.line("clients: \(status.clients), operations: \(status.operations) "
+                            + "(\(status.parkedOperations) waiting for permission), registrations: \(status.registrations), "
+                            + "static services: \(status.staticServices)")
+        StandardOutput.line("apps: \(status.apps) (\(status.grantedApps) granted, \(status.deniedApps) denied), "
+                            + "pending requests: \(status.pendingRequests)")
+        StandardOutput.line("packets: \(status.packetsReceived) received (\(status.malformedPackets) malformed), "
+                            + "\(status.packetsSent) sent; conflicts: \(status.conflicts)")
+    }
+}

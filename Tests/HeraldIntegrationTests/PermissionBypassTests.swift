@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Ways an app might try to get past the permission broker, each one a test, all denied. The fixture is a real
+/// heraldd with a real store in which the tic-tac-toe app is registered and **granted**, so that every denial
+/// below is the rule at work, not a missing grant.
+@Suite("Permission bypass matrix")
+struct PermissionBypassTests {
+    enum Attempt: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        case unregisteredProcess
+        case manifestNamesAnotherExecutable
+        case pinnedExecutableReplaced
+        case symlinkToAnotherProgram
+        case procSelfExeInManifest
+        case execIntoUnregisteredOnSameConnection
+        case caseVariantOfUndeclaredType
+        case trailingDotVariantOfUndeclaredType
+        case subtypeOfUndeclaredType
+        case serviceTypeEnumerationWithoutEntitlement
+        case resolveInstanceOfUndeclaredType
+        case queryInstanceOfUndeclaredType
+        case registerUndeclaredType
+        case queryAnotherAppsServiceName
+        case queryArbitraryName
+        case reverseLookupByUnregisteredProcess
+        case addressLookupByUnregisteredProcess
+        case nonOperatorOnLoosenedControlSocket
+        case appGrantsItself
+        case nonOperatorReadsStore
+
+        var testDescription: String { rawValue }
+    }
+
+    @Test("denied", arguments: Attempt.allCases)
+    func denied(_ attempt: Attempt) throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        let daemon = try host.startPermissionDaemon(area: area)
+        let app = try area.installApp(named: "tictactoe")
+        try register(area.ticTacToeManifest(executable: app), grant: "org.example.tictactoe", on: daemon)
+
+        func expectDenied(_ result: CommandResult, _ reason: String, status: Int32 = 77,
+                          sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(result.status == status, "\(attempt): \(result)", sourceLocation: sourceLocation)
+            #expect((result.stderr + result.stdout).contains(reason), "\(attempt): expected '\(reason)' in \(result)",
+                    sourceLocation: sourceLocation)
+        }
+        func appBrowse(_ executable: String, _ type: String) throws -> CommandResult {
+            try host.runApp(executable, ["browse", type, "--timeout", "3"], daemon: daemon)
+        }
+
+        switch attempt {
+        case .unregisteredProcess:
+            expectDenied(try appBrowse(try area.installApp(named: "stranger"), "_tictactoe._tcp"), "unregistered")
+
+        case .manifestNamesAnotherExecutable:
+            // Same file name, another directory: the kernel's path decides, not the name.
+            let elsewhere = area.directory + "/elsewhere"
+            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o755])
+            let copy = elsewhere + "/tictactoe"
+            try FileManager.default.copyItem(atPath: app, toPath: copy)
+            expectDenied(try appBrowse(copy, "_tictactoe._tcp"), "unregistered")
+
+        case .pinnedExecutableReplaced:
+            let digest = try host.check(["sha256sum", app]).stdout.split(separator: " ")[0]
+            try register(area.ticTacToeManifest(executable: app, extra: ["executableSHA256": [app: String(digest)]]),
+                         grant: nil, on: daemon)
+            let before = try appBrowse(app, "_tictactoe._tcp")
+            #expect(before.status == 0, "the pinned binary itself is allowed: \(before)")
+            // Another binary at the same path (a few bytes appended still runs).
+            let replacement = app + ".new"
+            try FileManager.default.copyItem(atPath: app, toPath: replacement)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: replacement))
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data("replaced".utf8))
+            try handle.close()
+            chmod(replacement, 0o755)
+            #expect(rename(replacement, app) == 0)
+            expectDenied(try appBrowse(app, "_tictactoe._tcp"), "unregistered")
+
+        case .symlinkToAnotherProgram:
+            // A link named like the app, pointing at another program: the kernel reports the program, not the link.
+            let links = area.directory + "/links"
+            try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o755])
+            let stranger = try area.installApp(named: "stranger")
+            try FileManager.default.createSymbolicLink(atPath: links + "/tictactoe", withDestinationPath: stranger)
+            expectDenied(try appBrowse(links + "/tictactoe", "_tictactoe._tcp"), "unregistered")
+
+        case .procSelfExeInManifest:
+            // A manifest that names /proc/self/exe would match every program: it is refused, and nothing stored.
+            let manifest = try area.writeManifest(
+                ["id": "org.example.everything", "name": "Everything", "executables": ["/proc/self/exe"],
+                 "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Everything."],
+                named: "everything.json")
+            expectDenied(try daemon.control(["app", "add", manifest]), "/proc", status: 65)
+            let list = try daemon.control(["app", "list"])
+            #expect(!list.stdout.contains("org.example.everything"), "\(list)")
+            expectDenied(try appBrowse(try area.installApp(named: "stranger"), "_tictactoe._tcp"), "unregistered")
+
+        case .execIntoUnregisteredOnSameConnection:
+            let probe = area.directory + "/bin/probe"
+            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("CPrograms/exec_probe.c").path
+            try host.check(["cc", "-O1", "-o", probe, source])
+            let evil = area.directory + "/bin/evil"
+            try FileManager.default.copyItem(atPath: probe, toPath: evil)
+            try register(try area.writeManifest(
+                ["id": "org.example.probe", "name": "Probe", "executables": [probe],
+                 "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Probes."],
+                named: "probe.json"), grant: "org.example.probe", on: daemon)
+            let allowed = try host.run(try AppUser.command([probe, "browse", daemon.socket]))
+            #expect(allowed.stdout.contains("status 0"), "the registered probe itself is allowed: \(allowed)")
+            let switched = try host.run(try AppUser.command([probe, "connect-then-exec", daemon.socket, evil]))
+            #expect(switched.stdout.contains("status -65555"), "\(switched)")
+            #expect(daemon.log.contains("refuse (unregistered)"), "\(daemon.log)")
+
+        case .caseVariantOfUndeclaredType:
+            expectDenied(try appBrowse(app, "_TicTacToe._udp"), "undeclared-type")
+
+        case .trailingDotVariantOfUndeclaredType:
+            expectDenied(try appBrowse(app, "_chess._tcp."), "undeclared-type")
+
+        case .subtypeOfUndeclaredType:
+            expectDenied(try appBrowse(app, "_printer._sub._http._tcp"), "undeclared-type")
+
+        case .serviceTypeEnumerationWithoutEntitlement:
+            expectDenied(try host.runApp(app, ["browse", "--all", "--timeout", "3"], daemon: daemon), "entitlement-required")
+
+        case .resolveInstanceOfUndeclaredType:
+            expectDenied(try host.runApp(app, ["resolve", "Office Printer", "_ipp._tcp", "--timeout", "3"], daemon: daemon),
+                         "undeclared-type")
+
+        case .queryInstanceOfUndeclaredType:
+            expectDenied(try host.runApp(app, ["query", "Office Printer._ipp._tcp.local.", "TXT", "--timeout", "3"],
+                                         daemon: daemon), "undeclared-type")
+
+        case .registerUndeclaredType:
+            expectDenied(try host.runApp(app, ["register", "Web", "_http._tcp", "80", "--timeout", "3"], daemon: daemon),
+                         "undeclared-type")
+
+        case .queryAnotherAppsServiceName:
+            let chess = try area.installApp(named: "chess")
+            try register(try area.writeManifest(
+                ["id": "org.example.chess", "name": "Chess", "executables": [chess],
+                 "NSBonjourServices": ["_chess._tcp"], "NSLocalNetworkUsageDescription": "Chess finds opponents."],
+                named: "chess.json"), grant: "org.example.chess", on: daemon)
+            expectDenied(try host.runApp(chess, ["query", "Home Game._tictactoe._tcp.local.", "SRV", "--timeout", "3"],
+                                         daemon: daemon), "undeclared-type")
+
+        case .queryArbitraryName:
+            expectDenied(try host.runApp(app, ["query", "printer.local.", "TXT", "--timeout", "3"], daemon: daemon),
+                         "entitlement-required")
+
+        case .reverseLookupByUnregisteredProcess:
+            let stranger = try area.installApp(named: "stranger")
+            expectDenied(try host.runApp(stranger, ["query", "1.0.214.10.in-addr.arpa.", "PTR", "--timeout", "3"],
+                                         daemon: daemon), "unregistered")
+
+        case .addressLookupByUnregisteredProcess:
+            let stranger = try area.installApp(named: "stranger")
+            expectDenied(try host.runApp(stranger, ["lookup", "\(daemon.hostName).local", "--timeout", "3"], daemon: daemon),
+                         "unregistered")
+
+        case .nonOperatorOnLoosenedControlSocket:
+            // Even with the socket's mode opened up, the daemon checks the peer's credentials on every request.
+            #expect(chmod(daemon.controlSocket, 0o666) == 0)
+            let result = try host.run(try AppUser.command(
+                [try HeraldBinaries.herald(), "grant", "org.example.stranger", "--control-socket", daemon.controlSocket]))
+            expectDenied(result, "only operators may do this")
+            #expect(daemon.log.contains("not an operator"), "\(daemon.log)")
+
+        case .appGrantsItself:
+            try daemon.control(["reset", "org.example.tictactoe"]).expectSuccess()
+            let result = try host.run(try AppUser.command(
+                [app, "grant", "org.example.tictactoe", "--control-socket", daemon.controlSocket]))
+            expectDenied(result, "only operators may do this")
+            let show = try daemon.control(["app", "show", "org.example.tictactoe"])
+            #expect(show.stdout.contains("decision:      not-determined"), "\(show)")
+
+        case .nonOperatorReadsStore:
+            // Even where the state directory is readable, the store file is not.
+            #expect(chmod(daemon.stateDirectory, 0o755) == 0)
+            let result = try host.run(try AppUser.command(["cat", daemon.storePath]))
+            expectDenied(result, "Permission denied", status: 1)
+        }
+    }
+
+    /// Registers a manifest and, when `grant` names an app, grants it.
+    private func register(_ manifest: String, grant: String?, on daemon: HeraldDaemon) throws {
+        try daemon.control(["app", "add", manifest]).expectSuccess()
+        if let grant { try daemon.control(["grant", grant]).expectSuccess() }
+    }
+}
+
+extension CommandResult {
+    /// Throws with the output unless the command exited 0.
+    func expectSuccess() throws {
+        guard status == 0 else { throw HarnessError.setup("command failed: \(self)") }
+    }
+}

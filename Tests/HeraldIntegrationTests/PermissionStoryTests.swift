@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The tic-tac-toe story of BRIEF §6.1, end to end: a real heraldd with a real store, an app (a copy of the
+/// `herald` tool at the path its manifest names, run as an unprivileged user), an operator using `herald`, and
+/// a peer on another host of the test LAN.
+@Suite("The tic-tac-toe story", .serialized)
+struct PermissionStoryTests {
+    @Test("NoAuth for each static rule, parked until granted, results without a restart, withdrawn on deny")
+    func ticTacToeStory() throws {
+        let lan = try TestLAN(hosts: 2)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let (home, away) = (lan.hosts[0], lan.hosts[1])
+        let daemon = try home.startPermissionDaemon(area: area)
+        let peer = try away.startHeraldd()
+        let app = try area.installApp(named: "tictactoe")
+
+        // A player on the other host advertises a game (the peer's herald runs as root: an operator).
+        let peerGame = try peer.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000"])
+        try peerGame.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 10)
+
+        // 1. Registered without a usage description: refused at once, no-usage-description.
+        let bare = try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app, usage: nil)])
+        #expect(bare.status == 0, "\(bare)")
+        #expect(bare.stderr.contains("warning"), "a manifest without a usage description is accepted with a warning: \(bare)")
+        let noUsage = try home.runApp(app, ["browse", "_tictactoe._tcp", "--timeout", "5"], daemon: daemon)
+        #expect(noUsage.status == 77, "\(noUsage)")
+        #expect(noUsage.stderr.contains("not permitted (NoAuth -65555, no-usage-description)"), "\(noUsage)")
+
+        // 2. With the description, but browsing a type it did not declare: undeclared-type.
+        let described = try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)])
+        #expect(described.status == 0 && described.stdout.contains("updated"), "\(described)")
+        let other = try home.runApp(app, ["browse", "_other._tcp", "--timeout", "5"], daemon: daemon)
+        #expect(other.status == 77, "\(other)")
+        #expect(other.stderr.contains("not permitted (NoAuth -65555, undeclared-type)"), "\(other)")
+
+        // 3. Declared, not yet granted: parked, and the operator sees the pending request.
+        let browse = try home.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
+        try browse.waitForOutput(containing: "waiting for permission: browse _tictactoe._tcp", in: .stderr, timeout: 10)
+        #expect(browse.stderr.contains("not-determined"), "\(browse.stderr)")
+        let game = try home.spawnApp(app, ["register", "Home Game", "_tictactoe._tcp", "4000"], daemon: daemon)
+        try game.waitForOutput(containing: "waiting for permission", in: .stderr, timeout: 10)
+        let requests = try daemon.control(["requests"])
+        #expect(requests.status == 0, "\(requests)")
+        #expect(requests.stdout.contains("org.example.tictactoe"), "\(requests)")
+        #expect(requests.stdout.contains("Tic Tac Toe looks for players on your local network."), "\(requests)")
+        #expect(requests.stdout.contains("_tictactoe._tcp"), "\(requests)")
+        #expect(browse.stdout.isEmpty, "nothing is delivered while parked: \(browse.stdout)")
+
+        // 4. Granted: the same running app sees the peer within a second, and the peer sees its game.
+        let granted = Date()
+        let grant = try daemon.control(["grant", "org.example.tictactoe"])
+        #expect(grant.status == 0 && grant.stdout.contains("granted (was not-determined)"), "\(grant)")
+        try browse.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 5)
+        let delay = Date().timeIntervalSince(granted)
+        #expect(delay < 1.0, "results reached the app \(delay) s after the grant")
+        try game.waitForOutput(containing: "Home Game", in: .stdout, timeout: 10)
+        let seen = try peer.herald(["browse", "_tictactoe._tcp", "--timeout", "4"])
+        #expect(seen.stdout.contains("Home Game"), "the peer sees the app's game: \(seen)")
+
+        // 5. Denied: the browse reports NoAuth again, and the peer sees the game go away (goodbye) within 2 s.
+        let watcher = try peer.spawnHerald(["browse", "_tictactoe._tcp"])
+        try watcher.waitForOutput(containing: "Home Game", in: .stdout, timeout: 5)
+        let denied = Date()
+        let deny = try daemon.control(["deny", "org.example.tictactoe"])
+        #expect(deny.status == 0 && deny.stdout.contains("denied (was granted)"), "\(deny)")
+        try browse.waitForOutput(containing: "denied", in: .stderr, timeout: 5)
+        let gone = try waitUntil(timeout: 5) { watcher.stdout.contains("- ") && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") } }
+        #expect(gone.held, "the peer did not see the game withdrawn: \(watcher.stdout)")
+        #expect(Date().timeIntervalSince(denied) < 2.5, "withdrawn \(Date().timeIntervalSince(denied)) s after deny")
+
+        // The audit trail tells the story.
+        let log = try daemon.control(["log", "--lines", "100"])
+        for expected in ["refuse (no-usage-description)", "refuse (undeclared-type)", "park (not-determined)",
+                         "grant", "deny"] {
+            #expect(log.stdout.contains(expected), "audit log lacks \(expected): \(log.stdout)")
+        }
+        for process in [browse, game, watcher, peerGame] { process.terminate(grace: 1) }
+    }
+}
