@@ -73,7 +73,7 @@ struct PermissionStoryTests {
         try browse.waitForOutput(containing: "denied", in: .stderr, timeout: 5)
         let gone = try waitUntil(timeout: 5) { watcher.stdout.contains("- ") && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") } }
         #expect(gone.held, "the peer did not see the game withdrawn: \(watcher.stdout)")
-        #expect(Date().timeIntervalSince(denied) < 2.5, "withdrawn \(Date().timeIntervalSince(denied)) s after deny")
+        #expect(Date().timeIntervalSince(denied) < 2.0, "withdrawn \(Date().timeIntervalSince(denied)) s after deny")
 
         // The audit trail tells the story.
         let log = try daemon.control(["log", "--lines", "100"])
