@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The operators' side of the permission broker: the interactive prompt, the live audit log, status, the apps
+/// directory with SIGHUP, the operator group, and a store the daemon must refuse to touch.
+@Suite("Operator commands")
+struct OperatorCommandTests {
+    @Test("herald prompt shows a waiting app like a permission dialog and records Allow; the app's results start")
+    func promptAllows() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        let daemon = try host.startPermissionDaemon(area: area)
+        let app = try area.installApp(named: "tictactoe")
+        try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+        let peer = try daemon.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000"])
+        defer { peer.terminate(grace: 1) }
+        let browse = try host.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
+        defer { browse.terminate(grace: 1) }
+        try browse.waitForOutput(containing: "waiting for permission", in: .stderr, timeout: 5)
+
+        // The operator answers "a" (Allow) at the prompt.
+        let prompt = try host.run(["sh", "-c", "printf 'a\\n' | \"$0\" prompt --once --control-socket \"$1\"",
+                                   try HeraldBinaries.herald(), daemon.controlSocket], timeout: 20)
+        #expect(prompt.status == 0, "\(prompt)")
+        #expect(prompt.stdout.contains(
+            "\u{201C}Tic Tac Toe\u{201D} would like to find and connect to devices on your local network."), "\(prompt)")
+        #expect(prompt.stdout.contains("Tic Tac Toe looks for players on your local network."), "\(prompt)")
+        #expect(prompt.stdout.contains("browse _tictactoe._tcp"), "\(prompt)")
+        #expect(prompt.stdout.contains("org.example.tictactoe: granted (was not-determined)"), "\(prompt)")
+        try browse.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 5)
+
+        // Don't Allow, for an app that asks next.
+        let chess = try area.installApp(named: "chess")
+        try daemon.control(["app", "add", try area.writeManifest(
+            ["id": "org.example.chess", "name": "Chess", "executables": [chess], "NSBonjourServices": ["_chess._tcp"],
+             "NSLocalNetworkUsageDescription": "Chess finds opponents nearby."], named: "chess.json")]).expectSuccess()
+        let asking = try host.spawnApp(chess, ["browse", "_chess._tcp"], daemon: daemon)
+        defer { asking.terminate(grace: 1) }
+        let denied = try host.run(["sh", "-c", "(sleep 1; printf 'd\\n') | \"$0\" prompt --once --control-socket \"$1\"",
+                                   try HeraldBinaries.herald(), daemon.controlSocket], timeout: 20)
+        #expect(denied.stdout.contains("\u{201C}Chess\u{201D} would like to find"), "\(denied)")
+        #expect(denied.stdout.contains("org.example.chess: denied (was not-determined)"), "\(denied)")
+    }
+
+    @Test("herald log --follow prints decisions as they are made; herald status counts apps, operations and requests")
+    func logAndStatus() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        let daemon = try host.startPermissionDaemon(area: area)
+        let app = try area.installApp(named: "tictactoe")
+        try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+
+        let follow = try host.spawn([try HeraldBinaries.herald(), "log", "--follow", "--control-socket", daemon.controlSocket])
+        defer { follow.terminate(grace: 1) }
+        try follow.waitForOutput(containing: "app-add", in: .stdout, timeout: 5)
+        let browse = try host.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
+        defer { browse.terminate(grace: 1) }
+        try follow.waitForOutput(containing: "park (not-determined)", in: .stdout, timeout: 5)
+
+        let status = try daemon.control(["status", "--json"])
+        #expect(status.status == 0, "\(status)")
+        let object = HeraldJSON.objects(status.stdout).first ?? [:]
+        #expect(object["apps"] as? Int == 1, "\(status)")
+        #expect(object["pendingRequests"] as? Int == 1, "\(status)")
+        #expect(object["parkedOperations"] as? Int == 1, "\(status)")
+        #expect(object["clients"] as? Int == 1, "\(status)")
+        #expect((object["interfaces"] as? [[String: Any]])?.isEmpty == false, "\(status)")
+        let text = try daemon.control(["status"])
+        #expect(text.stdout.contains("apps: 1 (0 granted, 0 denied), pending requests: 1"), "\(text)")
+
+        try daemon.control(["grant", "org.example.tictactoe"]).expectSuccess()
+        try follow.waitForOutput(containing: "grant  granted (operator)", in: .stdout, timeout: 5)
+        let after = HeraldJSON.objects(try daemon.control(["status", "--json"]).stdout).first ?? [:]
+        #expect(after["parkedOperations"] as? Int == 0 && after["grantedApps"] as? Int == 1, "\(after)")
+        #expect(after["pendingRequests"] as? Int == 0, "a decision clears the app's pending requests: \(after)")
+    }
+
+    @Test("manifests dropped into the apps directory are registered on SIGHUP; a broken one is reported and skipped")
+    func appsDirectoryReload() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        let appsDirectory = area.directory + "/apps.d"
+        try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
+        let app = try area.installApp(named: "tictactoe")
+        try FileManager.default.copyItem(atPath: try area.ticTacToeManifest(executable: app),
+                                         toPath: appsDirectory + "/tictactoe.json")
+        let daemon = try host.startPermissionDaemon(area: area, arguments: ["--apps-dir", appsDirectory])
+        let listed = try waitUntil(timeout: 5) {
+            try daemon.control(["app", "list"]).stdout.contains("org.example.tictactoe")
+        }
+        #expect(listed.held, "the manifest present at start is registered")
+
+        try "{\"id\": \"broken\", \"executables\": [\"relative\"]}".write(toFile: appsDirectory + "/broken.json",
+                                                                          atomically: true, encoding: .utf8)
+        let chess = try area.installApp(named: "chess")
+        try FileManager.default.copyItem(atPath: try area.writeManifest(
+            ["id": "org.example.chess", "name": "Chess", "executables": [chess], "NSBonjourServices": ["_chess._tcp"],
+             "NSLocalNetworkUsageDescription": "Chess finds opponents nearby."], named: "chess.json"),
+                                         toPath: appsDirectory + "/chess.json")
+        daemon.process.send(SIGHUP)
+        let reloaded = try waitUntil(timeout: 5) {
+            try daemon.control(["app", "list"]).stdout.contains("org.example.chess")
+        }
+        #expect(reloaded.held, "\(daemon.log)")
+        #expect(daemon.log.contains("broken.json: not registered"), "\(daemon.log)")
+        #expect(daemon.process.isRunning)
+    }
+
+    @Test("members of the configured operator group are operators; everyone else is an app")
+    func operatorGroup() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        // The 'users' group (gid 100) stands in for 'herald': the test changes nothing on the machine.
+        let config = area.directory + "/heraldd.conf"
+        try "[permissions]\noperator-group = users\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try host.startPermissionDaemon(area: area, arguments: ["--config", config])
+        let stranger = try area.installApp(named: "stranger")
+        let setpriv = try Requirements.requireExecutable("setpriv")
+        let asMember = [setpriv, "--reuid=65534", "--regid=65534", "--groups=100", "--"]
+
+        let member = try host.run(asMember + [stranger, "browse", "_anything._tcp", "--timeout", "1", "--socket", daemon.socket])
+        #expect(member.status == 0, "an operator browses anything: \(member)")
+        let status = try host.run(asMember + [stranger, "status", "--control-socket", daemon.controlSocket])
+        #expect(status.status == 0, "an operator uses the control socket: \(status)")
+        let outsider = try host.runApp(stranger, ["browse", "_anything._tcp", "--timeout", "1"], daemon: daemon)
+        #expect(outsider.status == 77, "\(outsider)")
+    }
+
+    @Test("a file that is not a Herald store stops the daemon with a clear message and is left untouched")
+    func refusesForeignStore() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let host = lan.hosts[0]
+        let state = host.directory + "/foreign-state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let content = Data("these are not the permissions you are looking for\n".utf8)
+        try content.write(to: URL(fileURLWithPath: state + "/permissions.sqlite"))
+        let result = try host.run([try HeraldBinaries.heraldd(), "--hostname", "foreign", "--socket", host.directory + "/f.sock",
+                                   "--control-socket", host.directory + "/fc.sock", "--state-dir", state], timeout: 10)
+        #expect(result.status != 0, "\(result)")
+        #expect(result.stderr.contains("is not a Herald permission store"), "\(result)")
+        #expect(FileManager.default.contents(atPath: state + "/permissions.sqlite") == content)
+    }
+}
