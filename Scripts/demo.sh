@@ -71,3 +71,36 @@ DNSSD_UDS_PATH="$run_dir/beta.sock" ip netns exec "${prefix}b" "$bin/herald" loo
 
 echo "== a one-shot query from dig (legacy unicast) is answered too"
 ip netns exec "${prefix}b" dig +short +time=2 +tries=1 -p 5353 @10.214.0.1 "Alpha\\ Web._http._tcp.local" SRV
+
+echo "== local-network privacy: an app must be registered, explain itself, and be granted by an operator"
+echo "   (the app here is a copy of herald installed as $run_dir/tictactoe, run as the unprivileged user nobody)"
+chmod 755 "$run_dir"
+cp "$bin/herald" "$run_dir/tictactoe"
+cat >"$run_dir/tictactoe.json" <<MANIFEST
+{
+  "id": "org.example.tictactoe",
+  "name": "Tic Tac Toe",
+  "executables": ["$run_dir/tictactoe"],
+  "NSBonjourServices": ["_tictactoe._tcp"],
+  "NSLocalNetworkUsageDescription": "Tic Tac Toe looks for players on your local network."
+}
+MANIFEST
+beta_control=(--control-socket "$run_dir/beta-control.sock")
+echo "   operator on beta:  herald app add tictactoe.json"
+ip netns exec "${prefix}b" "$bin/herald" app add "$run_dir/tictactoe.json" "${beta_control[@]}" | sed 's/^/   /'
+DNSSD_UDS_PATH="$run_dir/alpha.sock" ip netns exec "${prefix}a" \
+    "$bin/herald" register "Alpha's Game" _tictactoe._tcp 4000 >/dev/null 2>&1 &
+echo "   the app on beta:  tictactoe browse _tictactoe._tcp   (before any decision)"
+ip netns exec "${prefix}b" setpriv --reuid=65534 --regid=65534 --clear-groups \
+    "$run_dir/tictactoe" browse _tictactoe._tcp --socket "$run_dir/beta.sock" --timeout 5 \
+    >"$run_dir/app.out" 2>"$run_dir/app.err" &
+app_pid=$!
+sleep 1.5
+sed 's/^/   app: /' "$run_dir/app.err"
+echo "   operator on beta:  herald requests"
+ip netns exec "${prefix}b" "$bin/herald" requests "${beta_control[@]}" | sed 's/^/   /'
+echo "   operator on beta:  herald grant org.example.tictactoe"
+ip netns exec "${prefix}b" "$bin/herald" grant org.example.tictactoe "${beta_control[@]}" | sed 's/^/   /'
+wait "$app_pid" || true
+echo "   what the still-running app printed after the grant:"
+sed 's/^/   app: /' "$run_dir/app.out"

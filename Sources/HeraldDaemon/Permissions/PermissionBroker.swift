@@ -21,6 +21,8 @@ public final class PermissionBroker: AccessGate {
     private let callers = CallerInspector()
     private let logger: Logger
     private var unrecorded: [(decision: PermissionDecision, caller: CallerIdentity)] = []
+    /// Users whose processes' executables could not be read (logged once each).
+    private var unreadableExecutables: Set<UInt32> = []
     /// The last explanation given to each process, for messages that say why.
     private var lastExplanations: [Int32: String] = [:]
 
@@ -79,6 +81,12 @@ public final class PermissionBroker: AccessGate {
         let registry = snapshot.registry
         let caller = callers.identify(client, needsDigest: { registry.needsDigest(forExecutable: $0) })
             ?? CallerInspector.minimal(client)
+        if caller.executable == nil, client.pid > 0, unreadableExecutables.insert(client.uid).inserted {
+            let message = "permissions: cannot read the executable of pid \(client.pid) (uid \(client.uid)); its app "
+                + "can be recognised by systemd unit only. Reading /proc/PID/exe of other users' processes needs "
+                + "CAP_SYS_PTRACE, which heraldd.service grants"
+            logger.notice("\(message)")
+        }
         return (policy.decide(Self.permissionRequest(request), caller: caller, snapshot: snapshot), caller)
     }
 

@@ -35,6 +35,8 @@ public enum ServiceDirectory {
     public static func load(path: String, hostName: String, specifiers: SystemdDNSSDFile.Specifiers) -> Contents {
         var contents = Contents()
         let names: [String]
+        // No directory means no static services, as for Avahi without /etc/avahi/services.
+        guard FileManager.default.fileExists(atPath: path) else { return contents }
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: path)
         } catch {
