@@ -425,10 +425,16 @@ struct ServiceDirectoryTests {
         #expect(contents.problems.allSatisfy { $0.description.contains($0.file) })
     }
 
-    @Test("a missing directory is a problem, not a crash")
-    func missingDirectory() {
-        let contents = ServiceDirectory.load(path: "/nonexistent/herald/services.d", hostName: "h", specifiers: Self.specifiers)
-        #expect(contents.services.isEmpty)
-        #expect(contents.problems.count == 1)
+    @Test("a missing directory means no static services; a file where the directory should be is a problem")
+    func missingDirectory() throws {
+        let missing = ServiceDirectory.load(path: "/nonexistent/herald/services.d", hostName: "h", specifiers: Self.specifiers)
+        #expect(missing.services.isEmpty)
+        #expect(missing.problems.isEmpty)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-not-a-directory-\(getpid())").path
+        try "x".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let notDirectory = ServiceDirectory.load(path: file, hostName: "h", specifiers: Self.specifiers)
+        #expect(notDirectory.services.isEmpty)
+        #expect(notDirectory.problems.count == 1)
     }
 }

@@ -49,6 +49,57 @@ struct OperatorCommandTests {
         #expect(denied.stdout.contains("org.example.chess: denied (was not-determined)"), "\(denied)")
     }
 
+    @Test("the control socket notifies subscribers of new pending requests and of decision changes as they happen")
+    func liveNotifications() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        let daemon = try host.startPermissionDaemon(area: area)
+        let app = try area.installApp(named: "tictactoe")
+        try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+
+        // A subscriber speaking the protocol directly: it prints each event line it receives.
+        let subscriber = try host.spawn(["python3", "-c", """
+            import json, socket, sys
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(sys.argv[1])
+            connection.sendall(b'{"version": 1, "id": 1, "command": "subscribe", "topics": ["requests", "decisions"]}\\n')
+            for line in connection.makefile():
+                message = json.loads(line)
+                if message.get("id") == 1:
+                    print("subscribed", message["ok"], flush=True)
+                elif "event" in message:
+                    detail = message.get("request") or message.get("app") or {}
+                    print("event", message["event"], detail.get("app") or detail.get("id"), message.get("change"), flush=True)
+            """, daemon.controlSocket])
+        defer { subscriber.terminate(grace: 1) }
+        try subscriber.waitForOutput(containing: "subscribed True", in: .stdout, timeout: 5)
+
+        let browse = try host.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
+        defer { browse.terminate(grace: 1) }
+        try subscriber.waitForOutput(containing: "event pending-request org.example.tictactoe", in: .stdout, timeout: 5)
+        try daemon.control(["deny", "org.example.tictactoe"]).expectSuccess()
+        try subscriber.waitForOutput(containing: "event decision org.example.tictactoe denied (was not-determined)",
+                                     in: .stdout, timeout: 5)
+
+        // herald prompt started before the request arrives shows it as it comes.
+        let chess = try area.installApp(named: "chess")
+        try daemon.control(["app", "add", try area.writeManifest(
+            ["id": "org.example.chess", "name": "Chess", "executables": [chess], "NSBonjourServices": ["_chess._tcp"],
+             "NSLocalNetworkUsageDescription": "Chess finds opponents nearby."], named: "chess.json")]).expectSuccess()
+        let prompt = try host.spawn(["sh", "-c", "(sleep 4; printf 'a\\n') | \"$0\" prompt --once --control-socket \"$1\"",
+                                     try HeraldBinaries.herald(), daemon.controlSocket])
+        defer { prompt.terminate(grace: 1) }
+        usleep(500_000)
+        let asking = try host.spawnApp(chess, ["browse", "_chess._tcp"], daemon: daemon)
+        defer { asking.terminate(grace: 1) }
+        try prompt.waitForOutput(containing: "\u{201C}Chess\u{201D} would like to find", in: .stdout, timeout: 5)
+        #expect(prompt.waitForExit(timeout: 10) == 0, "\(prompt.output)")
+        #expect(prompt.stdout.contains("org.example.chess: granted (was not-determined)"), "\(prompt.output)")
+    }
+
     @Test("herald log --follow prints decisions as they are made; herald status counts apps, operations and requests")
     func logAndStatus() throws {
         let lan = try TestLAN(hosts: 1)
