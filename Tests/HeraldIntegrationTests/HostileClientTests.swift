@@ -40,6 +40,51 @@ extension HeraldOnTestLANs {
             register.waitForExit(timeout: 5)
         }
 
+        @Test("a client that never reads its replies is dropped at its reply-buffer limit; the others carry on")
+        func clientThatNeverReads() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let config = try host.writeFile(named: "small-buffer.conf", "[limits]\nclient-reply-buffer = 65536\n")
+            let daemon = try host.startHeraldd(arguments: ["--config", config])
+            let result = try host.run(["python3", "-c", Self.neverReads, daemon.socket], timeout: 60)
+            #expect(result.status == 0, "\(result)\n\(daemon.log)")
+            #expect(result.stdout.contains("flooder: dropped"), "\(result)")
+            #expect(result.stdout.contains("bystander: browse status 0"), "\(result)")
+            #expect(daemon.log.contains("does not read its replies"), "\(daemon.log)")
+            #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
+        }
+
+        /// argv: SOCKET. Opens a shared connection and sends domain-enumeration requests (each answered with a
+        /// reply on the connection) without ever reading, until the daemon drops it; then a second client browses.
+        static let neverReads = #"""
+        import socket, struct, sys
+        path = sys.argv[1]
+
+        def header(length, op, flags=0, context=b"ctx-flod"):
+            return struct.pack(">IIII8sI", 1, length, flags, op, context, 0)
+
+        flooder = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        flooder.connect(path)
+        flooder.sendall(header(0, 1))
+        assert struct.unpack(">i", flooder.recv(4))[0] == 0
+        flooder.settimeout(5)
+        try:
+            for n in range(200000):
+                # ipc_flags 4: no error socket; the status would come as an async reply on this connection.
+                flooder.sendall(header(8, 4, flags=4, context=struct.pack(">Q", n)) + struct.pack(">II", 0, 0))
+            print("flooder: never dropped")
+        except (BrokenPipeError, ConnectionResetError, socket.timeout) as error:
+            print("flooder: dropped after", n, "requests", type(error).__name__)
+
+        bystander = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        bystander.connect(path)
+        body = struct.pack(">II", 0, 0) + b"_hnoread._tcp\0" + b"\0"
+        bystander.sendall(header(len(body), 6) + body)
+        bystander.settimeout(3)
+        print("bystander: browse status %d" % struct.unpack(">i", bystander.recv(4))[0])
+        """#
+
         /// argv: SOCKET. Speaks the dnssd IPC framing by hand (28-byte big-endian header) and prints one line per case.
         static let hostileClient = #"""
         import socket, struct, sys, time
