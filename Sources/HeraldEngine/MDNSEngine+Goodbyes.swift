@@ -37,11 +37,19 @@ extension MDNSEngine {
     /// without (the link or the engine going away), everything goes.
     mutating func sendGoodbyes(for ids: [OperationID], on link: LinkID, keepingShared: Bool) {
         var records: [ResourceRecord] = []
+        let builder = AnswerBuilder(authority: authority, link: link)
         for id in ids {
             guard let publication = publications[id], publication.phases[link]?.isAnnounced ?? false else { continue }
+            var names: [DNSName] = []
             for record in publication.records[link] ?? [] {
                 if keepingShared && authority.isPublished(record.record, on: link, byOtherThan: id) { continue }
                 if !records.contains(record.record) { records.append(record.record) }
+                if record.isUnique, !names.contains(record.record.name) { names.append(record.record.name) }
+            }
+            // Peers cached the NSEC that came with our answers for names we are giving up entirely (RFC 6762
+            // §6.1): a goodbye for it too, or it would outlive the records it describes by its whole TTL.
+            for name in names where !authority.isOwned(name, on: link, byOtherThan: id) {
+                if let nsec = builder.nsec(for: name), !records.contains(nsec) { records.append(nsec) }
             }
         }
         sendGoodbyes(records, on: link)

@@ -25,8 +25,8 @@ struct GoodbyeTests {
         #expect(sent.allSatisfy { $0.message.answers.allSatisfy { $0.ttl == 0 } })
         let gone = goodbyes(lan, after: cancelledAt)
         #expect(Set(gone.map { "\($0.name) \($0.type)" }) == [
-            "\(printer) SRV", "\(printer) TXT", "_ipp._tcp.local. PTR", "_services._dns-sd._udp.local. PTR",
-            "_universal._sub._ipp._tcp.local. PTR",
+            "\(printer) SRV", "\(printer) TXT", "\(printer) NSEC", "_ipp._tcp.local. PTR",
+            "_services._dns-sd._udp.local. PTR", "_universal._sub._ipp._tcp.local. PTR",
         ])
         #expect(lan.registrations(of: alpha, OperationID(1)).count == 1)
         // It is no longer answered.
@@ -34,6 +34,28 @@ struct GoodbyeTests {
         lan.inject(.query([Fixture.question(printer, .srv)]), from: SimulatedLAN.peer(1))
         lan.run(for: 1000)
         #expect(lan.packets(from: alpha).filter { $0.time > askedAt }.isEmpty)
+    }
+
+    @Test("after a goodbye a peer's cache keeps nothing of the service, not even the NSEC that came with its answers")
+    func peerCacheEmptiesAfterGoodbye() throws {
+        var lan = SimulatedLAN()
+        let alpha = lan.addHost("alpha")
+        let beta = lan.addHost("beta")
+        lan.run(for: 3000)
+        var before = 0
+        lan.with(beta) { engine, _ in before = engine.cachedRecordCount(on: SimulatedLAN.ipv4Link) }
+        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
+        lan.with(beta) { $0.resolve(OperationID(2), instance: printer, at: $1) }
+        lan.run(for: 5000)
+        var cached: [CachedRecord] = []
+        lan.with(beta) { engine, _ in cached = engine.cachedRecords(on: SimulatedLAN.ipv4Link) }
+        #expect(cached.contains { $0.record.name == printer && $0.record.type == .nsec }, "the answers carried an NSEC")
+        lan.with(beta) { $0.cancel(OperationID(2), at: $1) }
+        lan.with(alpha) { $0.cancel(OperationID(1), at: $1) }
+        lan.run(for: 2000)
+        lan.with(beta) { engine, _ in cached = engine.cachedRecords(on: SimulatedLAN.ipv4Link) }
+        #expect(!cached.contains { $0.record.name == printer }, "\(cached.map(\.record))")
+        #expect(cached.count == before, "\(cached.map(\.record))")
     }
 
     @Test("withdrawing one of two services of a type keeps the type's shared enumeration record alive")
@@ -120,7 +142,7 @@ struct GoodbyeTests {
         let stoppedAt = lan.now
         lan.with(alpha) { $0.shutdown(at: $1) }
         let gone = goodbyes(lan, after: stoppedAt)
-        #expect(Set(gone.map(\.type)) == [.srv, .txt, .ptr, .a])
+        #expect(Set(gone.map(\.type)) == [.srv, .txt, .ptr, .a, .nsec])
         #expect(gone.contains { $0.name == "1.0.0.10.in-addr.arpa." })
         let packetsAtShutdown = lan.packets(from: alpha).count
         lan.inject(.query([Fixture.question(printer, .srv), Fixture.question("alpha.local.", .a)]), from: SimulatedLAN.peer(1))

@@ -60,6 +60,12 @@ struct AuthorityTable: Sendable {
         byLink[link]?[RecordKey(record)]?.contains { $0.owner != owner && $0.record.record.hasSameData(as: record) } ?? false
     }
 
+    /// True when an owner other than `owner` publishes any record at `name` on the link.
+    func isOwned(_ name: DNSName, on link: LinkID, byOtherThan owner: OperationID) -> Bool {
+        guard let keys = namesByLink[link]?[name], let table = byLink[link] else { return false }
+        return keys.contains { table[$0]?.contains { $0.owner != owner } ?? false }
+    }
+
     /// Every entry (announced or not) whose set a question covers.
     func entries(matching question: RecordKey, on link: LinkID) -> [Entry] {
         guard let table = byLink[link] else { return [] }
