@@ -84,7 +84,7 @@ extension TestLAN.Host {
         argv += arguments
         let process = try spawn(argv)
         let deadline = Date(timeIntervalSinceNow: 10)
-        while access(socket, F_OK) != 0 || access(controlSocket, F_OK) != 0 {
+        while !Self.accepts(socket) || !Self.accepts(controlSocket) {
             if !process.isRunning || Date() > deadline {
                 process.terminate(grace: 1)
                 throw HarnessError.setup("\(name): heraldd did not open its socket \(socket):\n\(process.output)")
@@ -93,6 +93,28 @@ extension TestLAN.Host {
         }
         return HeraldDaemon(host: self, process: process, socket: socket, hostName: hostName, controlSocket: controlSocket,
                             stateDirectory: stateDirectory, appsDirectory: appsDirectory)
+    }
+}
+
+extension TestLAN.Host {
+    /// True when something accepts connections on the Unix socket at `path` (a file left by a killed daemon
+    /// does not count).
+    static func accepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (index, byte) in bytes.enumerated() { raw[index] = byte }
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
     }
 }
 
