@@ -11,7 +11,7 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
-        @Test("heraldd reports READY, WATCHDOG, RELOADING and STOPPING, and serves on a socket systemd passed to it")
+        @Test("heraldd reports READY, WATCHDOG, RELOADING and STOPPING, and serves on the app and control sockets systemd passed to it")
         func notifyAndSocketActivation() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
@@ -23,6 +23,8 @@ extension HeraldOnTestLANs {
             // READY=1 comes once the sockets are bound, and only then does the activated socket answer.
             #expect(lines.first { $0.hasPrefix("notify:") }?.contains("READY=1") == true, "\(result.stdout)")
             #expect(lines.contains("browse status: 0"), "\(result.stdout)")
+            #expect(lines.contains("control status: True managed.local."), "both sockets came from the manager: \(result.stdout)")
+            #expect(lines.contains("unused sockets bound: False False"), "\(result.stdout)")
             #expect(lines.contains { $0.hasPrefix("notify:") && $0.contains("WATCHDOG=1") }, "\(result.stdout)")
             let reload = lines.firstIndex { $0.hasPrefix("notify:") && $0.contains("RELOADING=1") }
             let readyAgain = lines.lastIndex { $0.hasPrefix("notify:") && $0.contains("READY=1") }
@@ -35,21 +37,22 @@ extension HeraldOnTestLANs {
         /// systemd-socket-activate (which passes a listening app socket named "dnssd"), asks for a 1 s watchdog,
         /// talks to the passed socket, then sends SIGHUP and SIGTERM; prints what it saw.
         static let serviceManager = #"""
-        import os, signal, socket, struct, subprocess, sys, time
+        import json, os, signal, socket, struct, subprocess, sys, time
         heraldd, directory = sys.argv[1], sys.argv[2]
         notify_path = os.path.join(directory, "notify.sock")
         app_path = os.path.join(directory, "activated.sock")
-        for path in (notify_path, app_path):
+        control_path = os.path.join(directory, "activated-control.sock")
+        for path in (notify_path, app_path, control_path):
             if os.path.exists(path): os.unlink(path)
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify.bind(notify_path)
         notify.settimeout(0.2)
         # systemd-socket-activate passes only the variables named with -E on to the service.
         process = subprocess.Popen(
-            ["systemd-socket-activate", "-l", app_path, "--fdname=dnssd",
+            ["systemd-socket-activate", "-l", app_path, "-l", control_path, "--fdname=dnssd:control",
              "-E", "NOTIFY_SOCKET=" + notify_path, "-E", "WATCHDOG_USEC=1000000",
              heraldd, "--hostname", "managed", "--socket", os.path.join(directory, "unused.sock"),
-             "--control-socket", os.path.join(directory, "control.sock"), "--state-dir", os.path.join(directory, "state")],
+             "--control-socket", os.path.join(directory, "unused-control.sock"), "--state-dir", os.path.join(directory, "state")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
         def collect(seconds):
@@ -69,6 +72,15 @@ extension HeraldOnTestLANs {
         s.sendall(struct.pack(">IIII8sI", 1, len(body), 0, 6, b"ctx-sysd", 0) + body)
         print("browse status:", struct.unpack(">i", s.recv(4))[0], flush=True)
         s.close()
+        c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.connect(control_path)
+        c.settimeout(3)
+        c.sendall(b'{"version": 1, "id": 1, "command": "status"}\n')
+        reply = json.loads(c.makefile().readline())
+        print("control status:", reply["ok"], reply["status"]["hostName"], flush=True)
+        c.close()
+        print("unused sockets bound:", os.path.exists(os.path.join(directory, "unused.sock")),
+              os.path.exists(os.path.join(directory, "unused-control.sock")), flush=True)
         collect(1.5)
         process.send_signal(signal.SIGHUP)
         collect(0.8)
