@@ -19,6 +19,8 @@ public final class Daemon {
     private let signals: SignalSource
     public let network: NetworkService
     public let appSocket: AppSocketServer
+    /// The libnss-mdns socket, when configured.
+    public private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
     private let logger: Logger
     private var stopping = false
@@ -51,6 +53,13 @@ public final class Daemon {
         let inherited = (try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true))?.descriptors(named: "dnssd").first
         appSocket = try AppSocketServer(path: configuration.appSocket, inherited: inherited, loop: loop, network: network,
                                         gate: AllowEverything(), limits: limits, logger: logger)
+        if let path = configuration.nssSocket {
+            do {
+                nss = try NSSServer(path: path, loop: loop, network: network, gate: appSocket.gate, logger: logger)
+            } catch {
+                logger.error("not serving .local names to NSS on \(path): \(error)")
+            }
+        }
         staticServices = StaticServicePublisher(directory: configuration.servicesDirectory, network: network, logger: logger)
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
     }
