@@ -5,9 +5,10 @@ import HeraldWire
 /// other, and a program waits for both: so a miss must be short, and the second question must be answered
 /// from what the first one learnt.
 public struct NSSTiming: Hashable, Sendable {
-    /// How long a lookup waits for a first answer before it reports a miss. mDNS responders answer within
-    /// 20–120 ms of a query (RFC 6762 §6), which arrives after a 20–120 ms delay (§5.2); a second query
-    /// follows a second later, so a second's wait covers the first exchange and a lost packet's retry.
+    /// How long a lookup waits for a first answer before it reports a miss. The first query leaves after
+    /// 20–120 ms (RFC 6762 §5.2) and a responder answers a unique record at once, or within 20–120 ms for a
+    /// shared one (§6), so an answer that will come at all comes well within a second; the continuous
+    /// query keeps running for a while, and a later question is answered from what it learns.
     public var missAfter: Int64 = 1000
     /// Once one family answered, how long to wait for the other: responders send both families' addresses
     /// together (§6.2), so only the spread between the IPv4 and IPv6 replies remains.

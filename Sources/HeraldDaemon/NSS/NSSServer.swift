@@ -9,8 +9,9 @@ import Logging
 public struct NSSLimits: Hashable, Sendable {
     /// Connections at once; more are answered "too many clients" and closed.
     public var clients = 256
-    /// Distinct lookups running at once; a new question past this is answered as a miss.
-    public var lookups = 512
+    /// Distinct lookups running at once (each keeps querying the network for a few seconds); a new
+    /// question past this is refused with "too many objects".
+    public var lookups = 128
     /// How long a client may take to send its request line.
     public var requestMilliseconds: Int64 = 5000
 
