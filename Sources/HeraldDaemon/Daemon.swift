@@ -25,6 +25,8 @@ public final class Daemon {
     public let broker: PermissionBroker
     public let controlSocket: ControlSocketServer
     private let appsDirectory: AppsDirectory
+    /// The libnss-mdns socket, when configured.
+    public private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
     let startedAt = MonotonicClock.milliseconds()
     private let logger: Logger
@@ -74,6 +76,13 @@ public final class Daemon {
         let listenFDs = try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true)
         appSocket = try AppSocketServer(path: configuration.appSocket, inherited: listenFDs?.descriptors(named: "dnssd").first,
                                         loop: loop, network: network, gate: broker, limits: limits, logger: logger)
+        if let path = configuration.nssSocket {
+            do {
+                nss = try NSSServer(path: path, loop: loop, network: network, gate: appSocket.gate, logger: logger)
+            } catch {
+                logger.error("not serving .local names to NSS on \(path): \(error)")
+            }
+        }
         staticServices = StaticServicePublisher(directory: configuration.servicesDirectory, network: network, logger: logger)
         var statusProvider: () -> ControlStatus = { fatalError("status asked before the daemon was built") }
         controlSocket = try ControlSocketServer(

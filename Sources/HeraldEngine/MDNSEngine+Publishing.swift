@@ -38,9 +38,9 @@ extension MDNSEngine {
         case .service(let registration):
             guard let instance = try? registration.type.prepending(label: publication.label) else { return [] }
             let target = registration.host ?? hostName
+            let srv = SRVData(priority: registration.priority, weight: registration.weight, port: registration.port, target: target)
             var records = [
-                AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.hostRecordTTL,
-                                                   data: .srv(SRVData(port: registration.port, target: target))), unique: true),
+                AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.hostRecordTTL, data: .srv(srv)), unique: true),
                 AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.otherRecordTTL, data: .txt(registration.txt)),
                                     unique: true),
                 AuthoritativeRecord(ResourceRecord(name: registration.type, ttl: MDNSConstants.otherRecordTTL, data: .ptr(instance)),
@@ -48,6 +48,10 @@ extension MDNSEngine {
                 AuthoritativeRecord(ResourceRecord(name: Self.serviceEnumerationName, ttl: MDNSConstants.otherRecordTTL,
                                                    data: .ptr(registration.type)), unique: false),
             ]
+            for txt in registration.additionalTXT where txt != registration.txt {
+                records.append(AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.otherRecordTTL, data: .txt(txt)),
+                                                   unique: true))
+            }
             for subtype in registration.subtypes {
                 if let name = try? registration.type.prepending(label: "_sub").prepending(label: subtype) {
                     records.append(AuthoritativeRecord(ResourceRecord(name: name, ttl: MDNSConstants.otherRecordTTL,

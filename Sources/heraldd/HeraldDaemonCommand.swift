@@ -41,7 +41,7 @@ struct HeraldDaemonCommand: ParsableCommand {
     @Option(name: .customLong("interface"), help: ArgumentHelp("Use only this interface (repeatable). Default: every multicast-capable interface.", valueName: "name"))
     var interfaces: [String] = []
 
-    @Option(name: .customLong("nss-socket"), help: ArgumentHelp("Serve the libnss-mdns protocol on this socket.", valueName: "path"))
+    @Option(name: .customLong("nss-socket"), help: ArgumentHelp("Serve .local names to libnss-mdns on this socket (Avahi's is /run/avahi-daemon/socket). Default: not served.", valueName: "path"))
     var nssSocket: String?
 
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
@@ -79,6 +79,7 @@ struct HeraldDaemonCommand: ParsableCommand {
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
         if let appsDirectory { configuration.appsDirectory = appsDirectory }
         if let servicesDirectory { configuration.servicesDirectory = servicesDirectory }
+        if let nssSocket { configuration.nssSocket = nssSocket }
         if checkConfig {
             print("# heraldd: the configuration is valid; these are the settings in effect")
             print(configuration.rendered, terminator: "")

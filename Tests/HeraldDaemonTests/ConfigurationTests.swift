@@ -36,9 +36,13 @@ struct ConfigurationTests {
             use-ipv6 = no
             [limits]
             clients = 12
+            [paths]
+            nss-socket = /run/avahi-daemon/socket
             """
         var configuration = DaemonConfiguration()
+        #expect(configuration.nssSocket == nil, "the NSS socket is off unless configured")
         try configuration.apply(try ConfigurationFile(parsing: text))
+        #expect(configuration.nssSocket == "/run/avahi-daemon/socket")
         #expect(configuration.hostName == "kitchen")
         #expect(configuration.interfaces == ["eth0", "wlan0"])
         #expect(configuration.useIPv6 == false)
@@ -59,6 +63,7 @@ struct ConfigurationTests {
             clients = -3
             [paths]
             app-socket = relative/path
+            nss-socket = /\(String(repeating: "s", count: 120))
             not a setting
             """
         var configuration = DaemonConfiguration()
@@ -66,19 +71,20 @@ struct ConfigurationTests {
             let file = try ConfigurationFile(parsing: text)
             Issue.record("a line without '=' must be refused, got \(file.entries.count) entries")
         } catch {
-            #expect(error.problems.map(\.line) == [9])
+            #expect(error.problems.map(\.line) == [10])
         }
         let valid = text.replacingOccurrences(of: "not a setting\n", with: "").replacingOccurrences(of: "not a setting", with: "")
         do {
             try configuration.apply(try ConfigurationFile(parsing: valid))
             Issue.record("bad values must be refused")
         } catch {
-            #expect(error.problems.map(\.line) == [2, 3, 4, 6, 8])
+            #expect(error.problems.map(\.line) == [2, 3, 4, 6, 8, 9])
             let text = error.description
             #expect(text.contains("line 2: [network] use-ipv4 = 'maybe': must be yes or no"))
             #expect(text.contains("unknown setting [network] colour"))
             #expect(text.contains("must be a whole number from 1 to 65536"))
             #expect(text.contains("must be an absolute path"))
+            #expect(text.contains("[paths] nss-socket") && text.contains("shorter than 108 bytes"))
         }
     }
 

@@ -284,6 +284,20 @@ struct SystemdDNSSDFileTests {
         #expect(records[1]["blob"] == .some([0, 1, 2, 0xFF]))
         #expect(records[2]["c"] == .some(Array("A B".utf8)))
         #expect(file.service.txt == records[0])
+        // The responder publishes all three in the instance's TXT record set.
+        let registration = file.service.registration()
+        #expect(registration.txt == records[0])
+        #expect(registration.additionalTXT == [records[1], records[2]])
+    }
+
+    @Test("Priority= and Weight= reach the registration's SRV record; without them both are 0")
+    func priorityAndWeight() throws {
+        let file = try Self.parse("[Service]\nName=x\nType=_x._tcp\nPort=9\nPriority=3\nWeight=700\n")
+        let registration = file.service.registration()
+        #expect(registration.priority == 3)
+        #expect(registration.weight == 700)
+        let plain = try Self.parse("[Service]\nName=x\nType=_x._tcp\nPort=9\n").service.registration()
+        #expect(plain.priority == 0 && plain.weight == 0 && plain.additionalTXT.isEmpty)
     }
 
     @Test("an empty assignment resets TXT records and subtypes")

@@ -19,7 +19,7 @@ struct InstallTests {
         return result
     }
 
-    @Test("install puts binaries, units, config, examples and completions where Linux expects them, and uninstall removes them but the config")
+    @Test("install puts binaries, units, config, examples, man pages and completions where Linux expects them, and uninstall removes them but the config")
     func installAndUninstall() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("herald-install-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -37,6 +37,10 @@ struct InstallTests {
             "/usr/local/share/herald/services.d/device-info.service", "/usr/local/share/herald/services.d/http.dnssd",
             "/usr/local/share/bash-completion/completions/herald", "/usr/local/share/zsh/site-functions/_herald",
             "/usr/local/share/fish/vendor_completions.d/herald.fish", "/usr/local/share/herald/installed-files",
+            "/usr/local/share/bash-completion/completions/heraldd", "/usr/local/share/zsh/site-functions/_heraldd",
+            "/usr/local/share/fish/vendor_completions.d/heraldd.fish",
+            "/usr/local/share/man/man1/herald.1", "/usr/local/share/man/man8/heraldd.8",
+            "/usr/local/share/man/man5/heraldd.conf.5",
         ]
         #expect(Self.files(under: root) == expected)
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/local/bin/heraldd"))
@@ -44,6 +48,9 @@ struct InstallTests {
         #expect(unit.contains("\nExecStart=/usr/local/bin/heraldd"))
         let completion = try String(contentsOfFile: root + "/usr/local/share/bash-completion/completions/herald", encoding: .utf8)
         #expect(completion.contains("browse") && completion.contains("register"))
+        let daemonCompletion = try String(contentsOfFile: root + "/usr/local/share/bash-completion/completions/heraldd", encoding: .utf8)
+        #expect(daemonCompletion.contains("--nss-socket") && daemonCompletion.contains("--check-config"))
+        try Self.checkManualPages(under: root + "/usr/local/share/man", binaries: binaries)
         // The installed daemon accepts the installed configuration.
         let check = try Command.run([root + "/usr/local/bin/heraldd", "--config", root + "/etc/herald/heraldd.conf", "--check-config"])
         #expect(check.status == 0, "\(check)")
@@ -55,5 +62,65 @@ struct InstallTests {
         #expect(removed.status == 0, "\(removed)")
         #expect(Self.files(under: root) == ["/etc/herald/heraldd.conf"])
         #expect(try String(contentsOfFile: root + "/etc/herald/heraldd.conf", encoding: .utf8) == "[network]\nhost-name = mine\n")
+    }
+
+    /// The installed pages are valid roff that man renders without warnings, and they describe what the built
+    /// binaries offer: every subcommand and option of herald and heraldd (as their own help dump lists them)
+    /// and every setting of the shipped configuration file. A page that misses one is out of date: run
+    /// Scripts/generate-man-pages.sh (heraldd.conf.5 is edited by hand).
+    static func checkManualPages(under directory: String, binaries: String) throws {
+        let pages = ["herald": directory + "/man1/herald.1", "heraldd": directory + "/man8/heraldd.8"]
+        for (tool, page) in pages.sorted(by: { $0.key < $1.key }) {
+            let text = try String(contentsOfFile: page, encoding: .utf8)
+            #expect(text.contains(".Dt \(tool.uppercased()) \(tool == "herald" ? 1 : 8)"), "\(page) has the wrong title or section")
+            let dump = try Command.run([binaries + "/" + tool, "--experimental-dump-help"])
+            #expect(dump.status == 0, "\(dump)")
+            let names = Self.optionsAndSubcommands(inHelpDump: dump.stdout)
+            #expect(!names.isEmpty)
+            for name in names where !text.contains(name) {
+                Issue.record("\(page) does not mention \(name) of \(tool); run Scripts/generate-man-pages.sh")
+            }
+            try Self.expectCleanRendering(page)
+        }
+        let configurationPage = directory + "/man5/heraldd.conf.5"
+        let configurationText = try String(contentsOfFile: configurationPage, encoding: .utf8)
+        let shipped = try String(contentsOf: repository.appendingPathComponent("docs/heraldd.conf"), encoding: .utf8)
+        let keys = shipped.split(separator: "\n").compactMap { line -> String? in
+            guard !line.hasPrefix("#"), !line.hasPrefix("["), let equals = line.firstIndex(of: "=") else { return nil }
+            return line[..<equals].trimmingCharacters(in: .whitespaces)
+        }
+        #expect(keys.count > 10)
+        for key in keys where !configurationText.contains(".B \(key)") && !configurationText.contains(".BR \(key) ")
+            && !configurationText.contains(", \" \(key)") {
+            Issue.record("heraldd.conf.5 does not describe the setting \(key) of docs/heraldd.conf")
+        }
+        try Self.expectCleanRendering(configurationPage)
+    }
+
+    /// Long option names (`--json`) and subcommand names in `--experimental-dump-help` output.
+    static func optionsAndSubcommands(inHelpDump json: String) -> Set<String> {
+        guard let root = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any],
+              let command = root["command"] as? [String: Any] else { return [] }
+        var names = Set<String>()
+        func visit(_ command: [String: Any], isRoot: Bool) {
+            if !isRoot, let name = command["commandName"] as? String, name != "help" { names.insert(name) }
+            for argument in command["arguments"] as? [[String: Any]] ?? [] {
+                guard argument["shouldDisplay"] as? Bool ?? true else { continue }
+                for name in argument["names"] as? [[String: Any]] ?? [] where name["kind"] as? String == "long" {
+                    if let text = name["name"] as? String, text != "help" { names.insert("-" + text) }
+                }
+            }
+            for sub in command["subcommands"] as? [[String: Any]] ?? [] { visit(sub, isRoot: false) }
+        }
+        visit(command, isRoot: true)
+        return names
+    }
+
+    /// `man -l` renders the page with no warning (when man is installed).
+    static func expectCleanRendering(_ page: String) throws {
+        guard let man = Requirements.executable("man") else { return }
+        let rendered = try Command.run(["env", "MANWIDTH=80", "MAN_KEEP_FORMATTING=0", man, "--warnings", "-l", page])
+        #expect(rendered.status == 0 && rendered.stderr.isEmpty, "\(page): \(rendered)")
+        #expect(rendered.stdout.count > 500, "\(page) renders to almost nothing")
     }
 }

@@ -61,5 +61,41 @@ extension HeraldOnTestLANs {
             }
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
+
+        @Test("a .dnssd file's Priority= and Weight= are in the SRV record and each TxtText=/TxtData= line is a TXT record on the wire")
+        func dnssdPriorityWeightAndTXTRecords() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (server, observer) = (lan.hosts[0], lan.hosts[1])
+            let directory = server.directory + "/services.d"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try """
+                [Service]
+                Name=weighted
+                Type=_hweight._tcp
+                Port=8080
+                Priority=3
+                Weight=700
+                TxtText=path=/ v=1
+                TxtData=blob=AAEC
+                """.write(toFile: directory + "/weighted.dnssd", atomically: true, encoding: .utf8)
+            let daemon = try server.startHeraldd(hostName: "weights", arguments: ["--services-dir", directory])
+            let instance = "weighted._hweight._tcp.local"
+            // SRV (33): priority 3, weight 700 (0x02bc), port 8080 (0x1f90), then the target.
+            var srv: [LegacyReply.Record] = []
+            let srvSeen = try waitUntil(timeout: 15) {
+                srv = try observer.legacyQuery(instance, type: 33, timeout: 1).flatMap(\.answers).filter { $0.type == 33 }
+                return !srv.isEmpty
+            }
+            #expect(srvSeen.held, "no SRV answer:\n\(daemon.log)")
+            #expect(srv.allSatisfy { $0.value.hasPrefix("000302bc1f90") }, "\(srv)")
+            // TXT (16): both records of the set, in one answer.
+            let txt = try observer.legacyQuery(instance, type: 16, timeout: 1).flatMap(\.answers).filter { $0.type == 16 }
+            let values = Set(txt.map(\.value))
+            let first = hex(txtRData([Array("path=/".utf8), Array("v=1".utf8)]))
+            let second = hex(txtRData([Array("blob=".utf8) + [0, 1, 2]]))
+            #expect(values == [first, second], "\(txt)")
+            #expect(daemon.process.isRunning, "\(daemon.log)")
+        }
     }
 }

@@ -1,10 +1,11 @@
 // Linux system interfaces the daemon uses that Swift's Glibc module does not bring in:
-// epoll, signalfd and netlink.
+// epoll, signalfd, timerfd and netlink.
 #ifndef C_HERALD_SYSTEM_H
 #define C_HERALD_SYSTEM_H
 
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <linux/netlink.h>
@@ -41,5 +42,19 @@ int herald_peer_pidfd(int fd, int pid, int *exact);
 
 /// 1 while the process behind a pidfd runs, 0 once it has exited, -1 on error.
 int herald_pidfd_alive(int pidfd);
+
+/// A non-blocking, close-on-exec timerfd on CLOCK_MONOTONIC (the TFD_ flags import awkwardly).
+static inline int herald_timerfd_create(void) { return timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC); }
+
+/// Arms a timerfd to fire once after `milliseconds` (at least 1 ms), or disarms it when `milliseconds` < 0.
+static inline int herald_timerfd_arm(int fd, long long milliseconds) {
+    struct itimerspec spec = {0};
+    if (milliseconds >= 0) {
+        if (milliseconds == 0) milliseconds = 1;
+        spec.it_value.tv_sec = milliseconds / 1000;
+        spec.it_value.tv_nsec = (milliseconds % 1000) * 1000000;
+    }
+    return timerfd_settime(fd, 0, &spec, 0);
+}
 
 #endif

@@ -33,6 +33,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var stateDirectory = DaemonPaths.system.stateDirectory
     public var appsDirectory = DaemonPaths.system.appsDirectory
     public var servicesDirectory = DaemonPaths.system.servicesDirectory
+    /// Where to serve libnss-mdns's protocol; nil: not served.
+    public var nssSocket: String?
 
     public init() {}
 
@@ -112,6 +114,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
         case ("paths", "state-dir"): stateDirectory = try path()
         case ("paths", "apps-dir"): appsDirectory = try path()
         case ("paths", "services-dir"): servicesDirectory = try path()
+        case ("paths", "nss-socket"):
+            let value = try path()
+            guard value.utf8.count < 108 else { throw problem("must be shorter than 108 bytes (a Unix socket path)") }
+            nssSocket = value
         default:
             throw ConfigurationFile.Problem(line: entry.line,
                                             message: "unknown setting \(name); the settings are listed in docs/heraldd.conf")
@@ -152,6 +158,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             state-dir = \(stateDirectory)
             apps-dir = \(appsDirectory)
             services-dir = \(servicesDirectory)
+            nss-socket = \(nssSocket ?? "")
 
             """
     }

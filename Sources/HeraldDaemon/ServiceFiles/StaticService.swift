@@ -52,12 +52,16 @@ public struct StaticService: Hashable, Sendable {
     /// The (first) TXT record; see ``txtRecords``.
     public var txt: TXTRecord { txtRecords.first ?? .empty }
 
-    /// The registration the responder publishes for this service. Only the first TXT record set is
-    /// carried (a registration has one TXT record); priority and weight are not carried either (the
-    /// responder publishes SRV priority and weight 0).
+    /// The registration the responder publishes for this service: every TXT record in the instance's TXT
+    /// record set, and the SRV priority and weight the file gives (0 otherwise).
     public func registration(autoRename: Bool = true, interfaceIndex: Int? = nil) -> ServiceRegistration {
-        ServiceRegistration(instance: name, type: type.baseTypeName, subtypes: subtypes, host: host, port: port,
-                            txt: txt, autoRename: autoRename, interfaceIndex: interfaceIndex)
+        var registration = ServiceRegistration(instance: name, type: type.baseTypeName, subtypes: subtypes, host: host,
+                                               port: port, txt: txt, autoRename: autoRename, interfaceIndex: interfaceIndex)
+        registration.priority = priority ?? 0
+        registration.weight = weight ?? 0
+        var seen: Set<TXTRecord> = [txt]
+        registration.additionalTXT = txtRecords.dropFirst().filter { seen.insert($0).inserted }
+        return registration
     }
 
     /// Registrations for a list of services, in order.

@@ -67,6 +67,12 @@ public struct ServiceRegistration: Hashable, Sendable {
     public var autoRename: Bool
     /// Publish only on this interface (nil: every interface).
     public var interfaceIndex: Int?
+    /// The SRV record's priority and weight (RFC 2782); 0 unless a service file sets them.
+    public var priority: UInt16 = 0
+    public var weight: UInt16 = 0
+    /// More TXT records published beside `txt` in the instance's TXT record set (a systemd `.dnssd` file
+    /// with several `TxtText=`/`TxtData=` lines).
+    public var additionalTXT: [TXTRecord] = []
 
     public init(instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
                 txt: TXTRecord = .empty, autoRename: Bool = true, interfaceIndex: Int? = nil) {
