@@ -38,6 +38,11 @@ public final class Daemon {
     /// Opens the permission store and every socket. `port` is 5353 except in tests on an isolated network.
     public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws {
         self.logger = logger
+        let descriptors = UnixSocket.raiseDescriptorLimit()
+        let needed = configuration.clients + 256 + 64 + 64
+        if descriptors > 0 && Int(descriptors) < needed {
+            logger.warning("only \(descriptors) open files are allowed (LimitNOFILE); \(configuration.clients) clients need about \(needed)")
+        }
         let operators = OperatorRule.resolving(groupName: configuration.operatorGroup)
         if operators.groupID == nil {
             logger.notice("the operator group '\(configuration.operatorGroup)' does not exist: only root is an operator")

@@ -55,6 +55,59 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
         }
 
+        @Test("out of file descriptors: extra connections are shed without a busy loop, and the daemon serves again after")
+        func outOfDescriptors() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let prlimit = try Requirements.requireExecutable("prlimit")
+            let socket = host.directory + "/few-fds.sock"
+            let daemonProcess = try host.spawn([prlimit, "--nofile=64:64", try HeraldBinaries.heraldd(), "--hostname", "fewfds",
+                                                "--socket", socket, "--control-socket", host.directory + "/few-fds-control.sock",
+                                                "--state-dir", host.directory + "/few-fds-state"])
+            defer { daemonProcess.terminate(grace: 1) }
+            #expect(waitUntil(timeout: 10) { TestLAN.Host.accepts(socket) }.held, "\(daemonProcess.output)")
+            let result = try host.run(["python3", "-c", Self.exhaust, socket, String(daemonProcess.pid)], timeout: 60)
+            #expect(result.status == 0, "\(result)\n\(daemonProcess.output)")
+            let cpu = result.stdout.split(separator: "\n").first { $0.hasPrefix("cpu while exhausted:") }
+                .flatMap { Double($0.split(separator: " ").last ?? "") } ?? 100
+            #expect(cpu < 0.5, "heraldd spun while out of descriptors: \(result.stdout)")
+            #expect(result.stdout.contains("after: browse status 0"), "\(result.stdout)")
+            #expect(daemonProcess.isRunning)
+        }
+
+        /// argv: SOCKET PID. Opens 200 connections to a daemon allowed 64 descriptors, measures its CPU seconds
+        /// per second over 2 s, closes them, and browses.
+        static let exhaust = #"""
+        import socket, struct, sys, time
+        path, pid = sys.argv[1], sys.argv[2]
+        def cpu():
+            fields = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / 100.0
+        held = []
+        for _ in range(200):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(2)
+            try:
+                s.connect(path)
+                held.append(s)
+            except OSError:
+                s.close()
+        time.sleep(0.5)
+        before = cpu()
+        time.sleep(2)
+        print("cpu while exhausted: %.2f" % ((cpu() - before) / 2), flush=True)
+        for s in held:
+            s.close()
+        time.sleep(0.5)
+        body = struct.pack(">II", 0, 0) + b"_hfewfds._tcp\0" + b"\0"
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        s.settimeout(3)
+        s.sendall(struct.pack(">IIII8sI", 1, len(body), 0, 6, b"ctx-fdsx", 0) + body)
+        print("after: browse status %d" % struct.unpack(">i", s.recv(4))[0], flush=True)
+        """#
+
         /// argv: SOCKET. Opens a shared connection and sends domain-enumeration requests (each answered with a
         /// reply on the connection) without ever reading, until the daemon drops it; then a second client browses.
         static let neverReads = #"""

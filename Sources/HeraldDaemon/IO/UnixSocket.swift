@@ -79,10 +79,42 @@ public enum UnixSocket {
     /// Accepts one pending connection (non-blocking), or nil.
     public static func accept(_ listener: Int32) -> Int32? {
         let fd = Glibc.accept(listener, nil, nil)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else {
+            if errno == EMFILE || errno == ENFILE { shedOneConnection(listener) }
+            return nil
+        }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
         return fd
+    }
+
+    /// A descriptor kept in reserve: when the process runs out of descriptors, a waiting connection would keep
+    /// a level-triggered listener readable for ever (a busy loop). The reserve is freed to accept that connection
+    /// and close it at once (the client sees the daemon hang up), then taken again.
+    nonisolated(unsafe) private static var reserve: Int32 = open("/dev/null", O_RDONLY | O_CLOEXEC)
+
+    private static func shedOneConnection(_ listener: Int32) {
+        guard reserve >= 0 else { return }
+        close(reserve)
+        let fd = Glibc.accept(listener, nil, nil)
+        if fd >= 0 { close(fd) }
+        reserve = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    }
+
+    /// Raises the soft limit on open descriptors to the hard limit (at most `wanted`), so that the configured
+    /// client limits, not the default of 1024, decide how many apps can connect. Returns the limit in force.
+    /// Also sets the reserve descriptor aside (a lazily opened one would be opened too late: when none is left).
+    @discardableResult
+    public static func raiseDescriptorLimit(to wanted: UInt = 65_536) -> UInt {
+        _ = reserve
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        let target = min(UInt(limit.rlim_max), wanted)
+        if UInt(limit.rlim_cur) < target {
+            limit.rlim_cur = rlim_t(target)
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? UInt(limit.rlim_cur) : 0
     }
 
     /// The result of one read.
