@@ -37,6 +37,9 @@ public final class AppSocketServer {
     private var nextOperationID: UInt64 = 1000
     /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
     var pendingReplies: [(client: Int, context: ClientContext, reply: Reply)] = []
+    /// True while a request is being handled: its status must reach the client before any reply the operation
+    /// produced at once (an answer already in the cache), so the batch is flushed only after the status.
+    var handlingRequest = false
 
     /// The version reported for the `DaemonVersion` property.
     public static let daemonVersion: UInt32 = 100
@@ -177,7 +180,7 @@ public final class AppSocketServer {
 
     /// Sends the replies of a batch; all but each client's last carry MoreComing.
     func flushReplies() {
-        guard !pendingReplies.isEmpty else { return }
+        guard !handlingRequest, !pendingReplies.isEmpty else { return }
         let batch = pendingReplies
         pendingReplies.removeAll()
         var lastIndex: [Int: Int] = [:]
