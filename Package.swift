@@ -7,7 +7,8 @@ import PackageDescription
 //   HeraldBroker  the local-network permission model: manifests, identity, decisions, store
 //   HeraldIPC     the dnssd client protocol spoken on the app socket: a pure codec
 //   HeraldDaemon  sockets, interfaces, the socket servers, configuration: the only OS-facing layer
-//   HeraldClient  the Swift client library for apps
+//   HeraldClient  the synchronous client of the app socket
+//   HeraldKit     the async client library for apps, on top of HeraldClient
 //   heraldd, herald  the daemon and the command-line tool
 let package = Package(
     name: "Herald",
@@ -15,8 +16,10 @@ let package = Package(
     products: [
         .executable(name: "heraldd", targets: ["heraldd"]),
         .executable(name: "herald", targets: ["herald"]),
+        .executable(name: "tictactoe", targets: ["tictactoe"]),
         .library(name: "HeraldWire", targets: ["HeraldWire"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .library(name: "HeraldKit", targets: ["HeraldKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,6 +50,7 @@ let package = Package(
             ]
         ),
         .target(name: "HeraldClient", dependencies: ["HeraldWire", "HeraldIPC"]),
+        .target(name: "HeraldKit", dependencies: ["HeraldClient", "HeraldIPC", "HeraldWire"]),
         .executableTarget(
             name: "heraldd",
             dependencies: [
@@ -62,6 +66,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "tictactoe",
+            dependencies: ["HeraldKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/TicTacToe",
+            exclude: ["tictactoe.json", "README.md"]
+        ),
+        .executableTarget(name: "heraldkit-probe", dependencies: ["HeraldKit"], path: "Tests/HeraldKitProbe"),
         .executableTarget(
             name: "herald-engine-benchmark",
             dependencies: ["HeraldEngine", "HeraldWire"],
@@ -82,5 +93,6 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "HeraldIntegrationTests", dependencies: []),
+        .testTarget(name: "HeraldKitTests", dependencies: ["HeraldKit", "HeraldIPC"]),
     ]
 )
