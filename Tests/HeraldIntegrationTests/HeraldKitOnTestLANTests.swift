@@ -157,3 +157,77 @@ extension HeraldOnTestLANs {
         }
     }
 }
+
+extension HeraldOnTestLANs {
+    /// HeraldKit's answer to permission decisions, against the stand-in app socket `FakeDaemon` (heraldd's
+    /// broker allows everything for now): a parked browse is `waiting` and becomes `ready` with results
+    /// when granted; a static denial fails it; a parked registration is `waiting`, then registered.
+    @Suite("HeraldKit under permission decisions", .serialized)
+    struct HeraldKitPermissionTests {
+        init() throws {
+            try Requirements.check()
+            _ = try KitBinaries.probe()
+        }
+
+        func probe(_ host: TestLAN.Host, socket: String, _ arguments: [String]) throws -> RunningProcess {
+            try host.spawn([try KitBinaries.probe()] + arguments, environment: ["DNSSD_UDS_PATH": socket])
+        }
+
+        @Test("parked then granted: the browse is waiting, then ready with the result; the registration is waiting, then registered")
+        func parkedThenGranted() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let (fake, socket) = try FakeDaemon.start(in: host, mode: "granted", delay: 1)
+            defer { fake.terminate(grace: 1) }
+
+            let browse = try probe(host, socket: socket, ["browse", "_tictactoe._tcp"])
+            let granted = waitUntil(timeout: 10) { browse.jsonLines.contains { $0["event"] as? String == "added" } }
+            #expect(granted.held, "\(browse.output)")
+            let states = browse.jsonLines.compactMap { $0["state"] as? String }
+            #expect(states.first == "waiting", "never ready before the grant: \(browse.stdout)")
+            #expect(states.contains("ready"), "\(browse.stdout)")
+            #expect(browse.jsonLines.contains { $0["event"] as? String == "added" && $0["name"] as? String == "Granted Peer" },
+                    "\(browse.stdout)")
+            browse.terminate(grace: 1)
+
+            let register = try probe(host, socket: socket, ["register", "Game", "_tictactoe._tcp", "4000"])
+            let registered = waitUntil(timeout: 10) { register.jsonLines.contains { $0["event"] as? String == "registered" } }
+            #expect(registered.held, "\(register.output)")
+            #expect(register.jsonLines.first?["state"] as? String == "waiting", "\(register.stdout)")
+            register.terminate(grace: 1)
+        }
+
+        @Test("a static denial (status NoAuth) fails browse, resolve and registration at once")
+        func staticDenial() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let (fake, socket) = try FakeDaemon.start(in: host, mode: "static")
+            defer { fake.terminate(grace: 1) }
+
+            let browse = try probe(host, socket: socket, ["browse", "_other._tcp"])
+            let failed = waitUntil(timeout: 10) { browse.jsonLines.contains { $0["event"] as? String == "ended" } }
+            #expect(failed.held, "\(browse.output)")
+            #expect(browse.jsonLines.compactMap { $0["state"] as? String } == ["failed"], "\(browse.stdout)")
+            browse.terminate(grace: 1)
+
+            for arguments in [["register", "Game", "_other._tcp", "4000"], ["resolve", "Someone", "_other._tcp"]] {
+                let result = try host.run([try KitBinaries.probe()] + arguments, timeout: 10, environment: ["DNSSD_UDS_PATH": socket])
+                #expect(result.status == 1 && result.stdout.contains("NoAuth"), "\(arguments[0]): \(result)")
+            }
+        }
+
+        @Test("parked and never granted: a resolve gives up with 'not permitted' rather than a plain timeout")
+        func parkedResolve() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let (fake, socket) = try FakeDaemon.start(in: host, mode: "parked")
+            defer { fake.terminate(grace: 1) }
+            let resolve = try host.run([try KitBinaries.probe(), "resolve", "Someone", "_tictactoe._tcp"], timeout: 20,
+                                       environment: ["DNSSD_UDS_PATH": socket])
+            #expect(resolve.status == 1 && resolve.stdout.contains("not permitted"), "\(resolve)")
+        }
+    }
+}

@@ -151,6 +151,7 @@ case "register" where arguments.count >= 4:
     default:
         do {
             let registration = try await herald.register(advertisement)
+            if case .waiting = registration.state { emit(["event": "state", "state": "waiting"]) }
             let instance = try await registration.registered()
             emit(["event": "registered", "name": instance.name])
             let signalSource = onSIGUSR1 {
