@@ -17,7 +17,7 @@ public enum OperationState: Hashable, Sendable, CustomStringConvertible {
     /// The reason given for a parked operation. The dnssd protocol carries only the code, so the text says
     /// what the code means for the app; operators see the detailed reason in `herald requests`.
     public static let parkedReason =
-        "waiting for an operator to grant this app access to the local network (herald requests shows the request)"
+        "an operator has not allowed this app on the local network yet (herald requests lists it); it carries on once granted"
 
     /// True for `failed` and `cancelled`.
     public var isFinal: Bool {

@@ -29,6 +29,7 @@ extension HeraldOnTestLANs {
             #expect(alphaStatus == 0, "alpha: \(alpha.output)\nheraldd:\n\(alphaDaemon.log)")
             #expect(betaStatus == 0, "beta: \(beta.output)\nheraldd:\n\(betaDaemon.log)")
 
+            print("tictactoe Beta (text):\n\(beta.stdout)\ntictactoe Alpha (--json):\n\(alpha.stdout)")
             // JSON: advertised under its own name, found Beta on its interface, saw Beta leave, never listed itself.
             let events = alpha.jsonLines
             #expect(events.contains { $0["event"] as? String == "advertising" && $0["name"] as? String == "Alpha" }, "\(alpha.stdout)")
@@ -40,6 +41,31 @@ extension HeraldOnTestLANs {
             #expect(beta.stdout.contains("advertising \"Beta\" (_tictactoe._tcp) on port "), "\(beta.stdout)")
             #expect(beta.stdout.contains("+ player \"Alpha\" on \(betaHost.interface)"), "\(beta.stdout)")
             #expect(!beta.stdout.contains("+ player \"Beta\""), "\(beta.stdout)")
+        }
+
+        @Test("while parked it says it is waiting for permission, and once granted it advertises and lists the player it finds")
+        func waitsForPermission() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            // The stand-in app socket: heraldd's broker allows everything until it is wired to the permission store.
+            let (fake, socket) = try GrantingFakeDaemon.start(in: host, delay: 1.5)
+            defer { fake.terminate(grace: 1) }
+            let player = try host.spawn([try KitBinaries.tictactoe(), "--name", "Alpha", "--exit-after-first-peer", "--seconds", "15"],
+                                        environment: ["DNSSD_UDS_PATH": socket])
+            #expect(player.waitForExit(timeout: 25) == 0, "\(player.output)\nstand-in: \(fake.output)")
+            let lines = player.stdout.split(separator: "\n").map(String.init)
+            let waiting = lines.filter { $0.hasPrefix("waiting for permission: ") }
+            #expect(waiting.contains { $0.hasSuffix("(advertising)") } && waiting.contains { $0.hasSuffix("(looking for players)") },
+                    "\(player.stdout)")
+            let firstWaiting = lines.firstIndex { $0.hasPrefix("waiting for permission: ") }
+            let advertising = lines.firstIndex { $0.hasPrefix("advertising \"Alpha\"") }
+            let found = lines.firstIndex { $0.hasPrefix("+ player \"Remote Player\" on ") }
+            #expect(firstWaiting != nil && advertising != nil && found != nil, "\(player.stdout)")
+            print("tictactoe, parked then granted:\n\(player.stdout)")
+            if let firstWaiting, let advertising, let found {
+                #expect(firstWaiting < advertising && firstWaiting < found, "results only after the grant: \(player.stdout)")
+            }
         }
 
         @Test("alone on the network, --exit-after-first-peer gives up after --seconds with status 1")
