@@ -1,9 +1,11 @@
 /// A service instance seen by a browse, on one interface.
 public struct BrowseResult: Hashable, Sendable, CustomStringConvertible {
+    /// The instance seen.
     public var instance: ServiceInstance
     /// The system's index of the interface it was seen on (`if_nametoindex`).
     public var interfaceIndex: UInt32
 
+    /// A result for `instance` seen on the interface with index `interfaceIndex`.
     public init(instance: ServiceInstance, interfaceIndex: UInt32) {
         self.instance = instance
         self.interfaceIndex = interfaceIndex
@@ -43,6 +45,7 @@ public struct BrowseUpdate: Hashable, Sendable {
     /// Everything the browse sees after this update.
     public var results: Set<BrowseResult>
 
+    /// An update with the given state, changes and results.
     public init(state: OperationState, changes: [BrowseChange], results: Set<BrowseResult>) {
         self.state = state
         self.changes = changes

@@ -7,11 +7,13 @@ public struct HostAddress: Hashable, Sendable, CustomStringConvertible {
     /// The index of the interface the address was seen on (needed to reach IPv6 link-local addresses).
     public var interfaceIndex: UInt32
 
+    /// An address from its 4 or 16 bytes and the interface it was seen on.
     public init(bytes: [UInt8], interfaceIndex: UInt32) {
         self.bytes = bytes
         self.interfaceIndex = interfaceIndex
     }
 
+    /// True for an IPv6 address (16 bytes).
     public var isIPv6: Bool { bytes.count == 16 }
 
     /// The address as text, such as `192.0.2.7` or `fe80::1` (without a zone).

@@ -1,8 +1,10 @@
 /// What resolving a service instance gives: where to connect, and its TXT attributes.
 public struct ResolvedService: Hashable, Sendable, CustomStringConvertible {
+    /// The instance that was resolved.
     public var instance: ServiceInstance
     /// The target host, such as `studio.local.`.
     public var host: String
+    /// The port to connect to.
     public var port: UInt16
     /// The TXT record exactly as published.
     public var txtRecord: [UInt8]
@@ -14,6 +16,7 @@ public struct ResolvedService: Hashable, Sendable, CustomStringConvertible {
     /// The TXT record's attributes (RFC 6763 §6).
     public var txt: TXTDictionary { TXTDictionary(rdata: txtRecord) }
 
+    /// A resolution with every field given.
     public init(instance: ServiceInstance, host: String, port: UInt16, txtRecord: [UInt8], interfaceIndex: UInt32,
                 addresses: [HostAddress]) {
         self.instance = instance

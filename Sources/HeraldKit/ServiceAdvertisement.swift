@@ -7,7 +7,9 @@ public struct ServiceAdvertisement: Hashable, Sendable {
     public var type: String
     /// Subtypes to be found under too, such as `_printer`.
     public var subtypes: [String]
+    /// The port the service listens on.
     public var port: UInt16
+    /// The TXT attributes to publish (an empty dictionary publishes the single empty string).
     public var txt: TXTDictionary
     /// The domain (`local.`).
     public var domain: String
@@ -16,6 +18,7 @@ public struct ServiceAdvertisement: Hashable, Sendable {
     /// When false, a name conflict fails the registration instead of renaming it.
     public var renameOnConflict: Bool
 
+    /// A service to advertise; only the type and the port are required.
     public init(
         name: String? = nil, type: String, port: UInt16, txt: TXTDictionary = [:], subtypes: [String] = [],
         domain: String = "local.", interfaceIndex: UInt32 = 0, renameOnConflict: Bool = true

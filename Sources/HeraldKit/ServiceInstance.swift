@@ -8,6 +8,7 @@ public struct ServiceInstance: Hashable, Sendable, CustomStringConvertible {
     /// The domain; `local.` for multicast DNS.
     public var domain: String
 
+    /// The instance `name` of `type` in `domain`.
     public init(name: String, type: String, domain: String = "local.") {
         self.name = name
         self.type = type

@@ -9,7 +9,9 @@
 public struct TXTDictionary: Hashable, Sendable, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// One attribute, with the key as given.
     public struct Entry: Hashable, Sendable {
+        /// The key, spelled as given.
         public var key: String
+        /// The attribute's value.
         public var value: TXTValue
     }
 
@@ -59,7 +61,9 @@ public struct TXTDictionary: Hashable, Sendable, ExpressibleByDictionaryLiteral,
     /// The keys in order, as given.
     public var keys: [String] { entries.map(\.key) }
 
+    /// The number of attributes.
     public var count: Int { entries.count }
+    /// True when there are no attributes.
     public var isEmpty: Bool { entries.isEmpty }
 
     /// The text value for `key`; nil when absent, a flag, or not UTF-8.

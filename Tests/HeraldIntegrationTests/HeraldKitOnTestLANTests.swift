@@ -87,7 +87,7 @@ extension HeraldOnTestLANs {
             #expect(removed.held, "\(browse.stdout)")
         }
 
-        @Test("a registration is seen by avahi-browse -r with its TXT, and is gone within 2 s of cancelling its handle or its task")
+        @Test("a registration is seen by avahi-browse -r with its TXT, and is gone within 2 s of cancelling its handle or its task, or of dropping the handle")
         func registrationWithdrawnOnCancel() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -98,7 +98,7 @@ extension HeraldOnTestLANs {
             let watch = try avahiHost.spawn(["avahi-browse", "-p", "-r", type])
             usleep(1_200_000)  // heraldd announces its host name about a second after starting
 
-            for mode in ["handle", "task"] {
+            for mode in ["handle", "task", "drop"] {
                 let name = "Kit \(mode.capitalized)"
                 let register = try daemon.spawnProbe(["register", name, type, "4300", "mode=\(mode)", "flag", "bin=\\x00\\xff",
                                                       "--cancel", mode])
@@ -122,7 +122,7 @@ extension HeraldOnTestLANs {
                     watch.avahiEntries.contains { $0.event == .removed && $0.name == name }
                 }
                 #expect(gone.held && gone.after < 2, "\(mode): not withdrawn within 2 s (\(gone)): \(watch.output)")
-                print("HeraldKit register (cancel the \(mode)): gone from avahi-browse \(String(format: "%.3f", Date().timeIntervalSince(cancelled))) s after the cancel")
+                print("HeraldKit register, withdrawn by \(mode): gone from avahi-browse \(String(format: "%.3f", Date().timeIntervalSince(cancelled))) s after the cancel")
                 // The goodbye came from the cancellation, not from the process going away.
                 #expect(register.isRunning, "\(mode): the probe exited: \(register.output)")
                 if mode == "task" {

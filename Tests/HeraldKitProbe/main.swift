@@ -6,11 +6,13 @@
 //   heraldkit-probe browse TYPE [--cancel handle|task]
 //   heraldkit-probe resolve NAME TYPE
 //   heraldkit-probe lookup HOST
-//   heraldkit-probe register NAME TYPE PORT [KEY=VALUE | KEY | KEY=\xHH…]… [--cancel handle|task]
+//   heraldkit-probe register NAME TYPE PORT [KEY=VALUE | KEY | KEY=\xHH…]… [--cancel handle|task|drop]
+// (`drop`: the last reference to the registration handle goes away.)
 // The socket comes from DNSSD_UDS_PATH.
 import Dispatch
 import Foundation
 import HeraldKit
+import Synchronization
 
 func emit(_ object: [String: Any]) {
     guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
@@ -145,6 +147,24 @@ case "register" where arguments.count >= 4:
         let signalSource = onSIGUSR1 {
             task.cancel()
             emit(["event": "cancel-requested", "mode": "task"])
+        }
+        await waitForever()
+        _ = signalSource
+    case "drop":
+        // The only reference to the handle sits in this box; SIGUSR1 empties it.
+        let holder = Mutex<ServiceRegistration?>(nil)
+        do {
+            let registration = try await herald.register(advertisement)
+            let instance = try await registration.registered()
+            holder.withLock { $0 = registration }
+            emit(["event": "registered", "name": instance.name])
+        } catch {
+            emit(["event": "error", "error": "\(error)"])
+            exit(1)
+        }
+        let signalSource = onSIGUSR1 {
+            holder.withLock { $0 = nil }
+            emit(["event": "cancel-requested", "mode": "drop"])
         }
         await waitForever()
         _ = signalSource
