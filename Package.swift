@@ -8,7 +8,8 @@ import PackageDescription
 //   HeraldIPC     the dnssd client protocol spoken on the app socket: a pure codec
 //   HeraldControl the operators' control protocol (JSON lines): a pure codec
 //   HeraldDaemon  sockets, interfaces, the socket servers, configuration: the only OS-facing layer
-//   HeraldClient  the Swift client library for apps
+//   HeraldClient  the synchronous client of the app socket
+//   HeraldKit     the async client library for apps, on top of HeraldClient
 //   heraldd, herald  the daemon and the command-line tool
 let package = Package(
     name: "Herald",
@@ -16,8 +17,10 @@ let package = Package(
     products: [
         .executable(name: "heraldd", targets: ["heraldd"]),
         .executable(name: "herald", targets: ["herald"]),
+        .executable(name: "tictactoe", targets: ["tictactoe"]),
         .library(name: "HeraldWire", targets: ["HeraldWire"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
+        .library(name: "HeraldKit", targets: ["HeraldKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -49,6 +52,7 @@ let package = Package(
             ]
         ),
         .target(name: "HeraldClient", dependencies: ["HeraldWire", "HeraldIPC", "HeraldControl"]),
+        .target(name: "HeraldKit", dependencies: ["HeraldClient", "HeraldIPC", "HeraldWire"]),
         .executableTarget(
             name: "heraldd",
             dependencies: [
@@ -64,6 +68,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .executableTarget(
+            name: "tictactoe",
+            dependencies: ["HeraldKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Examples/TicTacToe",
+            exclude: ["tictactoe.json", "README.md"]
+        ),
+        .executableTarget(name: "heraldkit-probe", dependencies: ["HeraldKit"], path: "Tests/HeraldKitProbe"),
         .executableTarget(
             name: "herald-engine-benchmark",
             dependencies: ["HeraldEngine", "HeraldWire"],
@@ -84,5 +95,6 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "HeraldIntegrationTests", dependencies: [], exclude: ["CPrograms"]),
+        .testTarget(name: "HeraldKitTests", dependencies: ["HeraldKit", "HeraldIPC"]),
     ]
 )

@@ -98,7 +98,7 @@ public final class ControlConnection {
             // Short slices, so a signal handled on another thread is noticed by the caller's loop.
             let slice = wait < 0 ? 250 : min(wait, 250)
             switch try StreamSocket.waitForInput(fd, milliseconds: slice) {
-            case .timedOut, .interrupted:
+            case .timedOut, .interrupted, .woken:
                 if deadline == nil { return nil }
                 continue
             case .readable:

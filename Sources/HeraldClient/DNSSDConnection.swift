@@ -137,6 +137,12 @@ public final class DNSSDConnection {
 
     /// Like `nextReply`, with the client context that says which operation the reply belongs to.
     public func nextReceivedReply(timeout: Duration?) throws(DNSSDClientError) -> ReceivedReply? {
+        try nextReceivedReply(timeout: timeout, stoppingWhenReadable: nil)
+    }
+
+    /// Like `nextReceivedReply(timeout:)`, and also returns nil as soon as `stopDescriptor` becomes readable:
+    /// another thread writes to that descriptor (an eventfd or a pipe) to end a wait that has no timeout.
+    public func nextReceivedReply(timeout: Duration?, stoppingWhenReadable stopDescriptor: Int32?) throws(DNSSDClientError) -> ReceivedReply? {
         guard fd >= 0 else { throw .closed }
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while received.isEmpty {
@@ -150,8 +156,13 @@ public final class DNSSDConnection {
                     wait = StreamSocket.milliseconds(remaining)
                 }
             }
-            switch try StreamSocket.waitForInput(fd, milliseconds: wait) {
-            case .interrupted, .timedOut:
+            let readiness = if let stopDescriptor {
+                try StreamSocket.waitForInput(fd, alsoWatching: stopDescriptor, milliseconds: wait)
+            } else {
+                try StreamSocket.waitForInput(fd, milliseconds: wait)
+            }
+            switch readiness {
+            case .interrupted, .timedOut, .woken:
                 return nil
             case .readable:
                 try readAvailable()

@@ -97,6 +97,22 @@ enum StreamSocket {
         case timedOut
         /// A signal arrived while waiting (the caller decides whether to go on).
         case interrupted
+        /// The extra descriptor passed to `waitForInput(_:alsoWatching:milliseconds:)` became readable.
+        case woken
+    }
+
+    /// Like `waitForInput(_:milliseconds:)`, and also returns `.woken` as soon as `other` is readable (a
+    /// descriptor another thread writes to in order to stop the wait).
+    static func waitForInput(_ fd: Int32, alsoWatching other: Int32, milliseconds: Int32) throws(DNSSDClientError) -> Readiness {
+        var entries = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
+        let result = poll(&entries, 2, milliseconds)
+        if result < 0 {
+            if errno == EINTR { return .interrupted }
+            throw .systemCall("poll", errno: errno)
+        }
+        if result == 0 { return .timedOut }
+        if entries[1].revents != 0 { return .woken }
+        return .readable
     }
 
     /// Waits until `fd` has input (or end of file) for at most `milliseconds` (-1: no limit).
@@ -132,8 +148,7 @@ enum StreamSocket {
                 throw .statusTimedOut(seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
             }
             switch try waitForInput(fd, milliseconds: Self.milliseconds(remaining)) {
-            case .timedOut: continue
-            case .interrupted: continue
+            case .timedOut, .interrupted, .woken: continue
             case .readable:
                 let chunk = try read(fd, maximum: count - bytes.count)
                 if chunk.isEmpty { throw .disconnected }
