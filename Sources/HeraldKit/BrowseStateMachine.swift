@@ -17,6 +17,8 @@ struct BrowseStateMachine {
     private(set) var results: Set<BrowseResult> = []
     private var pending: [BrowseChange] = []
     private var updates: [BrowseUpdate] = []
+    /// What `waiting` says: the daemon's explanation once it gave one.
+    private var parkedReason = OperationState.parkedReason
 
     /// The updates that `event` causes, in order.
     mutating func handle(_ event: OperationEvent) -> [BrowseUpdate] {
@@ -36,6 +38,8 @@ struct BrowseStateMachine {
             }
         case .replies(let replies):
             handle(replies)
+        case .explained(let text):
+            parkedReason = text
         case .failed(let error):
             transition(to: .failed(.connection(error)))
         }
@@ -71,7 +75,7 @@ struct BrowseStateMachine {
                     // Parked (again): what was reported before is no longer seen by this app.
                     pending += results.sorted { $0.description < $1.description }.map { .removed($0) }
                     results.removeAll()
-                    transition(to: .waiting(.noAuth, reason: OperationState.parkedReason))
+                    transition(to: .waiting(.noAuth, reason: parkedReason))
                     continue
                 }
             default:

@@ -61,6 +61,7 @@ final class DaemonOperation: Sendable {
             }
             let status = try connection.start(request, context: operationContext)
             let first = status == .noError ? try drain(connection, wake: wake) : []
+            explainNoAuth(status: status, replies: first, socketPath: socketPath, continuation: continuation)
             continuation.yield(.started(status: status, replies: first))
             guard status == .noError else { return }
             while true {
@@ -68,11 +69,27 @@ final class DaemonOperation: Sendable {
                     if isSignalled(wake) { return }
                     continue  // interrupted by a signal: wait again
                 }
-                continuation.yield(.replies([reply.reply] + (try drain(connection, wake: wake))))
+                let replies = [reply.reply] + (try drain(connection, wake: wake))
+                explainNoAuth(status: .noError, replies: replies, socketPath: socketPath, continuation: continuation)
+                continuation.yield(.replies(replies))
             }
         } catch {
             if !isSignalled(wake) { continuation.yield(.failed(error)) }
         }
+    }
+
+    /// When the daemon answered NoAuth, asks it why (on a connection of its own, as `DNSServiceGetProperty`
+    /// does) and reports the explanation first. Daemons without the property answer BadParam: nothing is said.
+    private static func explainNoAuth(status: DNSServiceError, replies: [Reply], socketPath: String,
+                                      continuation: AsyncStream<OperationEvent>.Continuation) {
+        guard status == .noAuth || replies.contains(where: { $0.error == .noAuth }),
+              let connection = try? DNSSDConnection(socketPath: socketPath)
+        else { return }
+        defer { connection.close() }
+        guard let reply = try? connection.property(named: IPCConstants.permissionExplanationProperty),
+              reply.status == .noError, !reply.value.isEmpty
+        else { return }
+        continuation.yield(.explained(String(decoding: reply.value, as: UTF8.self)))
     }
 
     /// Every reply already received, without waiting.

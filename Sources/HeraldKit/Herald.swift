@@ -81,6 +81,7 @@ public struct Herald: Sendable {
         }
         var found: [HostAddress] = []
         var parked = false
+        var reason = OperationState.parkedReason
         for await event in operation.events {
             let replies: [Reply]
             switch event {
@@ -89,6 +90,9 @@ public struct Herald: Sendable {
                 replies = first
             case .replies(let more):
                 replies = more
+            case .explained(let text):
+                reason = text
+                continue
             case .failed(let error):
                 throw HeraldError.connection(error)
             }
@@ -114,7 +118,7 @@ public struct Herald: Sendable {
         }
         try Task.checkCancellation()
         if found.isEmpty && throwsWhenNone {
-            throw parked ? HeraldError.notPermitted(reason: OperationState.parkedReason) : HeraldError.timedOut
+            throw parked ? HeraldError.notPermitted(reason: reason) : HeraldError.timedOut
         }
         return found
     }
@@ -131,6 +135,7 @@ public struct Herald: Sendable {
             operation.cancel()
         }
         var parked = false
+        var reason = OperationState.parkedReason
         for await event in operation.events {
             let replies: [Reply]
             switch event {
@@ -139,6 +144,9 @@ public struct Herald: Sendable {
                 replies = first
             case .replies(let more):
                 replies = more
+            case .explained(let text):
+                reason = text
+                continue
             case .failed(let error):
                 throw HeraldError.connection(error)
             }
@@ -154,6 +162,6 @@ public struct Herald: Sendable {
             }
         }
         try Task.checkCancellation()
-        throw parked ? HeraldError.notPermitted(reason: OperationState.parkedReason) : HeraldError.timedOut
+        throw parked ? HeraldError.notPermitted(reason: reason) : HeraldError.timedOut
     }
 }

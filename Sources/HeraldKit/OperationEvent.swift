@@ -9,6 +9,9 @@ enum OperationEvent: Sendable, Hashable {
     /// Replies that arrived together: a batch ends at the last reply already received, and a reply flagged
     /// `moreComing` says that more of the same batch follow.
     case replies([Reply])
+    /// Why the daemon answered NoAuth, with the fix (Herald's `HeraldPermissionExplanation` property), sent just
+    /// before the event that carries the NoAuth.
+    case explained(String)
     /// The connection failed or could not be opened; nothing follows.
     case failed(DNSSDClientError)
 }

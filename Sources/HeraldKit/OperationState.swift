@@ -14,8 +14,9 @@ public enum OperationState: Hashable, Sendable, CustomStringConvertible {
     /// The operation was cancelled by the app; nothing follows.
     case cancelled
 
-    /// The reason given for a parked operation. The dnssd protocol carries only the code, so the text says
-    /// what the code means for the app; operators see the detailed reason in `herald requests`.
+    /// The reason given for a parked operation when the daemon does not explain it. Herald's daemon does (its
+    /// `HeraldPermissionExplanation` property: `not-determined: org.example.app has not been granted; …`), and
+    /// that text replaces this one.
     public static let parkedReason =
         "an operator has not allowed this app on the local network yet (herald requests lists it); it carries on once granted"
 

@@ -8,6 +8,8 @@ import HeraldIPC
 /// again. Other errors (a conflict without renaming) fail it.
 struct RegistrationStateMachine {
     private(set) var state: RegistrationState = .setup
+    /// What `waiting` says: the daemon's explanation once it gave one.
+    private var parkedReason = OperationState.parkedReason
 
     /// The states `event` leads to, in order (only changes).
     mutating func handle(_ event: OperationEvent) -> [RegistrationState] {
@@ -28,6 +30,9 @@ struct RegistrationStateMachine {
             replies = first
         case .replies(let more):
             replies = more
+        case .explained(let text):
+            parkedReason = text
+            return states
         case .failed(let error):
             move(to: .failed(.connection(error)))
             return states
@@ -38,7 +43,7 @@ struct RegistrationStateMachine {
                 guard case .registerService(let registered) = reply, registered.flags.contains(.add) else { continue }
                 move(to: .registered(ServiceInstance(name: registered.name, type: registered.regtype, domain: registered.domain)))
             case .noAuth:
-                move(to: .waiting(.noAuth, reason: OperationState.parkedReason))
+                move(to: .waiting(.noAuth, reason: parkedReason))
             default:
                 move(to: .failed(.daemon(reply.error)))
             }

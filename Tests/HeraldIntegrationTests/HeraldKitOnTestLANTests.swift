@@ -206,12 +206,15 @@ extension HeraldOnTestLANs {
             }
             #expect(parked.held, "\(browse.output)\n\(register.output)")
             #expect(!browse.jsonLines.contains { $0["event"] as? String == "added" }, "nothing before the grant: \(browse.stdout)")
+            let reason = browse.jsonLines.first { $0["state"] as? String == "waiting" }?["reason"] as? String ?? ""
+            #expect(reason.hasPrefix("not-determined: org.example.tictactoe has not been granted"),
+                    "the daemon's explanation reaches the app: \(browse.stdout)")
 
             try daemon.control(["grant", "org.example.tictactoe"]).expectSuccess()
             let granted = waitUntil(timeout: 10) { browse.jsonLines.contains { $0["event"] as? String == "added" } }
             #expect(granted.held, "\(browse.output)")
             let states = browse.jsonLines.compactMap { $0["state"] as? String }
-            #expect(states.first == "waiting" && states.contains("ready"), "\(browse.stdout)")
+            #expect(states.first == "waiting" && states.contains("ready"), "\(states) from \(browse.stdout)")
             #expect(browse.jsonLines.contains { $0["event"] as? String == "added" && $0["name"] as? String == "Granted Peer" },
                     "\(browse.stdout)")
             let registered = waitUntil(timeout: 10) { register.jsonLines.contains { $0["event"] as? String == "registered" } }

@@ -82,7 +82,11 @@ case "browse" where arguments.count == 2:
     let browser = herald.browse(for: arguments[1])
     let task = Task {
         for await update in browser {
-            emit(["event": "state", "state": name(of: update.state)])
+            if case .waiting(_, let reason) = update.state {
+                emit(["event": "state", "state": name(of: update.state), "reason": reason])
+            } else {
+                emit(["event": "state", "state": name(of: update.state)])
+            }
             for change in update.changes {
                 let (kind, result) = switch change {
                 case .added(let result): ("added", result)

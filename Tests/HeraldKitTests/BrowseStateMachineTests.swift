@@ -34,6 +34,17 @@ struct BrowseStateMachineTests {
         #expect(machine.handle(.replies([lost("Nobody")])).isEmpty)
     }
 
+    @Test("the daemon's explanation, when it gives one, is the waiting state's reason")
+    func explainedWaiting() {
+        var machine = BrowseStateMachine()
+        #expect(machine.handle(.explained("not-determined: org.example.tictactoe has not been granted")).isEmpty)
+        let first = machine.handle(.started(status: .noError, replies: [parked]))
+        #expect(first.map(\.state) == [.waiting(.noAuth, reason: "not-determined: org.example.tictactoe has not been granted")])
+        var plain = BrowseStateMachine()
+        #expect(plain.handle(.started(status: .noError, replies: [parked])).map(\.state)
+                == [.waiting(.noAuth, reason: OperationState.parkedReason)])
+    }
+
     @Test("a parked browse (status NoError, then a NoAuth reply) is waiting, never ready, and becomes ready with results once granted")
     func parkedThenGranted() {
         var machine = BrowseStateMachine()

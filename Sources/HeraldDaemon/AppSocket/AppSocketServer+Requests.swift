@@ -48,6 +48,9 @@ extension AppSocketServer {
             send(StatusWord.encode(status), to: client)
             pendingReplies += queued
         case .passedSocket:
+            // The status goes on another socket: replies the operation produced at once are sent first, so that a
+            // client reading the status finds them already waiting on the connection (a parked operation's NoAuth).
+            flushReplies()
             guard !client.passedDescriptors.isEmpty else {
                 disconnect(client, reason: "a shared-connection request came without its error socket")
                 return
@@ -57,6 +60,7 @@ extension AppSocketServer {
             _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             close(descriptor)
         case .namedSocket(let path):
+            flushReplies()
             if let descriptor = try? UnixSocket.connect(to: path) {
                 let bytes = StatusWord.encode(status)
                 _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
