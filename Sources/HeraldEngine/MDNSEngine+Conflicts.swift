@@ -37,7 +37,13 @@ extension MDNSEngine {
     /// Takes the next name and probes it on every link (`Name (2)`, `host-2` …), or fails the registration.
     mutating func rename(_ id: OperationID) {
         guard var publication = publications[id] else { return }
-        if case .service(let registration) = publication.kind, !registration.autoRename {
+        let renames: Bool
+        switch publication.kind {
+        case .service(let registration): renames = registration.autoRename
+        case .host: renames = true
+        case .record: renames = false  // a record registered by itself keeps its name or fails
+        }
+        if !renames {
             withdraw(id, sendGoodbyes: false)
             emit(.deliver(id, .registrationFailed(.nameConflict)))
             return

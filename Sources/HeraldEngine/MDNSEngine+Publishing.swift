@@ -22,10 +22,46 @@ extension MDNSEngine {
         for link in publication.phases.keys.sorted() { republish(id, on: link) }
     }
 
-    /// The registration's current full instance name, once known.
+    /// Replaces the records added to a registration (`DNSServiceAddRecord`, `UpdateRecord`, `RemoveRecord`): new
+    /// and changed ones are announced, removed ones get goodbyes (RFC 6762 §8.4, §10.1).
+    public mutating func updateExtraRecords(_ id: OperationID, _ extras: [ServiceExtraRecord], at time: Instant) {
+        now = max(now, time)
+        guard var publication = publications[id], case .service(var registration) = publication.kind else { return }
+        registration.extraRecords = extras
+        publication.kind = .service(registration)
+        publications[id] = publication
+        for link in publication.phases.keys.sorted() { republish(id, on: link) }
+    }
+
+    /// Publishes one record by itself (`DNSServiceRegisterRecord`); `.registered(name)` follows once it is
+    /// announced, `.registrationFailed(.nameConflict)` if a unique one meets a conflict.
+    public mutating func registerRecord(_ id: OperationID, _ record: RecordRegistration, at time: Instant) {
+        now = max(now, time)
+        cancel(id, at: time)
+        let label = record.name.firstLabel.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        publications[id] = Publication(id: id, kind: .record(record), label: label)
+        for link in links.keys.sorted() { startPublication(id, on: link) }
+    }
+
+    /// Changes a record registered by itself (`DNSServiceUpdateRecord`): announced again, without probing.
+    public mutating func updateRecord(_ id: OperationID, data: RecordData, ttl: UInt32, at time: Instant) {
+        now = max(now, time)
+        guard var publication = publications[id], case .record(var record) = publication.kind else { return }
+        record.data = data
+        record.ttl = ttl
+        publication.kind = .record(record)
+        publications[id] = publication
+        for link in publication.phases.keys.sorted() { republish(id, on: link) }
+    }
+
+    /// The registration's current full instance name (or a registered record's name), once known.
     public func registeredName(of id: OperationID) -> DNSName? {
-        guard let publication = publications[id], case .service(let registration) = publication.kind else { return nil }
-        return try? registration.type.prepending(label: publication.label)
+        guard let publication = publications[id] else { return nil }
+        switch publication.kind {
+        case .service(let registration): return try? registration.type.prepending(label: publication.label)
+        case .record(let record): return record.name
+        case .host: return nil
+        }
     }
 
     // MARK: - Records
@@ -35,6 +71,9 @@ extension MDNSEngine {
         switch publication.kind {
         case .host:
             return hostRecords(on: link)
+        case .record(let record):
+            return [AuthoritativeRecord(ResourceRecord(name: record.name, type: record.type, ttl: record.ttl, data: record.data),
+                                        unique: record.unique)]
         case .service(let registration):
             guard let instance = try? registration.type.prepending(label: publication.label) else { return [] }
             let target = registration.host ?? hostName
@@ -50,6 +89,11 @@ extension MDNSEngine {
             ]
             for txt in registration.additionalTXT where txt != registration.txt {
                 records.append(AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.otherRecordTTL, data: .txt(txt)),
+                                                   unique: true))
+            }
+            for extra in registration.extraRecords {
+                let ttl = extra.ttl ?? MDNSConstants.otherRecordTTL
+                records.append(AuthoritativeRecord(ResourceRecord(name: instance, type: extra.type, ttl: ttl, data: extra.data),
                                                    unique: true))
             }
             for subtype in registration.subtypes {
@@ -117,11 +161,14 @@ extension MDNSEngine {
         guard var publication = publications[id] else { return }
         if case .service(let registration) = publication.kind,
            let only = registration.interfaceIndex, only != link.interfaceIndex { return }
+        if case .record(let record) = publication.kind, let only = record.interfaceIndex, only != link.interfaceIndex { return }
         let records = records(of: publication, on: link)
         guard !records.isEmpty else { return }
         publication.records[link] = records
         let wait = conflictLimiter.delay(random.milliseconds(in: configuration.probeInitialDelay), at: now)
-        publication.phases[link] = .probing(sent: 0, nextAt: now + wait)
+        // Shared records alone are not probed (RFC 6762 §8.1): they are announced after the same short wait.
+        let sent = records.contains(where: \.isUnique) ? 0 : MDNSConstants.probeCount
+        publication.phases[link] = .probing(sent: sent, nextAt: now + wait)
         publication.probeSent.remove(link)
         publications[id] = publication
         authority.set(records, owner: id, announced: false, on: link)

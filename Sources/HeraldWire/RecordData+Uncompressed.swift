@@ -17,3 +17,21 @@ extension RecordData {
         }
     }
 }
+
+extension RecordData {
+    /// Reads record data given as the uncompressed bytes of a record of `type` (as the dnssd API passes them
+    /// to `DNSServiceRegisterRecord` and `DNSServiceAddRecord`), with the same rules as data in a message:
+    /// the known types decoded and checked, every other type kept as opaque bytes.
+    public static func decode(type: RecordType, uncompressed bytes: [UInt8]) throws(DNSWireError) -> RecordData {
+        guard bytes.count <= Int(UInt16.max) - 64 else {
+            throw DNSWireError(offset: 0, rule: .rdataTruncated(type: type, declared: bytes.count, available: Int(UInt16.max) - 64))
+        }
+        // One answer at the root name: header, name, type, class, TTL, length, data.
+        var message: [UInt8] = [0, 0, 0x84, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]
+        message += [UInt8(type.rawValue >> 8), UInt8(type.rawValue & 0xFF), 0, 1, 0, 0, 0, 0]
+        message += [UInt8(bytes.count >> 8), UInt8(bytes.count & 0xFF)] + bytes
+        let parsed = try DNSMessage(parsing: message)
+        // The parser checked the one answer the header declares.
+        return parsed.answers[0].data
+    }
+}

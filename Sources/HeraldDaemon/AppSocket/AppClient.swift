@@ -19,6 +19,9 @@ final class AppClient {
     var output: [UInt8] = []
     var waitingToWrite = false
     var operations: [ClientContext: AppOperation] = [:]
+    /// Records registered by themselves on this connection (`DNSServiceRegisterRecord`): the record index the
+    /// client chose → the context of the record's operation.
+    var recordContexts: [UInt32: ClientContext] = [:]
     var closed = false
 
     init(id: Int, fd: Int32, identity: ClientIdentity?) {
@@ -50,6 +53,8 @@ struct AppOperation {
         case register(type: ServiceType, name: String)
         case query(name: DNSName, type: RecordType, recordClass: UInt16)
         case addressLookup(hostname: String)
+        /// A record registered by itself, with the index the client gave it.
+        case record(name: DNSName, type: RecordType, index: UInt32)
     }
 
     var kind: Kind
@@ -66,4 +71,6 @@ struct AppOperation {
     var presence: [String: Int] = [:]
     /// What a resolve last reported per interface.
     var lastResolved: [Int: ResolvedService] = [:]
+    /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
+    var extras: [UInt32: ServiceExtraRecord] = [:]
 }

@@ -50,6 +50,15 @@ extension AppSocketServer {
             queue(.registerService(RegisterServiceReply(flags: .add, name: label, regtype: type.description + ".",
                                                         domain: "local.")), to: client, context: context)
 
+        case (.record(let name, _, _), .registered):
+            logger.info("app socket: client \(client.id) registered a record at \(name)")
+            queue(.registerRecord(RegisterRecordReply()), to: client, context: context)
+
+        case (.record(let name, _, let index), .registrationFailed):
+            logger.notice("app socket: client \(client.id) lost its record at \(name) to a conflict")
+            client.recordContexts[index] = nil
+            queue(.registerRecord(RegisterRecordReply(error: .nameConflict)), to: client, context: context)
+
         case (.register(let type, _), .registrationFailed):
             queue(.registerService(RegisterServiceReply(error: .nameConflict, regtype: type.description + ".",
                                                         domain: "local.")), to: client, context: context)
@@ -114,6 +123,8 @@ extension AppSocketServer {
             reply = .query(QueryRecordReply(error: .noAuth, fullname: name.description, rrtype: type.rawValue, rrclass: recordClass))
         case .addressLookup(let hostname):
             reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname))
+        case .record:
+            reply = .registerRecord(RegisterRecordReply(error: .noAuth))
         }
         queue(reply, to: client, context: operation.context)
     }

@@ -113,8 +113,12 @@ extension AppSocketServer {
             return startAddressLookup(lookup, context: context, client: client)
         case .updateRecord(let update):
             return updateRecord(update, context: context, client: client)
-        case .registerRecord, .addRecord, .removeRecord:
-            return .unsupported
+        case .registerRecord(let request):
+            return registerRecord(request, context: context, client: client)
+        case .addRecord(let request):
+            return addRecord(request, context: context, client: client)
+        case .removeRecord(let request):
+            return removeRecord(request, context: context, client: client)
         }
     }
 
@@ -238,24 +242,8 @@ extension AppSocketServer {
         }, parked: false), gated: .addressLookup(name), client: client)
     }
 
-    private func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard let operation = client.operations[context], case .register = operation.kind else { return .badReference }
-        guard request.recordIndex == UpdateRecordRequest.primaryTXTRecordIndex else { return .unsupported }
-        let txt: TXTRecord
-        if request.rdata.isEmpty {
-            txt = .empty
-        } else {
-            guard let parsed = try? TXTRecord(rdata: request.rdata) else { return .badParam }
-            txt = parsed
-        }
-        if !operation.parked, let id = operation.engineOperations.first {
-            network.perform { engine, now in engine.updateTXT(id, txt: txt, at: now) }
-        }
-        return .noError
-    }
-
     /// Asks the gate, then starts, parks or refuses the operation (BRIEF §1 rules 2–5).
-    private func begin(_ operation: AppOperation, gated: GatedRequest, client: AppClient) -> DNSServiceError {
+    func begin(_ operation: AppOperation, gated: GatedRequest, client: AppClient) -> DNSServiceError {
         guard client.operations[operation.context] == nil else { return .badParam }
         guard client.operations.count < limits.operationsPerClient else {
             logger.notice("app socket: client \(client.id) reached the limit of \(limits.operationsPerClient) operations")
@@ -282,7 +270,7 @@ extension AppSocketServer {
         }
     }
 
-    private func cancel(_ context: ClientContext, of client: AppClient) {
+    func cancel(_ context: ClientContext, of client: AppClient) {
         guard let operation = client.operations.removeValue(forKey: context) else { return }
         network.perform { engine, now in
             for id in operation.engineOperations { engine.cancel(id, at: now) }
@@ -295,5 +283,5 @@ extension AppSocketServer {
     }
 
     /// The dnssd interface index as an engine filter: 0 means every interface.
-    private func interfaceFilter(_ index: UInt32) -> Int? { index == 0 || index >= 0xFFFF_FFF0 ? nil : Int(index) }
+    func interfaceFilter(_ index: UInt32) -> Int? { index == 0 || index >= 0xFFFF_FFF0 ? nil : Int(index) }
 }

@@ -45,10 +45,48 @@ enum PublicationPhase: Hashable, Sendable {
     var isAnnounced: Bool { !isProbing }
 }
 
-/// What is being published: a DNS-SD service registration or the host's own address records.
+/// What is being published: a DNS-SD service registration, the host's own address records, or one record a
+/// client registered by itself (`DNSServiceRegisterRecord`).
 enum PublicationKind: Hashable, Sendable {
     case service(ServiceRegistration)
     case host
+    case record(RecordRegistration)
+}
+
+/// A record published beside a service's SRV and TXT, at the instance name (`DNSServiceAddRecord`): unique,
+/// renamed with the service, withdrawn with it.
+public struct ServiceExtraRecord: Hashable, Sendable {
+    public var type: RecordType
+    public var data: RecordData
+    /// The TTL; nil for the default of records that do not name a host (4500 s).
+    public var ttl: UInt32?
+
+    public init(type: RecordType, data: RecordData, ttl: UInt32? = nil) {
+        self.type = type
+        self.data = data
+        self.ttl = ttl
+    }
+}
+
+/// One record a client publishes by itself (`DNSServiceRegisterRecord`): a unique record is probed and
+/// defended and, on a conflict, fails (never renamed); a shared one is announced at once.
+public struct RecordRegistration: Hashable, Sendable {
+    public var name: DNSName
+    public var type: RecordType
+    public var data: RecordData
+    public var ttl: UInt32
+    public var unique: Bool
+    /// Publish only on this interface (nil: every interface).
+    public var interfaceIndex: Int?
+
+    public init(name: DNSName, type: RecordType, data: RecordData, ttl: UInt32, unique: Bool, interfaceIndex: Int? = nil) {
+        self.name = name
+        self.type = type
+        self.data = data
+        self.ttl = ttl
+        self.unique = unique
+        self.interfaceIndex = interfaceIndex
+    }
 }
 
 /// A registration as a client asked for it (RFC 6763 §4–§7).
@@ -73,6 +111,8 @@ public struct ServiceRegistration: Hashable, Sendable {
     /// More TXT records published beside `txt` in the instance's TXT record set (a systemd `.dnssd` file
     /// with several `TxtText=`/`TxtData=` lines).
     public var additionalTXT: [TXTRecord] = []
+    /// Records added to the registration by the client (`DNSServiceAddRecord`), published at the instance name.
+    public var extraRecords: [ServiceExtraRecord] = []
 
     public init(instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
                 txt: TXTRecord = .empty, autoRename: Bool = true, interfaceIndex: Int? = nil) {

@@ -1,0 +1,136 @@
+import HeraldEngine
+import HeraldIPC
+import HeraldWire
+
+/// Individual records: records added to a registration (`DNSServiceAddRecord`), records registered by themselves
+/// on a shared connection (`DNSServiceRegisterRecord`), their updates and their removal.
+extension AppSocketServer {
+    func registerRecord(_ request: RegisterRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        let text = request.fullname.hasSuffix(".") ? request.fullname : request.fullname + "."
+        guard let name = try? DNSName(text), request.rrclass == 1 else { return .badParam }
+        guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
+            return .unsupported
+        }
+        // Exactly one of unique (probed, defended) and shared.
+        let unique = request.flags.contains(.unique)
+        guard unique != request.flags.contains(.shared) else { return .badParam }
+        let type = RecordType(request.rrtype)
+        guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+        guard client.recordContexts[request.recordIndex] == nil else { return .badParam }
+        let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
+        let registration = RecordRegistration(name: name, type: type, data: data, ttl: ttl, unique: unique,
+                                              interfaceIndex: interfaceFilter(request.interfaceIndex))
+        // Publishing a record is advertising: a service's records count as registering its type; any other
+        // name is an arbitrary record, which needs the multicast entitlement.
+        let gated: GatedRequest
+        if let instance = try? ServiceInstanceName(fullName: name) {
+            gated = .register(instance.type)
+        } else if let serviceType = try? ServiceType(fullName: name), !ServiceType.isServiceEnumeration(name) {
+            gated = .register(serviceType)
+        } else {
+            gated = .query(name: name, type: type)
+        }
+        let id = makeOperationID()
+        let status = begin(AppOperation(kind: .record(name: name, type: type, index: request.recordIndex), context: context,
+                                        engineOperations: [id], start: { engine, now in
+            engine.registerRecord(id, registration, at: now)
+        }, parked: false), gated: gated, client: client)
+        if status == .noError { client.recordContexts[request.recordIndex] = context }
+        return status
+    }
+
+    func addRecord(_ request: AddRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard var operation = client.operations[context], case .register = operation.kind else { return .badReference }
+        guard request.recordIndex != UpdateRecordRequest.primaryTXTRecordIndex, operation.extras[request.recordIndex] == nil
+        else { return .badParam }
+        let type = RecordType(request.rrtype)
+        guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+        operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : request.ttl)
+        applyExtras(&operation, client: client)
+        return .noError
+    }
+
+    func removeRecord(_ request: RemoveRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        if var operation = client.operations[context], case .register = operation.kind,
+           operation.extras.removeValue(forKey: request.recordIndex) != nil {
+            applyExtras(&operation, client: client)
+            return .noError
+        }
+        guard let recordContext = client.recordContexts.removeValue(forKey: request.recordIndex) else { return .badReference }
+        cancel(recordContext, of: client)  // withdrawn with a goodbye
+        return .noError
+    }
+
+    /// `DNSServiceUpdateRecord`: a registration's own TXT record (the primary record index), a record added to it,
+    /// or a record registered by itself. Changes are announced again (RFC 6762 §8.4).
+    func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        if var operation = client.operations[context], case .register = operation.kind {
+            if request.recordIndex == UpdateRecordRequest.primaryTXTRecordIndex {
+                let txt: TXTRecord
+                if request.rdata.isEmpty {
+                    txt = .empty
+                } else {
+                    guard let parsed = try? TXTRecord(rdata: request.rdata) else { return .badParam }
+                    txt = parsed
+                }
+                if !operation.parked, let id = operation.engineOperations.first {
+                    network.perform { engine, now in engine.updateTXT(id, txt: txt, at: now) }
+                } else {
+                    let start = operation.start, id = operation.engineOperations.first
+                    operation.start = { engine, now in
+                        start(&engine, now)
+                        if let id { engine.updateTXT(id, txt: txt, at: now) }
+                    }
+                    client.operations[context] = operation
+                }
+                return .noError
+            }
+            if let extra = operation.extras[request.recordIndex] {
+                guard let data = try? RecordData.decode(type: extra.type, uncompressed: request.rdata) else { return .badParam }
+                operation.extras[request.recordIndex] = ServiceExtraRecord(type: extra.type, data: data,
+                                                                           ttl: request.ttl == 0 ? extra.ttl : request.ttl)
+                applyExtras(&operation, client: client)
+                return .noError
+            }
+        }
+        guard let recordContext = client.recordContexts[request.recordIndex],
+              var operation = client.operations[recordContext], case .record(_, let type, _) = operation.kind
+        else { return .badReference }
+        guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+        let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
+        guard let id = operation.engineOperations.first else { return .badReference }
+        if operation.parked {
+            let start = operation.start
+            operation.start = { engine, now in
+                start(&engine, now)
+                engine.updateRecord(id, data: data, ttl: ttl, at: now)
+            }
+            client.operations[recordContext] = operation
+        } else {
+            network.perform { engine, now in engine.updateRecord(id, data: data, ttl: ttl, at: now) }
+        }
+        return .noError
+    }
+
+    /// Hands a registration's added records to the engine (at once, or when a parked registration starts).
+    private func applyExtras(_ operation: inout AppOperation, client: AppClient) {
+        let extras = operation.extras.sorted { $0.key < $1.key }.map(\.value)
+        guard let id = operation.engineOperations.first else { return }
+        if operation.parked {
+            let start = operation.start
+            operation.start = { engine, now in
+                start(&engine, now)
+                engine.updateExtraRecords(id, extras, at: now)
+            }
+        } else {
+            network.perform { engine, now in engine.updateExtraRecords(id, extras, at: now) }
+        }
+        client.operations[operation.context] = operation
+    }
+
+    /// The TTL a record gets when the client leaves it 0: 120 s for records that carry a host name, 4500 s for
+    /// the others (RFC 6762 §10).
+    static func defaultTTL(for type: RecordType) -> UInt32 {
+        [.a, .aaaa, .srv, .hinfo].contains(type) ? MDNSConstants.hostRecordTTL : MDNSConstants.otherRecordTTL
+    }
+}
