@@ -25,8 +25,13 @@ extension AppSocketServer {
         let context = decoded.header.context
         let wasNew = client.connectionState == .new
         client.connectionState = .established
+        handlingRequest = true
         let status = perform(decoded.request, context: context, client: client, wasNew: wasNew)
-        guard !client.closed else { return }
+        handlingRequest = false
+        guard !client.closed else {
+            flushReplies()
+            return
+        }
         reportStatus(status, via: decoded.statusReturn, context: context, to: client)
         flushReplies()
     }

@@ -37,6 +37,9 @@ public final class AppSocketServer {
     private var nextOperationID: UInt64 = 1000
     /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
     var pendingReplies: [(client: Int, context: ClientContext, reply: Reply)] = []
+    /// True while a request is being carried out: replies its operation produces at once (cached answers)
+    /// wait until the request's status has been sent, which the client reads first.
+    var handlingRequest = false
 
     /// The version reported for the `DaemonVersion` property.
     public static let daemonVersion: UInt32 = 100
@@ -61,7 +64,7 @@ public final class AppSocketServer {
         }
         try loop.register(listener, for: .readable) { [unowned self] _ in self.acceptClients() }
         network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
-        network.onBatchEnd = { [unowned self] in self.flushReplies() }
+        network.onBatchEnd = { [unowned self] in if !self.handlingRequest { self.flushReplies() } }
     }
 
     deinit {
