@@ -81,6 +81,6 @@ let package = Package(
             dependencies: ["HeraldWire"],
             exclude: ["Fixtures"]
         ),
-        .testTarget(name: "HeraldIntegrationTests", dependencies: []),
+        .testTarget(name: "HeraldIntegrationTests", dependencies: [], exclude: ["CPrograms"]),
     ]
 )

@@ -197,11 +197,13 @@ int main(int argc, char **argv) {
                 return 65;
             }
         }
-        printf("Registering Service %s.%s%s port %s\n", args[0], args[1], args[2], args[3]);
+        printf("Registering Service \"%s\" type %s domain %s port %s\n", args[0], args[1], args[2], args[3]);
         error = DNSServiceRegister(&ref, 0, 0, args[0], args[1], args[2], NULL, htons((uint16_t)atoi(args[3])),
                                    TXTRecordGetLength(&txt), TXTRecordGetBytesPtr(&txt), on_register, NULL);
     } else if (strcmp(mode, "-L") == 0 && count >= 2) {
-        printf("Lookup %s.%s%s\n", args[0], args[1], count > 2 ? args[2] : "local.");
+        char full_name[kDNSServiceMaxDomainName];
+        if (DNSServiceConstructFullName(full_name, args[0], args[1], count > 2 ? args[2] : "local.") == 0)
+            printf("Lookup %s\n", full_name);
         error = DNSServiceResolve(&ref, 0, 0, args[0], args[1], count > 2 ? args[2] : "local.", on_resolve, NULL);
     } else if (strcmp(mode, "-G") == 0 && count >= 2) {
         LiteGetAddrInfo get_addr_info = (LiteGetAddrInfo)dlsym(RTLD_DEFAULT, "DNSServiceGetAddrInfo");
