@@ -95,6 +95,13 @@ extension HeraldOnTestLANs {
             let daemonAnswers = ["0", "-65544"]  // NoError once heraldd supports them; Unsupported until then
             #expect(daemonAnswers.contains { records.stdout.contains("add-record return=\($0) ") }, "\(records)")
             #expect(daemonAnswers.contains { records.stdout.contains("register-record return=\($0)\n") }, "\(records)")
+
+            // A daemon that goes away ends the event loop with ServiceNotRunning, not a crash or a hang.
+            let browsing = try local.spawn([lite, "-B", type], environment: environment)
+            try browsing.waitForOutput(containing: "Avahi Lib", in: .stdout, timeout: 10)
+            daemon.stop()
+            #expect(browsing.waitForExit(timeout: 5) == 1, "\(browsing.output)")
+            #expect(browsing.stderr.contains("DNSServiceProcessResult: error -65563"), "\(browsing.output)")
         }
 
         @Test("the NoAuth probe prints each gated operation's return value and callback errors (NoError or NoAuth only)")

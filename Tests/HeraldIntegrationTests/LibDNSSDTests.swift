@@ -41,4 +41,28 @@ struct LibDNSSDLibraryTests {
         // Avahi's compatibility library warns on stderr when it is loaded; Herald's does not.
         #expect(!result.stderr.contains("Apple Bonjour compatibility layer"), "\(result)")
     }
+
+    @Test("bad arguments and references fail with BadParam or BadReference, and with no daemon every call says ServiceNotRunning")
+    func misuseAndNoDaemon() throws {
+        let program = try LibDNSSDPrograms.compile("Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
+        let library = try LibDNSSDPrograms.libraryDirectory()
+        let missing = "/tmp/herald-libdnssd-\(getpid())/no-daemon.sock"
+        let misuse = try Command.run(["env", "LD_LIBRARY_PATH=\(library)", "DNSSD_UDS_PATH=\(missing)", program, "misuse"])
+        #expect(misuse.succeeded, "\(misuse)")
+        #expect(misuse.stdout == """
+            browse-null-type return=-65540
+            browse-null-callback return=-65540
+            resolve-null-domain return=-65540
+            register-noautorename-without-callback return=-65540
+            share-null-connection return=-65541
+            process-null return=-65541 sockfd-null=-1
+            add-record-null return=-65541
+            remove-record-null return=-65541
+            deallocate-null survived
+            connection return=-65563
+
+            """, "\(misuse)")
+        let property = try Command.run(["env", "LD_LIBRARY_PATH=\(library)", "DNSSD_UDS_PATH=\(missing)", program, "property"])
+        #expect(property.stdout.contains("DaemonVersion return=-65563"), "\(property)")
+    }
 }

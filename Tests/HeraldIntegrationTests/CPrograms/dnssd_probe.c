@@ -8,6 +8,7 @@
  *   dnssd_probe property                           DNSServiceGetProperty("DaemonVersion")
  *   dnssd_probe records TYPE                       register, then add/update/remove records, register-record
  *   dnssd_probe noauth TYPE INSTANCE HOST SECONDS  every gated operation: its return value and callback errors
+ *   dnssd_probe misuse                             bad arguments and references (any daemon, or none)
  *
  * Built against Debian's dns_sd.h; the calls that header lacks (DNSServiceGetAddrInfo,
  * DNSServiceGetProperty, the share-connection flag) are declared here as Apple's header has them.
@@ -282,6 +283,33 @@ static int noauth(int argc, char **argv) {
     return 0;
 }
 
+static void noop_browse(DNSServiceRef ref, DNSServiceFlags flags, uint32_t interface, DNSServiceErrorType error,
+                        const char *name, const char *type, const char *domain, void *context) {
+    (void)ref, (void)flags, (void)interface, (void)error, (void)name, (void)type, (void)domain, (void)context;
+}
+
+/* Calls that must fail cleanly, whatever the daemon: each prints its return value. */
+static int misuse(void) {
+    DNSServiceRef ref = NULL;
+    printf("browse-null-type return=%d\n", (int)DNSServiceBrowse(&ref, 0, 0, NULL, NULL, noop_browse, NULL));
+    printf("browse-null-callback return=%d\n", (int)DNSServiceBrowse(&ref, 0, 0, "_x._tcp", NULL, NULL, NULL));
+    printf("resolve-null-domain return=%d\n",
+           (int)DNSServiceResolve(&ref, 0, 0, "x", "_x._tcp", NULL, on_resolve, NULL));
+    printf("register-noautorename-without-callback return=%d\n",
+           (int)DNSServiceRegister(&ref, kDNSServiceFlagsNoAutoRename, 0, "x", "_x._tcp", NULL, NULL, 1, 0, NULL, NULL, NULL));
+    DNSServiceRef not_a_connection = NULL;
+    printf("share-null-connection return=%d\n",
+           (int)DNSServiceBrowse(&not_a_connection, kDNSServiceFlagsShareConnection, 0, "_x._tcp", NULL, noop_browse, NULL));
+    printf("process-null return=%d sockfd-null=%d\n", (int)DNSServiceProcessResult(NULL), DNSServiceRefSockFD(NULL));
+    printf("add-record-null return=%d\n", (int)DNSServiceAddRecord(NULL, NULL, 0, 16, 0, NULL, 0));
+    printf("remove-record-null return=%d\n", (int)DNSServiceRemoveRecord(NULL, NULL, 0));
+    DNSServiceRefDeallocate(NULL);
+    printf("deallocate-null survived\n");
+    /* Needs a daemon to tell these apart from "not running": */
+    printf("connection return=%d\n", (int)DNSServiceCreateConnection(&ref));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) return 64;
@@ -291,5 +319,6 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "property") == 0) return property();
     if (strcmp(argv[1], "records") == 0) return records(argc, argv);
     if (strcmp(argv[1], "noauth") == 0) return noauth(argc, argv);
+    if (strcmp(argv[1], "misuse") == 0) return misuse();
     return 64;
 }

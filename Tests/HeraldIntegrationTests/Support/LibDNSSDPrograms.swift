@@ -44,7 +44,8 @@ enum LibDNSSDPrograms {
             throw Requirements.Missing(items: [.init(what: "\(debianInclude)/dns_sd.h not found", package: "libavahi-compat-libdnssd-dev")])
         }
         try FileManager.default.createDirectory(atPath: workDirectory + "/bin", withIntermediateDirectories: true)
-        let output = workDirectory + "/bin/" + name
+        // Tests may compile the same program at once: each gets its own file.
+        let output = workDirectory + "/bin/" + name + "-" + UUID().uuidString.prefix(8)
         try Command.check(["cc", "-O1", "-Wall", "-Wextra", "-Werror", "-I" + debianInclude, repositoryRoot + "/" + source,
                            "-o", output, "-ldns_sd"], timeout: 120)
         return output
