@@ -96,6 +96,9 @@ extension HeraldOnTestLANs {
             #expect(daemonAnswers.contains { records.stdout.contains("add-record return=\($0) ") }, "\(records)")
             #expect(daemonAnswers.contains { records.stdout.contains("register-record return=\($0)\n") }, "\(records)")
 
+            // Every request the library sent was one heraldd could decode (it drops clients that send malformed ones).
+            #expect(!daemon.log.contains("malformed"), "\(daemon.log)")
+
             // A daemon that goes away ends the event loop with ServiceNotRunning, not a crash or a hang.
             let browsing = try local.spawn([lite, "-B", type], environment: environment)
             try browsing.waitForOutput(containing: "Avahi Lib", in: .stdout, timeout: 10)
