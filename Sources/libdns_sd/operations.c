@@ -145,7 +145,7 @@ DNSServiceErrorType DNSServiceReconfirmRecord(DNSServiceFlags flags, uint32_t in
     int fd = connection_open();
     if (fd < 0) return kDNSServiceErr_ServiceNotRunning;
     struct message m;
-    message_begin(&m, OP_RECONFIRM, 1, 0, 0);
+    message_begin(&m, OP_RECONFIRM, 0, 0, 0);
     message_put_u32(&m, flags);
     message_put_u32(&m, interfaceIndex);
     message_put_string(&m, fullname);
@@ -163,7 +163,7 @@ DNSServiceErrorType DNSServiceGetProperty(const char *property, void *result, ui
     int fd = connection_open();
     if (fd < 0) return kDNSServiceErr_ServiceNotRunning;
     struct message m;
-    message_begin(&m, OP_GET_PROPERTY, 1, 0, 0);
+    message_begin(&m, OP_GET_PROPERTY, 0, 0, 0);
     message_put_string(&m, property);
     /* The answer is raw: the status, then (on success) the value's length and the value. */
     DNSServiceErrorType status = connection_send_first(fd, &m);

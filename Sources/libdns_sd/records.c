@@ -88,12 +88,15 @@ DNSServiceErrorType DNSServiceUpdateRecord(DNSServiceRef sdRef, DNSRecordRef Rec
 DNSServiceErrorType DNSServiceRemoveRecord(DNSServiceRef sdRef, DNSRecordRef RecordRef, DNSServiceFlags flags) {
     DNSServiceRef ref = service_ref_is_valid(sdRef);
     if (!ref) return kDNSServiceErr_BadReference;
+    if (!RecordRef) return kDNSServiceErr_BadParam;
     DNSRecordRef record = find_record(ref, RecordRef);
     if (!record) return kDNSServiceErr_BadReference;
     struct message m;
     message_begin(&m, OP_REMOVE_RECORD, ref->context, record->index, 1);
     message_put_u32(&m, flags);
     DNSServiceErrorType status = send_record_request(ref, &m);
+    /* BadReference from the daemon means it holds no such record any more: either way the record is gone. */
+    if (status == kDNSServiceErr_BadReference) status = kDNSServiceErr_NoError;
     if (status == kDNSServiceErr_NoError) unlink_record(ref, record);
     return status;
 }

@@ -69,8 +69,10 @@ DNSServiceErrorType service_ref_create(DNSServiceRef *sdRef, DNSServiceFlags fla
             free(ref);
             return kDNSServiceErr_ServiceNotRunning;
         }
-        ref->context = 1;
-        ref->next_context = 2;
+        /* As in Apple's client: a connection's own operation has context 0, and everything multiplexed on
+         * it (subordinates, registered records) numbers up from 1, so 0 always means "the connection". */
+        ref->context = 0;
+        ref->next_context = 1;
     }
     *created = ref;
     return kDNSServiceErr_NoError;
@@ -110,6 +112,8 @@ static void dispatch(DNSServiceRef ref, const struct reply_head *head, struct re
         for (target = ref->next; target; target = target->next) {
             if (target->context == head->context) break;
         }
+        /* An async error that names no subordinate is about a record registered on the connection. */
+        if (!target && head->operation == REPLY_ASYNC_ERROR) records_deliver_reply(ref, head);
         /* Replies can still be on their way for an operation the program has just cancelled. */
         if (!target) return;
     } else if (head->operation == REPLY_REGISTER_RECORD) {

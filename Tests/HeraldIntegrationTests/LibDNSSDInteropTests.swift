@@ -90,8 +90,15 @@ extension HeraldOnTestLANs {
             register.send(SIGINT)
 
             // Record calls: the TXT update works; add-record and register-record return the daemon's answer.
-            let records = try local.run([probe, "records", "_hlibrec._tcp"], environment: environment)
-            #expect(records.stdout.contains("register return=0") && records.stdout.contains("update-txt return=0"), "\(records)")
+            let recordsRun = try local.spawn([probe, "records", "_hlibrec._tcp"], environment: environment)
+            try recordsRun.waitForOutput(containing: "update-txt return=0", in: .stdout, timeout: 10)
+            // The new TXT record (DNSServiceUpdateRecord without a record reference) reached Avahi's cache.
+            usleep(800_000)
+            let seen = try peer.run(["avahi-browse", "-p", "-r", "-t", "_hlibrec._tcp"], timeout: 10)
+            #expect(seen.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                        .contains { $0.event == .resolved && $0.name == "Probe Records" && $0.txt == ["a=two"] }, "\(seen)")
+            let records = recordsRun.result(timeout: 15)
+            #expect(records.stdout.contains("register return=0"), "\(records)")
             let daemonAnswers = ["0", "-65544"]  // NoError once heraldd supports them; Unsupported until then
             #expect(daemonAnswers.contains { records.stdout.contains("add-record return=\($0) ") }, "\(records)")
             #expect(daemonAnswers.contains { records.stdout.contains("register-record return=\($0)\n") }, "\(records)")

@@ -206,6 +206,7 @@ static int records(int argc, char **argv) {
     const char new_txt[] = "\x05" "a=two";
     error = DNSServiceUpdateRecord(service, NULL, 0, sizeof new_txt - 1, new_txt, 0);
     printf("update-txt return=%d\n", (int)error);
+    pump(service, 2.5); /* time for the peers to see the new TXT record */
     DNSRecordRef extra = NULL;
     const char extra_txt[] = "\x05" "extra";
     error = DNSServiceAddRecord(service, &extra, 0, kDNSServiceType_TXT, sizeof extra_txt - 1, extra_txt, 120);
