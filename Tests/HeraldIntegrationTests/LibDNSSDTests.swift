@@ -35,6 +35,9 @@ struct LibDNSSDLibraryTests {
         let program = try LibDNSSDPrograms.compile("Tests/HeraldIntegrationTests/CPrograms/txt_helpers.c", named: "txt_helpers")
         let loaded = try LibDNSSDPrograms.loadedLibrary(of: program)
         #expect(loaded == (try LibDNSSDPrograms.libraryDirectory()) + "/libdns_sd.so.1", "ldd: \(loaded ?? "none")")
+        // Without the loader path it is an ordinary program for Avahi's compatibility library.
+        let linked = try LibDNSSDPrograms.loadedLibrary(of: program, withHerald: false)
+        #expect(linked != nil && linked != loaded, "ldd without LD_LIBRARY_PATH: \(linked ?? "none")")
         let environment = try LibDNSSDPrograms.environment()
         let result = try Command.run(["env", "LD_LIBRARY_PATH=\(environment["LD_LIBRARY_PATH"]!)", program])
         #expect(result.succeeded && result.stdout.contains("checks, 0 failed"), "\(result)")

@@ -58,10 +58,11 @@ enum LibDNSSDPrograms {
         return environment
     }
 
-    /// What `ldd` says `program` loads as libdns_sd.so.1 with Herald's library on the loader path.
-    static func loadedLibrary(of program: String) throws -> String? {
-        let directory = try libraryDirectory()
-        let result = try Command.run(["env", "LD_LIBRARY_PATH=\(directory)", "ldd", program])
+    /// What `ldd` says `program` loads as libdns_sd.so.1: with Herald's library on the loader path, or (when
+    /// `withHerald` is false) as it was linked.
+    static func loadedLibrary(of program: String, withHerald: Bool = true) throws -> String? {
+        let path = withHerald ? try libraryDirectory() : ""
+        let result = try Command.run(["env", "LD_LIBRARY_PATH=\(path)", "ldd", program])
         return result.stdout.split(separator: "\n").first { $0.contains("libdns_sd.so.1") }
             .flatMap { $0.components(separatedBy: "=> ").last?.components(separatedBy: " (").first }
     }
