@@ -75,7 +75,7 @@ DNSServiceErrorType TXTRecordSetValue(TXTRecordRef *txtRecord, const char *key, 
         if (*c < 0x20 || *c > 0x7E || *c == '=') return kDNSServiceErr_Invalid;
     }
     if (key_length == 0) return kDNSServiceErr_Invalid;
-    if (valueSize && !value) return kDNSServiceErr_BadParam;
+    /* A NULL value means a key without '=', whatever valueSize says (as Apple's implementation reads it). */
     size_t item = key_length + (value ? 1 + (size_t)valueSize : 0);
     if (item > 255) return kDNSServiceErr_Invalid;
     (void)TXTRecordRemoveValue(txtRecord, key);

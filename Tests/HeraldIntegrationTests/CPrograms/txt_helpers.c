@@ -58,6 +58,10 @@ int main(void) {
     const unsigned char after[] = "\x06" "empty=\x06path=z";
     check(TXTRecordGetLength(&txt) == sizeof after - 1 && memcmp(TXTRecordGetBytesPtr(&txt), after, sizeof after - 1) == 0,
           "bytes after replace and remove");
+    check(TXTRecordSetValue(&txt, "bare", 7, NULL) == 0 &&
+              TXTRecordContainsKey(TXTRecordGetLength(&txt), TXTRecordGetBytesPtr(&txt), "bare") &&
+              TXTRecordGetValuePtr(TXTRecordGetLength(&txt), TXTRecordGetBytesPtr(&txt), "bare", &value_length) == NULL,
+          "a NULL value makes a key without '=', whatever the size says");
     TXTRecordDeallocate(&txt);
     const unsigned char broken[] = "\x03" "a=b\x09" "c";
     check(TXTRecordGetCount(sizeof broken - 1, broken) == 0, "a record whose last item runs past the end counts 0");
