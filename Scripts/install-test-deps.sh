@@ -64,12 +64,13 @@ installed() {
 # iproute2: ip netns/link/addr; util-linux: nsenter, unshare; dbus: a system
 # bus per namespace for avahi-browse/avahi-publish; dnsutils: dig (legacy
 # unicast queries); libnss-mdns: getent/ping of .local through the NSS socket;
-# libavahi-compat-libdnssd-dev: dns_sd.h for the drop-in C API tests;
+# libavahi-compat-libdnssd-dev, libavahi-compat-libdnssd1: dns_sd.h and the library the drop-in C API tests link
+# against (they then run on Herald's);
 # libsqlite3-dev: SQLite for the permission store (GRDB links against it); sqlite3: store checks in tests;
 # systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started).
 # tshark is optional and deliberately not installed.
 missing=""
-for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libsqlite3-dev sqlite3 systemd; do
+for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 libsqlite3-dev sqlite3 systemd; do
     installed "$pkg" || missing="$missing $pkg"
 done
 

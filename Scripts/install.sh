@@ -5,6 +5,7 @@
 #   bash Scripts/install.sh --uninstall [--prefix /usr/local] [--destdir ROOT]          remove what install put there
 #
 # Installs heraldd and herald ($PREFIX/bin, built in release mode unless --bin-dir names built binaries), the
+# drop-in libdns_sd.so.1 ($PREFIX/lib/herald, for LD_LIBRARY_PATH), the
 # systemd units, sysusers.d and tmpfiles.d entries, the commented default configuration (/etc/herald/heraldd.conf,
 # never overwriting one that exists), the example service files ($PREFIX/share/herald/services.d), shell
 # completions for herald and heraldd (bash, zsh, fish) and the manual pages herald(1), heraldd(8) and
@@ -38,7 +39,7 @@ if $uninstall; then
         rm -f "$destdir$path"
     done <"$manifest"
     rm -f "$manifest"
-    rmdir "$destdir$prefix/share/herald/services.d" "$destdir$prefix/share/herald" 2>/dev/null || true
+    rmdir "$destdir$prefix/share/herald/services.d" "$destdir$prefix/share/herald" "$destdir$prefix/lib/herald" 2>/dev/null || true
     echo "removed Herald from ${destdir:-/} (kept /etc/herald/heraldd.conf)"
     exit 0
 fi
@@ -51,6 +52,9 @@ fi
 for binary in heraldd herald; do
     [ -x "$bin_dir/$binary" ] || { echo "install.sh: $bin_dir/$binary is missing; build it first" >&2; exit 66; }
 done
+# The drop-in libdns_sd.so.1 (C, needs only cc). It goes to its own directory so that it does not shadow the
+# distribution's libdns_sd.so.1: programs use it with LD_LIBRARY_PATH=$prefix/lib/herald.
+libdns_sd=$(bash Scripts/build-libdns_sd.sh)
 
 installed=()
 put() {  # put MODE SOURCE TARGET (target without destdir)
@@ -66,6 +70,7 @@ put_text() {  # put_text MODE TARGET < text
 
 put 0755 "$bin_dir/heraldd" "$prefix/bin/heraldd"
 put 0755 "$bin_dir/herald" "$prefix/bin/herald"
+put 0755 "$libdns_sd" "$prefix/lib/herald/libdns_sd.so.1"
 
 # systemd reads units, sysusers.d and tmpfiles.d from /usr/lib (the distribution's) and /etc (the
 # administrator's), not from /usr/local: a /usr install uses the first, any other prefix the second.

@@ -17,6 +17,9 @@ fi
 tail -n 1 "$build_log"
 rm -f "$build_log"
 
+echo "== building libdns_sd.so.1"
+bash Scripts/build-libdns_sd.sh
+
 echo "== checking the systemd units (systemd-analyze verify and security)"
 units_log=$(mktemp /tmp/herald-units.XXXXXX)
 if ! HERALDD_BINARY="$(swift build --show-bin-path)/heraldd" bash systemd/check-units.sh >"$units_log" 2>&1; then

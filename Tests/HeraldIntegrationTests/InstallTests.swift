@@ -29,7 +29,7 @@ struct InstallTests {
         let installed = try Command.run(["bash", script, "--destdir", root, "--bin-dir", binaries])
         #expect(installed.status == 0, "\(installed)")
         let expected: Set<String> = [
-            "/usr/local/bin/heraldd", "/usr/local/bin/herald",
+            "/usr/local/bin/heraldd", "/usr/local/bin/herald", "/usr/local/lib/herald/libdns_sd.so.1",
             "/etc/systemd/system/heraldd.service", "/etc/systemd/system/heraldd-dnssd.socket",
             "/etc/systemd/system/heraldd-control.socket", "/etc/sysusers.d/herald.conf", "/etc/tmpfiles.d/herald.conf",
             "/etc/herald/heraldd.conf",
