@@ -121,6 +121,8 @@ extension HeraldOnTestLANs {
             // The human form shows the same, aligned.
             let text = try daemon.herald(["resolve", "Zeroconf Four", type])
             #expect(text.status == 0, "\(text)")
+            let everything = try daemon.herald(["browse", type, "--resolve", "--timeout", "2"])
+            print("$ herald browse \(type) --resolve --timeout 2   (Avahi and python-zeroconf peers)\n\(everything.stdout)")
             #expect(text.stdout == """
                 Zeroconf Four.\(type).local.
                   interface  \(local.interface)

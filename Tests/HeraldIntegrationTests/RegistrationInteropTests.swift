@@ -84,6 +84,10 @@ extension HeraldOnTestLANs {
                   + "\(seen["herald"].map(format) ?? "never"), avahi-browse showed it after \(seen["avahi"].map(format) ?? "never"), "
                   + "python-zeroconf after \(seen["zeroconf"].map(format) ?? "never")")
 
+            print("$ avahi-browse -p -r \(type)   (seeing herald's registration)\n"
+                  + avahiWatch.stdout.split(separator: "\n").filter { $0.contains("Interop") }.joined(separator: "\n"))
+            print("python-zeroconf browser (seeing herald's registration):\n" + zeroconfWatch.stdout)
+
             // herald printed the requested name: nothing renamed it.
             let event = register.jsonLines.first { $0["event"] as? String == "registered" }
             #expect(event?["name"] as? String == name && event?["renamed"] as? Bool == false, "\(register.stdout)")
