@@ -46,21 +46,4 @@ extension ResourceRecord {
     public func hasSameData(as other: ResourceRecord) -> Bool {
         type == other.type && recordClass == other.recordClass && data == other.data
     }
-
-    /// The same record with names in blocks of their own, so that keeping it does not keep the rest of the
-    /// message it came in alive.
-    public func compacted() -> ResourceRecord {
-        var copy = self
-        copy.name = name.compacted()
-        switch data {
-        case .ptr(let target): copy.data = .ptr(target.compacted())
-        case .cname(let target): copy.data = .cname(target.compacted())
-        case .srv(var srv):
-            srv.target = srv.target.compacted()
-            copy.data = .srv(srv)
-        case .nsec(let next, let types): copy.data = .nsec(next: next.compacted(), types: types)
-        default: break
-        }
-        return copy
-    }
 }
