@@ -297,7 +297,8 @@ enum ASCIICase {
             hasher.combine(lower(word: WordwiseBytes.word(bytes, at: index)))
             index += 8
         }
-        var tail: UInt64 = 0
+        // The last 0–7 bytes, and the length (at most 255) in the top byte: one word.
+        var tail = UInt64(truncatingIfNeeded: count) << 56
         var shift = 0
         while index < count {
             tail |= UInt64(lower(bytes[index])) << shift
@@ -305,7 +306,6 @@ enum ASCIICase {
             index += 1
         }
         hasher.combine(tail)
-        hasher.combine(count)
     }
 }
 

@@ -26,6 +26,8 @@ public struct RecordCache: Sendable {
     struct Handle: Hashable, Sendable {
         var slot: Int32
         var generation: UInt32
+
+        func hash(into hasher: inout Hasher) { hasher.combine(UInt64(UInt32(bitPattern: slot)) << 32 | UInt64(generation)) }
     }
 
     /// Where one record lives, linked to the previous and next records of its name.
@@ -57,6 +59,9 @@ public struct RecordCache: Sendable {
     var firstFree: Int32 = -1
     var chains: [DNSName: Chain] = [:]
     var deadlines = Heap<Deadline>()
+    /// The last names given blocks of their own, to share with records that follow (a ring).
+    private var recentNames = [DNSName](repeating: .root, count: 4)
+    private var nextRecentName = 0
 
     public init(limit: Int) {
         self.limit = max(1, limit)
@@ -329,8 +334,9 @@ public struct RecordCache: Sendable {
     }
 
     /// The record as it is kept: its names in blocks of their own (a cached record must not keep the whole packet it
-    /// came in alive), shared with the chain of a cached name written the same way.
-    private func stored(_ record: ResourceRecord) -> ResourceRecord {
+    /// came in alive), shared with the chain of a cached name written the same way or with a name stored just before
+    /// (an SRV record's name is the PTR target before it; an address record's name is the SRV target).
+    private mutating func stored(_ record: ResourceRecord) -> ResourceRecord {
         var copy = record
         copy.name = storedName(record.name)
         switch record.data {
@@ -345,9 +351,13 @@ public struct RecordCache: Sendable {
         return copy
     }
 
-    private func storedName(_ name: DNSName) -> DNSName {
+    private mutating func storedName(_ name: DNSName) -> DNSName {
         if let index = chains.index(forKey: name), chains.keys[index].isIdentical(to: name) { return chains.keys[index] }
-        return name.compacted()
+        if let recent = recentNames.first(where: { $0.isIdentical(to: name) }) { return recent }
+        let compacted = name.compacted()
+        recentNames[nextRecentName] = compacted
+        nextRecentName = (nextRecentName + 1) % recentNames.count
+        return compacted
     }
 
     /// Puts a record at the end of its name's chain, in a free slot if there is one.
@@ -360,6 +370,12 @@ public struct RecordCache: Sendable {
             slots[Int(slot)].isFree = false
             slots[Int(slot)].next = -1
         } else {
+            if slots.isEmpty {
+                // Room for the whole cache at once, touched only as it fills: growing by doubling would leave each
+                // outgrown array behind as free memory the process still holds.
+                slots.reserveCapacity(min(limit, Self.slotsReservedAtMost))
+                deadlines.reserveCapacity(min(limit, Self.slotsReservedAtMost))
+            }
             slot = Int32(slots.count)
             slots.append(Slot(record: record))
         }
@@ -400,6 +416,9 @@ public struct RecordCache: Sendable {
         firstFree = slot
         count -= 1
     }
+
+    /// The most slots reserved ahead (a larger cache grows beyond them as it fills).
+    private static let slotsReservedAtMost = 1 << 16
 
     /// What a free slot holds: nothing that keeps memory alive.
     private static let vacant = CachedRecord(

@@ -25,6 +25,11 @@ public struct RecordKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(name) \(recordClass) \(type)" }
+
+    public func hash(into hasher: inout Hasher) {
+        name.hash(into: &hasher)
+        hasher.combine(UInt32(type.rawValue) << 16 | UInt32(recordClass.rawValue))
+    }
 }
 
 /// A record's identity regardless of TTL and cache-flush bit: its set and its data.
