@@ -173,11 +173,11 @@ extension MDNSEngine {
             return
         }
         let questions = querier
-        let handle = caches[link]?.insert(record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200),
+        let cached = caches[link]?.insert(record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200),
                                           isWanted: { questions.isAsked($0, on: link) }, changes: &changes)
-        guard let handle else { return }
-        if seenByPeers { failureObserver.answerSeen(handle, on: link) }
-        querier.noteRefresh(at: caches[link]?.nextRefresh(handle), for: RecordKey(record), on: link)
+        guard let cached else { return }
+        if seenByPeers { failureObserver.answerSeen(cached.handle, on: link) }
+        querier.noteRefresh(at: cached.nextRefresh, of: record, on: link)
     }
 
     /// A multicast response carried a record that was not cached just now: a watch on its cached copy ends.

@@ -142,11 +142,6 @@ public struct RecordCache: Sendable {
         return slot < 0 ? nil : Handle(slot: slot, generation: slots[Int(slot)].generation)
     }
 
-    /// When the record a handle names is due for its next refresh query, if it is cached and due for one.
-    func nextRefresh(_ handle: Handle) -> Instant? {
-        isCached(handle) ? slots[Int(handle.slot)].record.nextRefresh : nil
-    }
-
     /// True when the record a handle names is cached and may be listed as a known answer.
     func isWorthListing(_ handle: Handle, at now: Instant) -> Bool {
         isCached(handle) && slots[Int(handle.slot)].record.isWorthListing(at: now)
@@ -159,14 +154,14 @@ public struct RecordCache: Sendable {
 
     /// Adds or refreshes a record received at `now` (RFC 6762 §10.1–10.2): TTL 0 schedules removal one
     /// second later; the cache-flush bit ends, one second later, every other record of the set that
-    /// arrived more than a second ago. Reports an added record in `changes`; returns the record's handle when it
-    /// is cached.
+    /// arrived more than a second ago. Reports an added record in `changes`; returns the record's handle and next
+    /// refresh when it is cached.
     /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries. `isWanted` says
     /// which record sets some operation is asking for: when the cache is full they are the last to go.
     @discardableResult
     mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
                          isLocal: Bool = false, refreshJitter: Int = 0, isWanted: (RecordKey) -> Bool = { _ in false },
-                         changes: inout [CacheChange]) -> Handle? {
+                         changes: inout [CacheChange]) -> (handle: Handle, nextRefresh: Instant?)? {
         let hash = CachedRecord.dataHash(incoming.data)
         let graceEnd = now + MDNSConstants.cacheFlushGrace
         var found: Int32 = -1
@@ -191,7 +186,7 @@ public struct RecordCache: Sendable {
         }
         if found >= 0 {
             refresh(found, with: incoming, from: source, at: now, isLocal: isLocal, refreshJitter: refreshJitter)
-            return Handle(slot: found, generation: slots[Int(found)].generation)
+            return (Handle(slot: found, generation: slots[Int(found)].generation), slots[Int(found)].record.nextRefresh)
         }
         guard incoming.ttl > 0 else { return nil }
         let expiresAt = isLocal ? Instant.distantFuture : now + Int(incoming.ttl) * 1000
@@ -206,7 +201,7 @@ public struct RecordCache: Sendable {
                                   source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
         let slot = append(record)
         changes.append(.added(record.record))
-        return Handle(slot: slot, generation: slots[Int(slot)].generation)
+        return (Handle(slot: slot, generation: slots[Int(slot)].generation), slots[Int(slot)].record.nextRefresh)
     }
 
     /// Adds or refreshes a record, returning the changes (for callers that do not collect them).

@@ -78,9 +78,9 @@ struct Querier: Sendable {
         return earliest
     }
 
-    /// A record answering `key` was cached or refreshed on `link`; its first refresh query is due at `refresh`.
-    mutating func noteRefresh(at refresh: Instant?, for key: RecordKey, on link: LinkID) {
-        guard let refresh, refresh < refreshBound[link] ?? .distantFuture, isAsked(key, on: link) else { return }
+    /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`.
+    mutating func noteRefresh(at refresh: Instant?, of record: ResourceRecord, on link: LinkID) {
+        guard let refresh, refresh < refreshBound[link] ?? .distantFuture, isAsked(RecordKey(record), on: link) else { return }
         refreshBound[link] = refresh
     }
 
@@ -169,12 +169,12 @@ struct Querier: Sendable {
     /// known answers are all ones we would list too, counts as our own query.
     mutating func observe(peerQuery message: DNSMessage, knownAnswers: KnownAnswers, on link: LinkID, at now: Instant,
                           cache: RecordCache?) {
-        guard queries[link] != nil else { return }
+        guard let linkQueries = queries[link] else { return }
         for question in message.questions where !question.unicastResponse {
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
-            guard var query = queries[link]![key], let next = query.nextQueryAt, next > now else { continue }
+            guard var query = linkQueries[key], let next = query.nextQueryAt, next > now else { continue }
             // Each of their known answers to the question must be a cached record we would list.
-            var unmatched = knownAnswers.indices(answering: key)
+            var unmatched = knownAnswers.isEmpty ? [] : knownAnswers.indices(answering: key)
             cache?.forEachAnswer(to: key) { _, cached in
                 guard !unmatched.isEmpty, cached.pointee.isWorthListing(at: now) else { return }
                 unmatched.removeAll { knownAnswers.lists(cached, at: $0) }
