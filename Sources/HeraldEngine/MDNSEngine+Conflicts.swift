@@ -37,7 +37,13 @@ extension MDNSEngine {
     /// Takes the next name and probes it on every link (`Name (2)`, `host-2` …), or fails the registration.
     mutating func rename(_ id: OperationID) {
         guard var publication = publications[id] else { return }
-        if case .service(let registration) = publication.kind, !registration.autoRename {
+        let mayRename: Bool
+        switch publication.kind {
+        case .service(let registration): mayRename = registration.autoRename
+        case .record: mayRename = false  // a client's own name: the conflict is reported to it
+        case .host: mayRename = true
+        }
+        guard mayRename else {
             withdraw(id, sendGoodbyes: false)
             emit(.deliver(id, .registrationFailed(.nameConflict)))
             return

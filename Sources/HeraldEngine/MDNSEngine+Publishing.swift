@@ -24,8 +24,11 @@ extension MDNSEngine {
 
     /// The registration's current full instance name, once known.
     public func registeredName(of id: OperationID) -> DNSName? {
-        guard let publication = publications[id], case .service(let registration) = publication.kind else { return nil }
-        return try? registration.type.prepending(label: publication.label)
+        switch publications[id]?.kind {
+        case .service(let registration): return try? registration.type.prepending(label: publications[id]!.label)
+        case .record(let registration): return registration.record.name
+        case .host, nil: return nil
+        }
     }
 
     // MARK: - Records
@@ -35,6 +38,8 @@ extension MDNSEngine {
         switch publication.kind {
         case .host:
             return hostRecords(on: link)
+        case .record(let registration):
+            return [AuthoritativeRecord(registration.record, unique: registration.unique)]
         case .service(let registration):
             guard let instance = try? registration.type.prepending(label: publication.label) else { return [] }
             let target = registration.host ?? hostName
@@ -48,6 +53,10 @@ extension MDNSEngine {
                 AuthoritativeRecord(ResourceRecord(name: Self.serviceEnumerationName, ttl: MDNSConstants.otherRecordTTL,
                                                    data: .ptr(registration.type)), unique: false),
             ]
+            for added in registration.addedRecords {
+                records.append(AuthoritativeRecord(ResourceRecord(name: instance, type: added.type, ttl: added.ttl, data: added.data),
+                                                   unique: true))
+            }
             for subtype in registration.subtypes {
                 if let name = try? registration.type.prepending(label: "_sub").prepending(label: subtype) {
                     records.append(AuthoritativeRecord(ResourceRecord(name: name, ttl: MDNSConstants.otherRecordTTL,
@@ -111,13 +120,17 @@ extension MDNSEngine {
     /// while conflicts are being rate-limited.
     mutating func startPublication(_ id: OperationID, on link: LinkID) {
         guard var publication = publications[id] else { return }
-        if case .service(let registration) = publication.kind,
-           let only = registration.interfaceIndex, only != link.interfaceIndex { return }
+        if let only = publication.interfaceIndex, only != link.interfaceIndex { return }
         let records = records(of: publication, on: link)
         guard !records.isEmpty else { return }
         publication.records[link] = records
-        let wait = conflictLimiter.delay(random.milliseconds(in: configuration.probeInitialDelay), at: now)
-        publication.phases[link] = .probing(sent: 0, nextAt: now + wait)
+        if records.contains(where: \.isUnique) {
+            let wait = conflictLimiter.delay(random.milliseconds(in: configuration.probeInitialDelay), at: now)
+            publication.phases[link] = .probing(sent: 0, nextAt: now + wait)
+        } else {
+            // Only shared records: nothing to probe (RFC 6762 §8.1), announced at the next tick.
+            publication.phases[link] = .probing(sent: MDNSConstants.probeCount, nextAt: now)
+        }
         publication.probeSent.remove(link)
         publications[id] = publication
         authority.set(records, owner: id, announced: false, on: link)

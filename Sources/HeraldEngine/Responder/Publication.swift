@@ -45,9 +45,11 @@ enum PublicationPhase: Hashable, Sendable {
     var isAnnounced: Bool { !isProbing }
 }
 
-/// What is being published: a DNS-SD service registration or the host's own address records.
+/// What is being published: a DNS-SD service registration, a client's record of its own, or the host's address
+/// records.
 enum PublicationKind: Hashable, Sendable {
     case service(ServiceRegistration)
+    case record(RecordRegistration)
     case host
 }
 
@@ -67,6 +69,8 @@ public struct ServiceRegistration: Hashable, Sendable {
     public var autoRename: Bool
     /// Publish only on this interface (nil: every interface).
     public var interfaceIndex: Int?
+    /// Further records of the instance name (DNSServiceAddRecord), published and withdrawn with the service.
+    public var addedRecords: [AddedRecord] = []
 
     public init(instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
                 txt: TXTRecord = .empty, autoRename: Bool = true, interfaceIndex: Int? = nil) {
@@ -97,6 +101,15 @@ struct Publication: Sendable {
     var probeSent: Set<LinkID> = []
     /// True once `registered` was reported for the current name.
     var reported = false
+
+    /// The only interface the client asked for, if any.
+    var interfaceIndex: Int? {
+        switch kind {
+        case .service(let registration): return registration.interfaceIndex
+        case .record(let registration): return registration.interfaceIndex
+        case .host: return nil
+        }
+    }
 
     /// Unique records on a link, the ones probing covers.
     func uniqueRecords(on link: LinkID) -> [AuthoritativeRecord] {
