@@ -22,7 +22,7 @@ public struct RecordCache: Sendable {
     public let limit: Int
     public private(set) var count = 0
 
-    /// Names a cached record for as long as it stays cached: a slot, and how many records that slot held before.
+    /// Names a cached record for as long as it stays cached: a slot, and how many times that slot was freed before.
     struct Handle: Hashable, Sendable {
         var slot: Int32
         var generation: UInt32
