@@ -43,6 +43,16 @@ extension MDNSEngine {
         }
     }
 
+    /// Replaces the data and TTL of a record added to registration `id` (DNSServiceUpdateRecord); announced again.
+    /// Returns false when there is no such record.
+    @discardableResult
+    public mutating func updateAddedRecord(_ recordID: UInt64, in id: OperationID, data: RecordData, ttl: UInt32,
+                                           at time: Instant) -> Bool {
+        guard case .service(let registration) = publications[id]?.kind,
+              let old = registration.addedRecords.first(where: { $0.id == recordID }) else { return false }
+        return addRecord(AddedRecord(id: recordID, type: old.type, data: data, ttl: ttl), to: id, at: time)
+    }
+
     /// Withdraws a record added to registration `id`, with a goodbye. Returns false when there is no such record.
     @discardableResult
     public mutating func removeAddedRecord(_ recordID: UInt64, from id: OperationID, at time: Instant) -> Bool {

@@ -19,6 +19,10 @@ final class AppClient {
     var output: [UInt8] = []
     var waitingToWrite = false
     var operations: [ClientContext: AppOperation] = [:]
+    /// Records registered on this (shared) connection: the context of each one's operation, by its record index.
+    var recordContexts: [UInt32: ClientContext] = [:]
+    /// Records added to this connection's service registrations: their types, by registration and record index.
+    var addedRecordTypes: [ClientContext: [UInt32: RecordType]] = [:]
     var closed = false
 
     init(id: Int, fd: Int32, identity: ClientIdentity?) {
@@ -49,6 +53,8 @@ struct AppOperation {
         case register(type: ServiceType, name: String)
         case query(name: DNSName, type: RecordType, recordClass: UInt16)
         case addressLookup(hostname: String)
+        /// A record registered on its own (DNSServiceRegisterRecord).
+        case registerRecord(name: DNSName, type: RecordType)
     }
 
     var kind: Kind

@@ -54,6 +54,14 @@ extension AppSocketServer {
             queue(.registerService(RegisterServiceReply(error: .nameConflict, regtype: type.description + ".",
                                                         domain: "local.")), to: client, context: context)
 
+        case (.registerRecord(let name, _), .registered):
+            logger.info("app socket: client \(client.id) registered record \(name)")
+            queue(.registerRecord(RegisterRecordReply(flags: .add)), to: client, context: context)
+
+        case (.registerRecord(let name, _), .registrationFailed):
+            logger.notice("app socket: client \(client.id) lost record \(name) to a name conflict")
+            queue(.registerRecord(RegisterRecordReply(error: .nameConflict)), to: client, context: context)
+
         case (.query(_, _, let recordClass), .recordAdded(let record, let link)),
              (.query(_, _, let recordClass), .recordRemoved(let record, let link)):
             let added = { if case .recordAdded = event { return true } else { return false } }()
@@ -114,6 +122,8 @@ extension AppSocketServer {
             reply = .query(QueryRecordReply(error: .noAuth, fullname: name.description, rrtype: type.rawValue, rrclass: recordClass))
         case .addressLookup(let hostname):
             reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname))
+        case .registerRecord:
+            reply = .registerRecord(RegisterRecordReply(error: .noAuth))
         }
         queue(reply, to: client, context: operation.context)
     }

@@ -96,8 +96,12 @@ extension AppSocketServer {
             return startAddressLookup(lookup, context: context, client: client)
         case .updateRecord(let update):
             return updateRecord(update, context: context, client: client)
-        case .registerRecord, .addRecord, .removeRecord:
-            return .unsupported
+        case .registerRecord(let record):
+            return registerRecord(record, context: context, client: client)
+        case .addRecord(let record):
+            return addRecord(record, context: context, client: client)
+        case .removeRecord(let record):
+            return removeRecord(record, context: context, client: client)
         }
     }
 
@@ -222,6 +226,9 @@ extension AppSocketServer {
     }
 
     private func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        if request.recordIndex != UpdateRecordRequest.primaryTXTRecordIndex {
+            return updateOtherRecord(request, context: context, client: client)
+        }
         guard let operation = client.operations[context], case .register = operation.kind else { return .badReference }
         guard request.recordIndex == UpdateRecordRequest.primaryTXTRecordIndex else { return .unsupported }
         let txt: TXTRecord
@@ -238,7 +245,7 @@ extension AppSocketServer {
     }
 
     /// Asks the gate, then starts, parks or refuses the operation (BRIEF §1 rules 2–5).
-    private func begin(_ operation: AppOperation, gated: GatedRequest, client: AppClient) -> DNSServiceError {
+    func begin(_ operation: AppOperation, gated: GatedRequest, client: AppClient) -> DNSServiceError {
         guard client.operations[operation.context] == nil else { return .badParam }
         guard client.operations.count < limits.operationsPerClient else {
             logger.notice("app socket: client \(client.id) reached the limit of \(limits.operationsPerClient) operations")
@@ -278,5 +285,5 @@ extension AppSocketServer {
     }
 
     /// The dnssd interface index as an engine filter: 0 means every interface.
-    private func interfaceFilter(_ index: UInt32) -> Int? { index == 0 || index >= 0xFFFF_FFF0 ? nil : Int(index) }
+    func interfaceFilter(_ index: UInt32) -> Int? { index == 0 || index >= 0xFFFF_FFF0 ? nil : Int(index) }
 }
