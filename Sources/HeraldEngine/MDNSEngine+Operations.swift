@@ -51,7 +51,7 @@ extension MDNSEngine {
     private mutating func subscribe(_ id: OperationID, to key: RecordKey, on link: LinkID) {
         guard operations[id] != nil, !(operations[id]!.keys[link]?.contains(key) ?? false) else { return }
         operations[id]!.keys[link, default: []].append(key)
-        querier.subscribe(id, to: key, on: link, at: now, random: &random)
+        querier.subscribe(id, to: key, on: link, at: now, random: &random, cache: caches[link])
         let cached = caches[link]?.answers(to: key) ?? []
         for record in cached { handle(.added(record.record), for: id, on: link) }
     }

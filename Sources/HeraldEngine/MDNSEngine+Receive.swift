@@ -22,7 +22,7 @@ extension MDNSEngine {
         // RFC 6762 §18.3, §18.11: other opcodes and non-zero response codes are ignored.
         guard message.flags.opcode == 0, message.flags.responseCode == 0 else { return }
         // Our own multicast, heard again through another interface on the same link.
-        if source.port == HeraldWire.mdnsPort && ownAddresses.contains(source.address) { return }
+        if source.port == HeraldWire.mdnsPort && isOwnAddress(source.address) { return }
         if message.isResponse {
             receiveResponse(message, from: source, on: link, toUnicast: toUnicast)
         } else {
@@ -39,15 +39,19 @@ extension MDNSEngine {
         }
         // RFC 6762 §5.5: a query sent to our own address may come from anywhere; only the link's are answered.
         if toUnicast && !isOnLink(source.address, link: link) { return }
-        if !toUnicast { querier.observe(peerQuery: message, on: link, at: now, cache: caches[link]) }
+        let cache = caches[link]
+        let known = KnownAnswers(message.answers)
+        if !toUnicast { querier.observe(peerQuery: message, knownAnswers: known, on: link, at: now, cache: cache) }
         // Later packets of a truncated query (RFC 6762 §7.2).
         scheduler.suppress(knownAnswers: message.answers, from: source.address, on: link)
         if message.flags.isTruncated && message.questions.isEmpty {
             scheduler.extendTruncated(from: source.address, on: link, until: now + truncatedDelay())
         }
-        for question in message.questions {
-            let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
-            failureObserver.queryObserved(key, knownAnswers: message.answers, cache: caches[link], on: link, at: now)
+        if let cache {
+            for question in message.questions {
+                let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
+                failureObserver.queryObserved(key, knownAnswers: known, cache: cache, on: link, at: now)
+            }
         }
         let probedNames = handleProbes(message, on: link)
 
@@ -140,29 +144,46 @@ extension MDNSEngine {
                   now - asked <= MDNSConstants.unicastResponseWindow else { return }
         }
         var changes: [CacheChange] = []
-        let wanted = querier.wantedKeys(on: link)
-        let isWanted = { (key: RecordKey) in
-            wanted.contains(key) || wanted.contains(RecordKey(name: key.name, type: .any, recordClass: key.recordClass))
-        }
-        for record in message.answers + message.authorities + message.additionals {
-            if !toUnicast {
-                scheduler.peerAnswered(record, on: link)
-                if record.ttl > 0 { failureObserver.answerSeen(record, on: link) }
+        for section in [message.answers, message.authorities, message.additionals] {
+            for record in section {
+                receiveRecord(record, from: source, on: link, toUnicast: toUnicast, changes: &changes)
             }
-            if authority.containsAnywhere(record) {
-                // Our own data from elsewhere: a cooperating responder, our other interface, a reflector. If it
-                // carries less than half our TTL, peers' caches need ours again (RFC 6762 §6.6).
-                refreshIfUnderstated(record, on: link)
-                continue
-            }
-            // A record that conflicts with ours is not cached: if the other host keeps the name, it says so again
-            // after we rename; if we keep it, its data was wrong.
-            if hasConflict(record, on: link) { continue }
-            changes += caches[link]?.insert(record, from: source.address, at: now,
-                                            refreshJitter: random.milliseconds(in: 0...200), isWanted: isWanted) ?? []
         }
         dispatch(changes, on: link)
         sendDueResponses()
+    }
+
+    /// One record of a response: our own data is checked for understated TTLs, a conflicting one is handled, any
+    /// other is cached. A multicast one answers whatever peers were waiting for (RFC 6762 §7.4, §10.5).
+    private mutating func receiveRecord(_ record: ResourceRecord, from source: SocketAddress, on link: LinkID,
+                                        toUnicast: Bool, changes: inout [CacheChange]) {
+        if !toUnicast { scheduler.peerAnswered(record, on: link) }
+        let seenByPeers = !toUnicast && record.ttl > 0
+        if authority.containsAnywhere(record) {
+            // Our own data from elsewhere: a cooperating responder, our other interface, a reflector. If it
+            // carries less than half our TTL, peers' caches need ours again (RFC 6762 §6.6).
+            if seenByPeers { noteAnswerSeen(record, on: link) }
+            refreshIfUnderstated(record, on: link)
+            return
+        }
+        // A record that conflicts with ours is not cached: if the other host keeps the name, it says so again
+        // after we rename; if we keep it, its data was wrong.
+        if hasConflict(record, on: link) {
+            if seenByPeers { noteAnswerSeen(record, on: link) }
+            return
+        }
+        let questions = querier
+        let cached = caches[link]?.insert(record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200),
+                                          isWanted: { questions.isAsked($0, on: link) }, changes: &changes)
+        guard let cached else { return }
+        if seenByPeers { failureObserver.answerSeen(cached.handle, on: link) }
+        querier.noteRefresh(at: cached.nextRefresh, of: record, on: link)
+    }
+
+    /// A multicast response carried a record that was not cached just now: a watch on its cached copy ends.
+    private mutating func noteAnswerSeen(_ record: ResourceRecord, on link: LinkID) {
+        guard failureObserver.isWatching, let handle = caches[link]?.handle(of: record) else { return }
+        failureObserver.answerSeen(handle, on: link)
     }
 
     /// True when `address` belongs to one of the link's subnets, or is a link-local address.
@@ -175,6 +196,7 @@ extension MDNSEngine {
     /// Handles a peer's record that conflicts with one of our publications on the link (RFC 6762 §8.1, §9);
     /// returns true if it did.
     private mutating func hasConflict(_ record: ResourceRecord, on link: LinkID) -> Bool {
+        guard publications.values.contains(where: { $0.isConflicted(by: record, on: link) }) else { return false }
         var found = false
         for id in publications.keys.sorted() where publications[id]?.isConflicted(by: record, on: link) ?? false {
             conflict(id, on: link)

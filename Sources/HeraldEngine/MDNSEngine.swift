@@ -90,7 +90,7 @@ public struct MDNSEngine: Sendable {
 
     /// The next instant at which ``advance(to:)`` has work to do, if any.
     public var nextDeadline: Instant? {
-        var earliest = querier.nextDeadline(cache: caches)
+        var earliest = querier.nextDeadline
         func consider(_ candidate: Instant?) {
             if let candidate, candidate < earliest ?? .distantFuture { earliest = candidate }
         }
@@ -174,8 +174,10 @@ public struct MDNSEngine: Sendable {
     /// How many records are cached on a link.
     public func cachedRecordCount(on link: LinkID) -> Int { caches[link]?.count ?? 0 }
 
-    /// Every address this host has, on any link.
-    var ownAddresses: Set<IPAddress> { Set(links.values.flatMap { $0.map(\.address) }) }
+    /// True when `address` is one of this host's, on any link.
+    func isOwnAddress(_ address: IPAddress) -> Bool {
+        links.values.contains { addresses in addresses.contains { $0.address == address } }
+    }
 
     /// Ends everything: goodbyes for every published record on every link, then the engine forgets its
     /// publications, operations, questions and caches, and has nothing more to do.

@@ -194,7 +194,9 @@ public struct DNSName: @unchecked Sendable {
 
     /// True when the two names have the same bytes, case included.
     public func isIdentical(to other: DNSName) -> Bool {
-        withWire { a in other.withWire { b in a.elementsEqual(b) } }
+        if storage === other.storage && start == other.start && length == other.length { return true }
+        guard length == other.length else { return false }
+        return withWire { a in other.withWire { b in WordwiseBytes.equal(a, b) } }
     }
 
     /// The name with ASCII letters lowered, as used for canonical ordering (RFC 4034 §6.2).
@@ -255,28 +257,48 @@ enum ASCIICase {
         byte &- 0x41 < 26 ? byte | 0x20 : byte
     }
 
+    /// Lowers the ASCII letters among eight bytes at once: a byte from `A` to `Z` gets bit 0x20, every other
+    /// byte (non-ASCII ones included) is left alone, exactly as ``lower(_:)`` does byte by byte.
+    @inlinable @inline(__always)
+    static func lower(word: UInt64) -> UInt64 {
+        let low7 = word & 0x7F7F_7F7F_7F7F_7F7F
+        let atLeastA = low7 &+ 0x3F3F_3F3F_3F3F_3F3F  // top bit set where the low 7 bits are ≥ 0x41
+        let pastZ = low7 &+ 0x2525_2525_2525_2525  // top bit set where they are ≥ 0x5B
+        let upper = atLeastA & ~pastZ & ~word & 0x8080_8080_8080_8080
+        return word | (upper >> 2)
+    }
+
     @inlinable
     static func equalFolded(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
-        for index in 0..<a.count {
+        let count = a.count
+        var index = 0
+        while index + 8 <= count {
+            let x = WordwiseBytes.word(a, at: index)
+            let y = WordwiseBytes.word(b, at: index)
+            if x != y && lower(word: x) != lower(word: y) { return false }
+            index += 8
+        }
+        while index < count {
             let x = a[index]
             let y = b[index]
             if x != y && lower(x) != lower(y) { return false }
+            index += 1
         }
         return true
     }
 
+    /// Hashes the bytes as lowered, eight at a time.
     @inlinable
     static func hashFolded(_ bytes: UnsafeBufferPointer<UInt8>, into hasher: inout Hasher) {
         var index = 0
         let count = bytes.count
         while index + 8 <= count {
-            var word: UInt64 = 0
-            for shift in 0..<8 { word |= UInt64(lower(bytes[index + shift])) << (shift * 8) }
-            hasher.combine(word)
+            hasher.combine(lower(word: WordwiseBytes.word(bytes, at: index)))
             index += 8
         }
-        var tail: UInt64 = 0
+        // The last 0–7 bytes, and the length (at most 255) in the top byte: one word.
+        var tail = UInt64(truncatingIfNeeded: count) << 56
         var shift = 0
         while index < count {
             tail |= UInt64(lower(bytes[index])) << shift
@@ -284,7 +306,6 @@ enum ASCIICase {
             index += 1
         }
         hasher.combine(tail)
-        hasher.combine(count)
     }
 }
 

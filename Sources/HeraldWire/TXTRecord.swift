@@ -12,6 +12,14 @@ public struct TXTRecord: Hashable, Sendable, CustomStringConvertible {
 
     init(uncheckedRData: [UInt8]) { self.rdata = uncheckedRData }
 
+    /// Hashes the bytes in one go (an array of bytes hashes them one call per byte).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(rdata.count)
+        rdata.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    public static func == (lhs: TXTRecord, rhs: TXTRecord) -> Bool { WordwiseBytes.equal(lhs.rdata, rhs.rdata) }
+
     /// Wraps rdata, checking that its strings exactly fill it.
     public init(rdata: [UInt8]) throws(TXTRecordError) {
         var index = 0

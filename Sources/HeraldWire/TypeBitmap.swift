@@ -8,6 +8,14 @@ public struct TypeBitmap: Hashable, Sendable, CustomStringConvertible {
 
     init(uncheckedEncoded: [UInt8]) { self.encoded = uncheckedEncoded }
 
+    /// Hashes the bytes in one go (an array of bytes hashes them one call per byte).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(encoded.count)
+        encoded.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    public static func == (lhs: TypeBitmap, rhs: TypeBitmap) -> Bool { WordwiseBytes.equal(lhs.encoded, rhs.encoded) }
+
     /// Builds the bit maps for a set of types.
     public init<Types: Sequence>(types: Types) where Types.Element == RecordType {
         var windows: [UInt8: [UInt8]] = [:]

@@ -173,6 +173,28 @@ struct DNSNameTests {
         #expect(try parse("host") != parse("hos"))
     }
 
+    @Test("Every pair of byte values compares as RFC 6762 §16 says, in the eight-byte stride and in the tail")
+    func everyBytePairFolds() throws {
+        func isLetter(_ byte: UInt8) -> Bool { (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
+        for x in UInt8.min...UInt8.max {
+            for y in UInt8.min...UInt8.max {
+                let equal = x == y || (isLetter(x) && x ^ 0x20 == y)
+                // Position 3 is read eight bytes at a time (the label's length byte comes first); position 10 in the tail.
+                for position in [3, 10] {
+                    var left = Array("abcdefghijk".utf8)
+                    var right = left
+                    left[position] = x
+                    right[position] = y
+                    let a = try DNSName(labels: [left])
+                    let b = try DNSName(labels: [right])
+                    #expect((a == b) == equal, "bytes \(x) and \(y) at \(position)")
+                    if equal { #expect(a.hashValue == b.hashValue) }
+                    #expect(a.isIdentical(to: b) == (x == y))
+                }
+            }
+        }
+    }
+
     @Test("hasSuffix matches whole labels, case-insensitively")
     func hasSuffix() throws {
         let name = try parse("My Printer._ipp._TCP.local")

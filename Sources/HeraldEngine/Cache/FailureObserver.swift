@@ -5,67 +5,83 @@ import HeraldWire
 /// the record in its known-answer list, means the peer has not seen it lately. Two such queries within ten
 /// seconds, with no multicast response carrying the record in that time, mean its owner is gone: the record is
 /// flushed, without this host asking anything itself.
+///
+/// Records are watched by their cache handle: a record that leaves the cache ends its watch with it.
 struct FailureObserver: Sendable {
     private struct Watch: Sendable {
-        var record: ResourceRecord
         var firstQuery: Instant
         var queries: Int
     }
 
-    private struct Deadline: Comparable, Sendable {
-        var at: Instant
+    /// A record on a link.
+    private struct Watched: Hashable, Sendable {
         var link: LinkID
-        var identity: RecordIdentity
-        static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at < rhs.at }
-        static func == (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at == rhs.at && lhs.link == rhs.link && lhs.identity == rhs.identity }
+        var record: RecordCache.Handle
     }
 
-    private var watches: [LinkID: [RecordIdentity: Watch]] = [:]
+    private struct Deadline: Comparable, Sendable {
+        var at: Instant
+        var watched: Watched
+        static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at < rhs.at }
+    }
+
+    private var watches: [Watched: Watch] = [:]
     private var deadlines = Heap<Deadline>()
 
     /// The end of the earliest observation window.
     var nextDeadline: Instant? { deadlines.min?.at }
 
-    /// A peer asked `key` on `link`, listing `knownAnswers`: every remote cached record that answers it and is not
-    /// among them is watched.
-    mutating func queryObserved(_ key: RecordKey, knownAnswers: [ResourceRecord], cache: RecordCache?, on link: LinkID,
+    /// True when some record is being watched (so answers seen may end a watch).
+    var isWatching: Bool { !watches.isEmpty }
+
+    /// A peer asked `key` on `link`, listing `knownAnswers`: every remote cached record
+    /// that answers it and is not among them is watched.
+    mutating func queryObserved(_ key: RecordKey, knownAnswers: KnownAnswers, cache: RecordCache?, on link: LinkID,
                                 at now: Instant) {
         guard let cache else { return }
-        for cached in cache.answers(to: key) where !cached.isLocal {
-            let record = cached.record
-            if knownAnswers.contains(where: { $0.name == record.name && $0.hasSameData(as: record) }) { continue }
-            let identity = RecordIdentity(record)
-            if var watch = watches[link]?[identity], now - watch.firstQuery < MDNSConstants.failureObservationWindow {
-                watch.queries += 1
-                watches[link]![identity] = watch
-            } else {
-                watches[link, default: [:]][identity] = Watch(record: record, firstQuery: now, queries: 1)
-                deadlines.insert(Deadline(at: now + MDNSConstants.failureObservationWindow, link: link, identity: identity))
+        cache.forEachAnswer(to: key) { handle, cached in
+            guard !cached.pointee.isLocal, !knownAnswers.contains(cached) else { return }
+            let watched = Watched(link: link, record: handle)
+            if Self.count(&watches[watched], at: now) {
+                deadlines.insert(Deadline(at: now + MDNSConstants.failureObservationWindow, watched: watched))
             }
         }
     }
 
+    /// Counts one more unanswered query in a watch, or starts a new one (returning true) when there is none or its
+    /// window has ended.
+    private static func count(_ watch: inout Watch?, at now: Instant) -> Bool {
+        if let current = watch, now - current.firstQuery < MDNSConstants.failureObservationWindow {
+            watch!.queries = current.queries + 1
+            return false
+        }
+        watch = Watch(firstQuery: now, queries: 1)
+        return true
+    }
+
     /// A multicast response carried the record: whoever asked got their answer.
-    mutating func answerSeen(_ record: ResourceRecord, on link: LinkID) {
-        watches[link]?[RecordIdentity(record)] = nil
+    mutating func answerSeen(_ record: RecordCache.Handle, on link: LinkID) {
+        watches[Watched(link: link, record: record)] = nil
     }
 
     /// The records whose window ended at or before `now` after two or more unanswered queries; every ended
     /// window is forgotten.
-    mutating func takeFailed(at now: Instant) -> [(link: LinkID, record: ResourceRecord)] {
-        var failed: [(link: LinkID, record: ResourceRecord)] = []
+    mutating func takeFailed(at now: Instant) -> [(link: LinkID, record: RecordCache.Handle)] {
+        var failed: [(link: LinkID, record: RecordCache.Handle)] = []
         while let first = deadlines.min, first.at <= now {
             _ = deadlines.removeMin()
-            guard let watch = watches[first.link]?[first.identity],
+            guard let watch = watches[first.watched],
                   watch.firstQuery + MDNSConstants.failureObservationWindow == first.at else { continue }  // stale
-            watches[first.link]![first.identity] = nil
-            if watch.queries >= MDNSConstants.failureObservationQueries { failed.append((first.link, watch.record)) }
+            watches[first.watched] = nil
+            if watch.queries >= MDNSConstants.failureObservationQueries {
+                failed.append((first.watched.link, first.watched.record))
+            }
         }
         return failed
     }
 
     /// Forgets a link that went away.
-    mutating func removeLink(_ link: LinkID) { watches[link] = nil }
+    mutating func removeLink(_ link: LinkID) { watches = watches.filter { $0.key.link != link } }
 
     /// Forgets everything.
     mutating func removeAll() {

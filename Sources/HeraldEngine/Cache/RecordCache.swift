@@ -1,39 +1,6 @@
 import HeapModule
 import HeraldWire
 
-/// One cached record and what the querier needs to know about it.
-public struct CachedRecord: Sendable {
-    /// The record as received (its TTL is the one it arrived with).
-    public var record: ResourceRecord
-    public var receivedAt: Instant
-    /// When the record leaves the cache unless refreshed.
-    public var expiresAt: Instant
-    /// Who sent it (nil for this host's own records).
-    public var source: IPAddress?
-    /// True for this host's own published records, which never expire from the cache on their own.
-    public var isLocal: Bool
-    /// This record's share of the refresh jitter, in hundredths of a percent of the TTL (0–200).
-    var refreshJitter: UInt8
-    /// How many of the refresh queries at 80/85/90/95 % of the TTL have been sent (RFC 6762 §5.2).
-    var refreshesSent: UInt8 = 0
-    /// A hash of the record's data, so that finding a record in its set compares integers first.
-    var dataHash: Int32 = 0
-
-    /// Milliseconds of life left at `now`.
-    public func remaining(at now: Instant) -> Int { max(0, expiresAt - now) }
-
-    /// The TTL left at `now`, in whole seconds, as it would be sent in a known-answer list.
-    public func remainingTTL(at now: Instant) -> UInt32 { UInt32(remaining(at: now) / 1000) }
-
-    /// The instant a refresh query is due (80, 85, 90, 95 % of the TTL, each plus a jitter of up to 2 %),
-    /// or nil after the fourth.
-    var nextRefresh: Instant? {
-        guard !isLocal, refreshesSent < 4, record.ttl > 0 else { return nil }
-        let hundredths = MDNSConstants.refreshPercentages[Int(refreshesSent)] * 100 + Int(refreshJitter)
-        return receivedAt + Int(Int64(record.ttl) * Int64(hundredths) / 10)  // ttl s × hundredths/10000 × 1000 ms
-    }
-}
-
 /// A change the cache made that operations may need to hear about.
 public enum CacheChange: Sendable, Hashable {
     case added(ResourceRecord)
@@ -42,151 +9,233 @@ public enum CacheChange: Sendable, Hashable {
 
 /// The records learnt on one link (RFC 6762 §10), bounded in size.
 ///
-/// Records are grouped by record set. Expiry runs off a heap of deadlines with at most one live entry per
-/// set. When full, the cache evicts the remote record closest to expiry, so a flood of short-lived junk
-/// pushes out itself rather than the records people are using.
+/// Records live in one array of slots; the records of one name (every type) are chained through their slots in
+/// the order they arrived, and a table maps each name to its chain. So a cached record costs one slot and its
+/// share of the names and data it holds, with no allocation of its own, and finding it costs one hash of its name.
+/// Names are stored once: records of one name, and data naming a cached name, share the chain's copy.
+///
+/// Expiry runs off a heap of deadlines with at most one live entry per record. When full, the cache evicts the
+/// remote record closest to expiry (``evictOne(except:newcomerExpiry:keepNewcomer:isWanted:)``), so a flood of
+/// short-lived junk pushes out itself rather than the records people are using.
 public struct RecordCache: Sendable {
     /// The most records kept (own records included).
     public let limit: Int
     public private(set) var count = 0
 
-    private struct RecordSet {
-        var records: [CachedRecord] = []
-        /// The deadline of this set's live heap entry.
-        var scheduledExpiry: Instant?
+    /// Names a cached record for as long as it stays cached: a slot, and how many times that slot was freed before.
+    struct Handle: Hashable, Sendable {
+        var slot: Int32
+        var generation: UInt32
+
+        func hash(into hasher: inout Hasher) { hasher.combine(UInt64(UInt32(bitPattern: slot)) << 32 | UInt64(generation)) }
     }
 
-    private struct Deadline: Comparable {
+    /// Where one record lives, linked to the previous and next records of its name.
+    struct Slot: Sendable {
+        var record: CachedRecord
+        var isFree = false
+        var previous: Int32 = -1
+        var next: Int32 = -1
+        var generation: UInt32 = 0
+        /// The instant of this record's live entry in `deadlines`, or `distantFuture` when it has none.
+        var scheduledExpiry = Instant.distantFuture
+    }
+
+    /// The first and last slots of one name's records.
+    struct Chain: Sendable {
+        var first: Int32
+        var last: Int32
+    }
+
+    struct Deadline: Comparable, Sendable {
         var at: Instant
-        var key: RecordKey
+        var slot: Int32
+        var generation: UInt32
         static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at < rhs.at }
-        static func == (lhs: Deadline, rhs: Deadline) -> Bool { lhs.at == rhs.at && lhs.key == rhs.key }
     }
 
-    private var sets: [RecordKey: RecordSet] = [:]
-    /// The sets of each name, for questions of type or class ANY.
-    private var keysByName: [DNSName: Set<RecordKey>] = [:]
-    private var deadlines = Heap<Deadline>()
+    var slots: [Slot] = []
+    /// The first free slot; free slots are chained through `next`.
+    var firstFree: Int32 = -1
+    var chains: [DNSName: Chain] = [:]
+    var deadlines = Heap<Deadline>()
+    /// The last names given blocks of their own, to share with records that follow (a ring).
+    private var recentNames = [DNSName](repeating: .root, count: 4)
+    private var nextRecentName = 0
 
     public init(limit: Int) {
         self.limit = max(1, limit)
     }
 
-    /// Every cached record, in no particular order.
-    public var allRecords: [CachedRecord] { sets.values.flatMap(\.records) }
+    // MARK: - Reading
 
-    /// The records of one set (no ANY).
-    public func records(for key: RecordKey) -> [CachedRecord] { sets[key]?.records ?? [] }
-
-    /// The records answering a question (ANY type or class matches every set of the name).
-    public func answers(to question: RecordKey) -> [CachedRecord] {
-        if question.type != .any && question.recordClass != .any { return records(for: question) }
+    /// Every cached record, name by name, each name's records in the order they arrived.
+    public var allRecords: [CachedRecord] {
         var result: [CachedRecord] = []
-        for key in keysByName[question.name] ?? [] where key.isAnswered(byQuestionFor: question) {
-            result += sets[key]?.records ?? []
+        result.reserveCapacity(count)
+        for chain in chains.values {
+            var slot = chain.first
+            while slot >= 0 {
+                result.append(slots[Int(slot)].record)
+                slot = slots[Int(slot)].next
+            }
         }
         return result
     }
 
-    /// The earliest instant at which something expires.
+    /// The records of one set (no ANY), in the order they arrived.
+    public func records(for key: RecordKey) -> [CachedRecord] {
+        var result: [CachedRecord] = []
+        forEachRecord(named: key.name) { _, cached in
+            if cached.pointee.record.type == key.type && cached.pointee.record.recordClass == key.recordClass {
+                result.append(cached.pointee)
+            }
+        }
+        return result
+    }
+
+    /// The records answering a question (ANY type or class matches every set of the name).
+    public func answers(to question: RecordKey) -> [CachedRecord] {
+        var result: [CachedRecord] = []
+        forEachAnswer(to: question) { _, cached in result.append(cached.pointee) }
+        return result
+    }
+
+    /// Calls `body` with every record answering a question. The record is lent in place (not copied: a copy costs
+    /// reference counting of its names and data); the pointer is valid during the call only.
+    func forEachAnswer(to question: RecordKey, _ body: (Handle, UnsafePointer<CachedRecord>) -> Void) {
+        forEachRecord(named: question.name) { handle, cached in
+            if (question.type == .any || question.type == cached.pointee.record.type)
+                && (question.recordClass == .any || question.recordClass == cached.pointee.record.recordClass) {
+                body(handle, cached)
+            }
+        }
+    }
+
+    /// True when some record answers the question.
+    func hasAnswer(to question: RecordKey) -> Bool {
+        var found = false
+        forEachAnswer(to: question) { _, _ in found = true }
+        return found
+    }
+
+    /// Calls `body` with every record of a name, in the order they arrived, lent in place as in
+    /// ``forEachAnswer(to:_:)``.
+    func forEachRecord(named name: DNSName, _ body: (Handle, UnsafePointer<CachedRecord>) -> Void) {
+        guard let chain = chains[name] else { return }
+        slots.withUnsafeBufferPointer { slots in
+            var slot = chain.first
+            while slot >= 0 {
+                let pointer = slots.baseAddress! + Int(slot)
+                let record = (UnsafeRawPointer(pointer) + MemoryLayout<Slot>.offset(of: \Slot.record)!)
+                    .assumingMemoryBound(to: CachedRecord.self)
+                body(Handle(slot: slot, generation: pointer.pointee.generation), record)
+                slot = pointer.pointee.next
+            }
+        }
+    }
+
+    /// The handle of the cached record that is `record` (same name, type, class and data), if any.
+    func handle(of record: ResourceRecord) -> Handle? {
+        guard let chain = chains[record.name] else { return nil }
+        let slot = find(record, hash: CachedRecord.dataHash(record.data), from: chain.first)
+        return slot < 0 ? nil : Handle(slot: slot, generation: slots[Int(slot)].generation)
+    }
+
+    /// True when the record a handle names is cached and may be listed as a known answer.
+    func isWorthListing(_ handle: Handle, at now: Instant) -> Bool {
+        isCached(handle) && slots[Int(handle.slot)].record.isWorthListing(at: now)
+    }
+
+    /// The earliest instant at which something may expire (possibly earlier: a refreshed record's old deadline).
     public var nextExpiry: Instant? { deadlines.min?.at }
+
+    // MARK: - Changing
 
     /// Adds or refreshes a record received at `now` (RFC 6762 §10.1–10.2): TTL 0 schedules removal one
     /// second later; the cache-flush bit ends, one second later, every other record of the set that
-    /// arrived more than a second ago.
+    /// arrived more than a second ago. Reports an added record in `changes`; returns the record's handle and next
+    /// refresh when it is cached.
     /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries. `isWanted` says
     /// which record sets some operation is asking for: when the cache is full they are the last to go.
+    @discardableResult
+    mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+                         isLocal: Bool = false, refreshJitter: Int = 0, isWanted: (RecordKey) -> Bool = { _ in false },
+                         changes: inout [CacheChange]) -> (handle: Handle, nextRefresh: Instant?)? {
+        let hash = CachedRecord.dataHash(incoming.data)
+        let graceEnd = now + MDNSConstants.cacheFlushGrace
+        var found: Int32 = -1
+        if let chain = chains[incoming.name] {
+            if incoming.cacheFlush && incoming.ttl > 0 {
+                // Our own announcements flush stale remote members too; but this host's own records are withdrawn by
+                // their owner, never flushed.
+                var slot = chain.first
+                while slot >= 0 {
+                    let index = Int(slot)
+                    let cached = slots[index].record
+                    if cached.record.type == incoming.type && cached.record.recordClass == incoming.recordClass
+                        && !cached.isLocal && !(cached.dataHash == hash && cached.record.data == incoming.data)
+                        && now - cached.receivedAt > MDNSConstants.cacheFlushGrace && cached.expiresAt > graceEnd {
+                        slots[index].record.expiresAt = graceEnd
+                        schedule(slot)
+                    }
+                    slot = slots[index].next
+                }
+            }
+            found = find(incoming, hash: hash, from: chain.first)
+        }
+        if found >= 0 {
+            refresh(found, with: incoming, from: source, at: now, isLocal: isLocal, refreshJitter: refreshJitter)
+            return (Handle(slot: found, generation: slots[Int(found)].generation), slots[Int(found)].record.nextRefresh)
+        }
+        guard incoming.ttl > 0 else { return nil }
+        let expiresAt = isLocal ? Instant.distantFuture : now + Int(incoming.ttl) * 1000
+        if count >= limit {
+            // Full: make room, or drop the newcomer when it is itself the junk to go.
+            let key = RecordKey(incoming)
+            let keepNewcomer = isLocal || isWanted(key)
+            let evicted = evictOne(except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
+            guard evicted || isLocal else { return nil }
+        }
+        let record = CachedRecord(record: stored(incoming), dataHash: hash, receivedAt: now, expiresAt: expiresAt,
+                                  source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
+        let slot = append(record)
+        changes.append(.added(record.record))
+        return (Handle(slot: slot, generation: slots[Int(slot)].generation), slots[Int(slot)].record.nextRefresh)
+    }
+
+    /// Adds or refreshes a record, returning the changes (for callers that do not collect them).
     public mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
                                 isLocal: Bool = false, refreshJitter: Int = 0,
                                 isWanted: (RecordKey) -> Bool = { _ in false }) -> [CacheChange] {
-        // Names in blocks of their own: a cached record (and its set's key) must not keep the whole packet alive.
-        let incoming = incoming.compacted()
-        let key = RecordKey(incoming)
-        // Taken out of the dictionary while it changes, so that its records array is not copied on write.
-        var set = sets.removeValue(forKey: key) ?? RecordSet()
         var changes: [CacheChange] = []
-        let graceEnd = now + MDNSConstants.cacheFlushGrace
-
-        if incoming.cacheFlush && incoming.ttl > 0 {
-            // Our own announcements flush stale remote members too; but this host's own records are withdrawn by
-            // their owner, never flushed.
-            set.records.withUnsafeMutableBufferPointer { records in
-                for index in records.indices
-                where !records[index].isLocal && records[index].record.data != incoming.data
-                    && now - records[index].receivedAt > MDNSConstants.cacheFlushGrace && records[index].expiresAt > graceEnd
-                {
-                    records[index].expiresAt = graceEnd
-                }
-            }
-        }
-
-        let incomingHash = Self.dataHash(incoming.data)
-        if let index = Self.index(of: incoming, hash: incomingHash, in: set.records) {
-            if incoming.ttl == 0 {
-                // Goodbye: keep it one more second (RFC 6762 §10.1); own records are withdrawn by their owner.
-                if !set.records[index].isLocal || isLocal {
-                    set.records[index].expiresAt = min(set.records[index].expiresAt, now + MDNSConstants.goodbyeGrace)
-                }
-            } else if !set.records[index].isLocal || isLocal {
-                set.records[index].record = incoming
-                set.records[index].receivedAt = now
-                set.records[index].expiresAt = isLocal ? .distantFuture : now + Int(incoming.ttl) * 1000
-                set.records[index].refreshesSent = 0
-                set.records[index].source = source
-                set.records[index].refreshJitter = UInt8(clamping: refreshJitter)
-            }
-        } else if incoming.ttl > 0 {
-            let expiresAt = isLocal ? Instant.distantFuture : now + Int(incoming.ttl) * 1000
-            if count >= limit {
-                // Full: make room, or drop the newcomer when it is itself the junk to go.
-                let keepNewcomer = isLocal || isWanted(key)
-                // Eviction reads the table, so the set goes back in while it runs.
-                if !set.records.isEmpty { sets[key] = set }
-                set = RecordSet()
-                let evicted = evictOne(except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
-                set = sets.removeValue(forKey: key) ?? RecordSet()
-                guard evicted || isLocal else {
-                    schedule(&set, key: key)
-                    store(set, key: key)
-                    return []
-                }
-            }
-            var record = CachedRecord(
-                record: incoming, receivedAt: now,
-                expiresAt: expiresAt,
-                source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
-            record.dataHash = incomingHash
-            set.records.append(record)
-            count += 1
-            changes.append(.added(record.record))
-        }
-        schedule(&set, key: key)
-        store(set, key: key)
+        insert(incoming, from: source, at: now, isLocal: isLocal, refreshJitter: refreshJitter, isWanted: isWanted,
+               changes: &changes)
         return changes
     }
 
     /// Removes this host's own record (a withdrawn registration), reporting it.
     public mutating func removeLocal(_ record: ResourceRecord) -> [CacheChange] {
-        let key = RecordKey(record)
-        guard var set = sets[key],
-              let index = set.records.firstIndex(where: { $0.isLocal && $0.record.hasSameData(as: record) })
-        else { return [] }
-        let removed = set.records.remove(at: index)
-        count -= 1
-        store(set, key: key)
-        return [.removed(removed.record)]
+        guard let chain = chains[record.name] else { return [] }
+        let hash = CachedRecord.dataHash(record.data)
+        var slot = chain.first
+        while slot >= 0 {
+            let cached = slots[Int(slot)].record
+            if cached.isLocal && cached.dataHash == hash && cached.record.hasSameData(as: record) {
+                remove(slot)
+                return [.removed(cached.record)]
+            }
+            slot = slots[Int(slot)].next
+        }
+        return []
     }
 
-    /// Ends the life of a record now (a peer no longer answers for it, RFC 6762 §10.5).
-    public mutating func flush(_ record: ResourceRecord) -> [CacheChange] {
-        let key = RecordKey(record)
-        guard var set = sets[key],
-              let index = set.records.firstIndex(where: { !$0.isLocal && $0.record.hasSameData(as: record) })
-        else { return [] }
-        let removed = set.records.remove(at: index)
-        count -= 1
-        store(set, key: key)
-        return [.removed(removed.record)]
+    /// Ends the life of a remote record now (a peer no longer answers for it, RFC 6762 §10.5).
+    mutating func flush(_ handle: Handle) -> [CacheChange] {
+        guard isCached(handle), !slots[Int(handle.slot)].record.isLocal else { return [] }
+        let removed = slots[Int(handle.slot)].record.record
+        remove(handle.slot)
+        return [.removed(removed)]
     }
 
     /// Removes every record whose time is up at `now`.
@@ -194,122 +243,201 @@ public struct RecordCache: Sendable {
         var changes: [CacheChange] = []
         while let first = deadlines.min, first.at <= now {
             _ = deadlines.removeMin()
-            guard sets[first.key]?.scheduledExpiry == first.at, var set = sets.removeValue(forKey: first.key) else {
-                continue  // stale entry
+            guard isLive(first) else { continue }
+            let index = Int(first.slot)
+            slots[index].scheduledExpiry = .distantFuture
+            if slots[index].record.expiresAt <= now {
+                changes.append(.removed(slots[index].record.record))
+                remove(first.slot)
+            } else {
+                schedule(first.slot)  // refreshed since this entry was made
             }
-            set.scheduledExpiry = nil
-            let before = set.records.count
-            for record in set.records where record.expiresAt <= now { changes.append(.removed(record.record)) }
-            set.records.removeAll { $0.expiresAt <= now }
-            count -= before - set.records.count
-            schedule(&set, key: first.key)
-            store(set, key: first.key)
         }
         return changes
     }
 
-    /// Removes everything (the link went away), reporting each remote record.
+    /// Removes everything (the link went away), reporting each record.
     public mutating func removeAll() -> [CacheChange] {
-        let changes = sets.values.flatMap { $0.records.map { CacheChange.removed($0.record) } }
-        sets.removeAll()
-        keysByName.removeAll()
+        let changes = allRecords.map { CacheChange.removed($0.record) }
+        slots = []
+        firstFree = -1
+        chains = [:]
         deadlines = Heap()
         count = 0
         return changes
     }
 
     /// Updates a cached record's querier bookkeeping.
-    mutating func update(_ key: RecordKey, matching record: ResourceRecord, _ body: (inout CachedRecord) -> Void) {
-        guard let index = sets[key]?.records.firstIndex(where: { $0.record.hasSameData(as: record) }) else { return }
-        body(&sets[key]!.records[index])  // in place: no copy of the set's array
+    mutating func update(_ handle: Handle, _ body: (inout CachedRecord) -> Void) {
+        guard isCached(handle) else { return }
+        body(&slots[Int(handle.slot)].record)
     }
 
-    // MARK: - Bookkeeping
+    // MARK: - Slots and chains
 
-    /// The position of the record with the same data in a set (all records of a set share type and class).
-    /// Written over an unsafe buffer: a `firstIndex(where:)` closure copied every cached record it looked at.
-    private static func index(of record: ResourceRecord, hash: Int32, in records: [CachedRecord]) -> Int? {
-        records.withUnsafeBufferPointer { buffer in
-            for index in buffer.indices where buffer[index].dataHash == hash && buffer[index].record.data == record.data {
-                return index
+    /// The slot in the chain starting at `first` holding the record with `record`'s type, class and data.
+    func find(_ record: ResourceRecord, hash: UInt32, from first: Int32) -> Int32 {
+        slots.withUnsafeBufferPointer { slots in
+            var slot = first
+            while slot >= 0 {
+                let index = Int(slot)
+                if slots[index].record.dataHash == hash && slots[index].record.record.type == record.type
+                    && slots[index].record.record.recordClass == record.recordClass
+                    && slots[index].record.record.data == record.data {
+                    return slot
+                }
+                slot = slots[index].next
             }
-            return nil
+            return -1
         }
     }
 
-    /// The hash kept with each cached record (names inside the data hash case-insensitively, as they compare).
-    private static func dataHash(_ data: RecordData) -> Int32 {
-        var hasher = Hasher()
-        hasher.combine(data)
-        return Int32(truncatingIfNeeded: hasher.finalize())
+    func isCached(_ handle: Handle) -> Bool {
+        handle.slot >= 0 && Int(handle.slot) < slots.count && !slots[Int(handle.slot)].isFree
+            && slots[Int(handle.slot)].generation == handle.generation
     }
 
-    private mutating func schedule(_ set: inout RecordSet, key: RecordKey) {
-        // A plain loop over the buffer: a key-path map here copied every cached record on every insert.
-        let earliest = set.records.withUnsafeBufferPointer { records in
-            var earliest = Instant.distantFuture
-            for index in records.indices where records[index].expiresAt < earliest { earliest = records[index].expiresAt }
-            return earliest
-        }
-        guard earliest < .distantFuture else { return }
-        if let scheduled = set.scheduledExpiry, scheduled <= earliest { return }
-        set.scheduledExpiry = earliest
-        deadlines.insert(Deadline(at: earliest, key: key))
+    /// True when a heap entry is the live one of a cached record.
+    func isLive(_ deadline: Deadline) -> Bool {
+        let index = Int(deadline.slot)
+        return index < slots.count && !slots[index].isFree && slots[index].generation == deadline.generation
+            && slots[index].scheduledExpiry == deadline.at
     }
 
-    private mutating func store(_ set: RecordSet, key: RecordKey) {
-        if set.records.isEmpty {
-            sets[key] = nil  // it may already be out of the table (taken out while it changed)
-            keysByName[key.name]?.remove(key)
-            if keysByName[key.name]?.isEmpty ?? false { keysByName[key.name] = nil }
+    /// A record's new TTL, arrival and sender. A goodbye shortens its life to one second (RFC 6762 §10.1). This
+    /// host's own records change only through their owner.
+    private mutating func refresh(_ slot: Int32, with incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+                                  isLocal: Bool, refreshJitter: Int) {
+        let index = Int(slot)
+        guard !slots[index].record.isLocal || isLocal else { return }
+        if incoming.ttl == 0 {
+            slots[index].record.expiresAt = min(slots[index].record.expiresAt, now + MDNSConstants.goodbyeGrace)
         } else {
-            if sets.updateValue(set, forKey: key) == nil { keysByName[key.name, default: []].insert(key) }
+            if slots[index].record.record.hasSameCase(as: incoming) {
+                slots[index].record.record.ttl = incoming.ttl
+                slots[index].record.record.cacheFlush = incoming.cacheFlush
+            } else {
+                slots[index].record.record = stored(incoming)  // the same record with other letter case
+            }
+            slots[index].record.receivedAt = now
+            slots[index].record.expiresAt = isLocal ? .distantFuture : now + Int(incoming.ttl) * 1000
+            slots[index].record.refreshesSent = 0
+            slots[index].record.source = source
+            slots[index].record.refreshJitter = UInt8(clamping: refreshJitter)
         }
+        schedule(slot)
     }
 
-    /// Makes room for a newcomer (RFC 6762 §10 leaves the policy to us; a hostile or busy LAN must not exhaust
-    /// memory). The victim is the remote record closest to its expiry in a set nobody is asking for, never this
-    /// host's own and never from the set `protected` being added to. A newcomer nobody asks for that would
-    /// expire no later than that victim is the junk itself: nothing is evicted. Sets someone asks for go only to
-    /// make room for this host's own records or for other wanted ones. Returns true when a record was evicted.
-    private mutating func evictOne(except protected: RecordKey, newcomerExpiry: Instant, keepNewcomer: Bool,
-                                   isWanted: (RecordKey) -> Bool) -> Bool {
-        var setAside: [Deadline] = []
-        defer { for deadline in setAside { deadlines.insert(deadline) } }
-        var fallback: RecordKey?
-        while let top = deadlines.min {
-            guard let set = sets[top.key], set.scheduledExpiry == top.at else {
-                _ = deadlines.removeMin()  // stale
-                continue
-            }
-            if top.key == protected || isWanted(top.key) {
-                if top.key != protected && fallback == nil { fallback = top.key }
-                setAside.append(deadlines.removeMin())
-                continue
-            }
-            if !keepNewcomer && top.at >= newcomerExpiry { return false }
-            _ = deadlines.removeMin()
-            if evictEarliest(from: top.key, at: top.at) { return true }
+    /// The record as it is kept: its names in blocks of their own (a cached record must not keep the whole packet it
+    /// came in alive), shared with the chain of a cached name written the same way or with a name stored just before
+    /// (an SRV record's name is the PTR target before it; an address record's name is the SRV target).
+    private mutating func stored(_ record: ResourceRecord) -> ResourceRecord {
+        var copy = record
+        copy.name = storedName(record.name)
+        switch record.data {
+        case .ptr(let target): copy.data = .ptr(storedName(target))
+        case .cname(let target): copy.data = .cname(storedName(target))
+        case .srv(var srv):
+            srv.target = storedName(srv.target)
+            copy.data = .srv(srv)
+        case .nsec(let next, let types): copy.data = .nsec(next: storedName(next), types: types)
+        default: break
         }
-        if keepNewcomer, let fallback, let at = sets[fallback]?.scheduledExpiry {
-            return evictEarliest(from: fallback, at: at)
-        }
-        return false
+        return copy
     }
 
-    /// Removes the remote record of a set that expires at `at`; when the set has none (it was refreshed since
-    /// its heap entry was made), schedules the set anew so that it keeps one live entry, and returns false.
-    private mutating func evictEarliest(from key: RecordKey, at: Instant) -> Bool {
-        guard var victim = sets.removeValue(forKey: key) else { return false }
-        let index = victim.records.firstIndex { !$0.isLocal && $0.expiresAt == at }
-        if let index {
-            victim.records.remove(at: index)
-            count -= 1
+    private mutating func storedName(_ name: DNSName) -> DNSName {
+        if let index = chains.index(forKey: name), chains.keys[index].isIdentical(to: name) { return chains.keys[index] }
+        if let recent = recentNames.first(where: { $0.isIdentical(to: name) }) { return recent }
+        let compacted = name.compacted()
+        recentNames[nextRecentName] = compacted
+        nextRecentName = (nextRecentName + 1) % recentNames.count
+        return compacted
+    }
+
+    /// Puts a record at the end of its name's chain, in a free slot if there is one.
+    private mutating func append(_ record: CachedRecord) -> Int32 {
+        let slot: Int32
+        if firstFree >= 0 {
+            slot = firstFree
+            firstFree = slots[Int(slot)].next
+            slots[Int(slot)].record = record
+            slots[Int(slot)].isFree = false
+            slots[Int(slot)].next = -1
+        } else {
+            if slots.isEmpty {
+                // Room for the whole cache at once, touched only as it fills: growing by doubling would leave each
+                // outgrown array behind as free memory the process still holds.
+                slots.reserveCapacity(min(limit, Self.slotsReservedAtMost))
+                deadlines.reserveCapacity(min(limit, Self.slotsReservedAtMost))
+            }
+            slot = Int32(slots.count)
+            slots.append(Slot(record: record))
         }
-        victim.scheduledExpiry = nil
-        schedule(&victim, key: key)
-        store(victim, key: key)
-        return index != nil
+        if let chain = chains[record.record.name] {
+            slots[Int(slot)].previous = chain.last
+            slots[Int(chain.last)].next = slot
+            chains[record.record.name]!.last = slot
+        } else {
+            slots[Int(slot)].previous = -1
+            chains[record.record.name] = Chain(first: slot, last: slot)
+        }
+        count += 1
+        schedule(slot)
+        return slot
+    }
+
+    /// Takes a record out of its chain and frees its slot (its heap entry, if any, goes stale).
+    mutating func remove(_ slot: Int32) {
+        let index = Int(slot)
+        let name = slots[index].record.record.name
+        let previous = slots[index].previous
+        let next = slots[index].next
+        if previous >= 0 { slots[Int(previous)].next = next }
+        if next >= 0 { slots[Int(next)].previous = previous }
+        if previous < 0 && next < 0 {
+            chains[name] = nil
+        } else if previous < 0 {
+            chains[name]!.first = next
+        } else if next < 0 {
+            chains[name]!.last = previous
+        }
+        slots[index].record = Self.vacant
+        slots[index].isFree = true
+        slots[index].generation &+= 1
+        slots[index].scheduledExpiry = .distantFuture
+        slots[index].previous = -1
+        slots[index].next = firstFree
+        firstFree = slot
+        count -= 1
+    }
+
+    /// The most slots reserved ahead (a larger cache grows beyond them as it fills).
+    private static let slotsReservedAtMost = 1 << 16
+
+    /// What a free slot holds: nothing that keeps memory alive.
+    private static let vacant = CachedRecord(
+        record: ResourceRecord(name: .root, ttl: 0, data: .a(IPv4Address(0))), dataHash: 0, receivedAt: .zero,
+        expiresAt: .distantFuture, source: nil, isLocal: false, refreshJitter: 0)
+
+    /// Gives a record a heap entry when it expires before the one it has (later expiries are found when the earlier
+    /// entry comes up). Rebuilds the heap when stale entries outnumber live ones, so it stays bounded.
+    mutating func schedule(_ slot: Int32) {
+        let index = Int(slot)
+        let expiresAt = slots[index].record.expiresAt
+        guard expiresAt < .distantFuture, expiresAt < slots[index].scheduledExpiry else { return }
+        slots[index].scheduledExpiry = expiresAt
+        deadlines.insert(Deadline(at: expiresAt, slot: slot, generation: slots[index].generation))
+        if deadlines.count > 2 * count + 1024 { rebuildDeadlines() }
+    }
+
+    private mutating func rebuildDeadlines() {
+        var live: [Deadline] = []
+        live.reserveCapacity(count)
+        for (index, slot) in slots.enumerated() where !slot.isFree && slot.scheduledExpiry < .distantFuture {
+            live.append(Deadline(at: slot.scheduledExpiry, slot: Int32(index), generation: slot.generation))
+        }
+        deadlines = Heap(live)
     }
 }
 

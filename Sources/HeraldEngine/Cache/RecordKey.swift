@@ -25,6 +25,11 @@ public struct RecordKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(name) \(recordClass) \(type)" }
+
+    public func hash(into hasher: inout Hasher) {
+        name.hash(into: &hasher)
+        hasher.combine(UInt32(type.rawValue) << 16 | UInt32(recordClass.rawValue))
+    }
 }
 
 /// A record's identity regardless of TTL and cache-flush bit: its set and its data.
@@ -45,22 +50,5 @@ extension ResourceRecord {
     /// True when the two records carry the same data (RFC 6762 §6: names inside data compare case-insensitively).
     public func hasSameData(as other: ResourceRecord) -> Bool {
         type == other.type && recordClass == other.recordClass && data == other.data
-    }
-
-    /// The same record with names in blocks of their own, so that keeping it does not keep the rest of the
-    /// message it came in alive.
-    public func compacted() -> ResourceRecord {
-        var copy = self
-        copy.name = name.compacted()
-        switch data {
-        case .ptr(let target): copy.data = .ptr(target.compacted())
-        case .cname(let target): copy.data = .cname(target.compacted())
-        case .srv(var srv):
-            srv.target = srv.target.compacted()
-            copy.data = .srv(srv)
-        case .nsec(let next, let types): copy.data = .nsec(next: next.compacted(), types: types)
-        default: break
-        }
-        return copy
     }
 }

@@ -4,6 +4,16 @@ import HeraldWire
 public enum IPFamily: String, Hashable, Sendable, Comparable, CaseIterable {
     case ipv4, ipv6
     public static func < (lhs: IPFamily, rhs: IPFamily) -> Bool { lhs == .ipv4 && rhs == .ipv6 }
+
+    // Compared and hashed as cases, not through their raw strings (every table keyed by link hashes one).
+    public static func == (lhs: IPFamily, rhs: IPFamily) -> Bool {
+        switch (lhs, rhs) {
+        case (.ipv4, .ipv4), (.ipv6, .ipv6): return true
+        default: return false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(self == .ipv4 ? 4 as UInt8 : 6) }
 }
 
 /// One interface used with one IP family: the unit that mDNS caches, probes and rate-limits on.
@@ -22,6 +32,8 @@ public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     public var description: String { "if\(interfaceIndex)/\(family.rawValue)" }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(interfaceIndex << 1 | (family == .ipv6 ? 1 : 0)) }
 }
 
 /// An IPv4 or IPv6 address.

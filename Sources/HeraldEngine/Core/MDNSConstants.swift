@@ -50,5 +50,8 @@ public enum MDNSConstants {
     public static let legacyUnicastTTLMax: UInt32 = 10
     /// RFC 6762 §5.2: refresh queries at 80, 85, 90 and 95 % of the TTL, plus up to 2 % jitter.
     public static let refreshPercentages = [80, 85, 90, 95]
+    /// The percentage of the TTL at which refresh query number `index` (0–3) is due: 80 + 5 × index.
+    @inline(__always)
+    static func refreshPercentage(_ index: Int) -> Int { 80 + 5 * index }
     public static let refreshJitterPercentMax = 2
 }

@@ -6,6 +6,12 @@ import HeraldWire
 /// the size limit allows.
 struct Querier: Sendable {
     private(set) var queries: [LinkID: [RecordKey: ContinuousQuery]] = [:]
+    /// Per link, an instant no later than the first refresh query due for a cached answer of its questions. It is
+    /// made exact whenever refreshes are sent and lowered when a record arrives with an earlier refresh; records
+    /// refreshed or removed in between only leave it early, which costs a wake-up with nothing to do, never a
+    /// missed refresh. (Scanning every answer of every question for each deadline cost more than the rest of the
+    /// engine together.)
+    private var refreshBound: [LinkID: Instant] = [:]
     let firstQueryDelay: ClosedRange<Int>
     let sizeLimit: MessageSizeLimit
 
@@ -15,12 +21,14 @@ struct Querier: Sendable {
     }
 
     /// Adds an operation's interest in a question on a link. A new question is first asked after a random
-    /// delay; joining a question already being asked changes nothing on the wire.
+    /// delay; joining a question already being asked changes nothing on the wire. Answers already cached are
+    /// refreshed from now on.
     mutating func subscribe(_ operation: OperationID, to key: RecordKey, on link: LinkID, at now: Instant,
-                            random: inout EngineRandom) {
+                            random: inout EngineRandom, cache: RecordCache?) {
         if queries[link, default: [:]][key] == nil {
             let delay = random.milliseconds(in: firstQueryDelay)
             queries[link, default: [:]][key] = ContinuousQuery(key: key, link: link, firstQueryAt: now + delay)
+            lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
         }
         queries[link]![key]!.subscribers.insert(operation)
     }
@@ -30,14 +38,23 @@ struct Querier: Sendable {
         guard var query = queries[link]?[key] else { return }
         query.subscribers.remove(operation)
         queries[link]![key] = query.subscribers.isEmpty ? nil : query
-        if queries[link]!.isEmpty { queries[link] = nil }
+        if queries[link]!.isEmpty {
+            queries[link] = nil
+            refreshBound[link] = nil
+        }
     }
 
     /// Forgets every question on a link that went away.
-    mutating func removeLink(_ link: LinkID) { queries[link] = nil }
+    mutating func removeLink(_ link: LinkID) {
+        queries[link] = nil
+        refreshBound[link] = nil
+    }
 
-    /// The questions someone is asking on a link.
-    func wantedKeys(on link: LinkID) -> Set<RecordKey> { queries[link].map { Set($0.keys) } ?? [] }
+    /// True when someone asks for a record set on a link (a question for it, or ANY for its name).
+    func isAsked(_ key: RecordKey, on link: LinkID) -> Bool {
+        guard let linkQueries = queries[link] else { return false }
+        return linkQueries[key] != nil || linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil
+    }
 
     /// Who wants answers matching a record on a link (questions for its set, or ANY for its name).
     func subscribers(for recordKey: RecordKey, on link: LinkID) -> Set<OperationID> {
@@ -49,26 +66,36 @@ struct Querier: Sendable {
         return result
     }
 
-    /// The earliest instant something must be sent: a back-off query or a refresh.
-    func nextDeadline(cache: [LinkID: RecordCache]) -> Instant? {
+    /// The earliest instant something may have to be sent: a back-off query or a refresh.
+    var nextDeadline: Instant? {
         var earliest: Instant?
-        for (link, linkQueries) in queries {
+        for linkQueries in queries.values {
             for query in linkQueries.values {
-                if let due = dueTime(of: query, cache: cache[link]) { earliest = min(earliest ?? due, due) }
+                if let due = query.nextQueryAt { earliest = min(earliest ?? due, due) }
             }
         }
+        for bound in refreshBound.values { earliest = min(earliest ?? bound, bound) }
         return earliest
     }
 
-    /// When `query` next needs to go out: its back-off time, or the earliest refresh of one of its answers.
-    private func dueTime(of query: ContinuousQuery, cache: RecordCache?) -> Instant? {
-        var due = query.nextQueryAt
-        if let cache {
-            for cached in cache.answers(to: query.key) {
-                if let refresh = cached.nextRefresh { due = min(due ?? refresh, refresh) }
-            }
+    /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`.
+    mutating func noteRefresh(at refresh: Instant?, of record: ResourceRecord, on link: LinkID) {
+        guard let refresh, refresh < refreshBound[link] ?? .distantFuture, isAsked(RecordKey(record), on: link) else { return }
+        refreshBound[link] = refresh
+    }
+
+    private mutating func lowerRefreshBound(to refresh: Instant?, on link: LinkID) {
+        guard let refresh, refresh < refreshBound[link] ?? .distantFuture else { return }
+        refreshBound[link] = refresh
+    }
+
+    /// The earliest refresh due among the cached answers of a question.
+    private static func earliestRefresh(of key: RecordKey, in cache: RecordCache?) -> Instant? {
+        var earliest: Instant?
+        cache?.forEachAnswer(to: key) { _, cached in
+            if let refresh = cached.pointee.nextRefresh { earliest = min(earliest ?? refresh, refresh) }
         }
-        return due
+        return earliest
     }
 
     /// Sends every question due at `now`, each link's questions packed together with their known answers.
@@ -79,23 +106,29 @@ struct Querier: Sendable {
             var knownAnswers: [ResourceRecord] = []
             // Only the questions due now, in a stable order (so a seed replays exactly); sorting every question on
             // every tick cost more than everything else the querier does.
-            let keys = queries[link]!.values.filter { query in dueTime(of: query, cache: cache[link]).map { $0 <= now } ?? false }
-                .map(\.key).sorted { $0.description < $1.description }
+            let refreshesDue = refreshBound[link].map { $0 <= now } ?? false
+            let keys = queries[link]!.values.filter { query in
+                if let next = query.nextQueryAt, next <= now { return true }
+                return refreshesDue && (Self.earliestRefresh(of: query.key, in: cache[link]).map { $0 <= now } ?? false)
+            }.map(\.key).sorted { $0.description < $1.description }
             for key in keys {
                 guard var query = queries[link]![key] else { continue }
                 var send = false
                 if let next = query.nextQueryAt, next <= now {
                     send = true
                     query.markSent(at: now)
-                    if query.expectsUniqueAnswer && !(cache[link]?.answers(to: key).isEmpty ?? true) {
+                    if query.expectsUniqueAnswer && (cache[link]?.hasAnswer(to: key) ?? false) {
                         query.nextQueryAt = nil  // answered: refreshes take over
                     }
                 }
                 // Refreshes due for answers of this question (RFC 6762 §5.2).
-                for cached in cache[link]?.answers(to: key) ?? [] {
-                    guard let refresh = cached.nextRefresh, refresh <= now else { continue }
+                var refreshing: [RecordCache.Handle] = []
+                cache[link]?.forEachAnswer(to: key) { handle, cached in
+                    if let refresh = cached.pointee.nextRefresh, refresh <= now { refreshing.append(handle) }
+                }
+                for handle in refreshing {
                     send = true
-                    cache[link]?.update(RecordKey(cached.record), matching: cached.record) { record in
+                    cache[link]?.update(handle) { record in
                         // Skip the refresh points already passed, so a late tick sends one query, not several.
                         repeat { record.refreshesSent += 1 } while (record.nextRefresh.map { $0 <= now } ?? false)
                     }
@@ -104,6 +137,11 @@ struct Querier: Sendable {
                 guard send else { continue }
                 questions.append(DNSQuestion(name: key.name, type: key.type, recordClass: key.recordClass))
                 knownAnswers += self.knownAnswers(for: key, in: cache[link], at: now)
+            }
+            if refreshesDue {
+                // Every refresh due has gone out: the bound becomes exact again, and later than now.
+                refreshBound[link] = nil
+                for key in queries[link]!.keys { lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache[link]), on: link) }
             }
             guard !questions.isEmpty else { continue }
             for bytes in QueryPacker.pack(questions: questions, knownAnswers: knownAnswers, limit: sizeLimit.payloadLimit(ipv6: link.family == .ipv6)) {
@@ -117,9 +155,10 @@ struct Querier: Sendable {
     func knownAnswers(for key: RecordKey, in cache: RecordCache?, at now: Instant) -> [ResourceRecord] {
         guard let cache else { return [] }
         var result: [ResourceRecord] = []
-        for cached in cache.answers(to: key) where cached.remaining(at: now) * 2 >= Int(cached.record.ttl) * 1000 {
-            var record = cached.record
-            record.ttl = cached.isLocal ? record.ttl : cached.remainingTTL(at: now)
+        cache.forEachAnswer(to: key) { _, cached in
+            guard cached.pointee.isWorthListing(at: now) else { return }
+            var record = cached.pointee.record
+            record.ttl = cached.pointee.isLocal ? record.ttl : cached.pointee.remainingTTL(at: now)
             record.cacheFlush = false
             result.append(record)
         }
@@ -128,14 +167,19 @@ struct Querier: Sendable {
 
     /// Duplicate question suppression (RFC 6762 §7.3): a peer's QM question that we were about to ask, whose
     /// known answers are all ones we would list too, counts as our own query.
-    mutating func observe(peerQuery message: DNSMessage, on link: LinkID, at now: Instant, cache: RecordCache?) {
-        guard queries[link] != nil else { return }
+    mutating func observe(peerQuery message: DNSMessage, knownAnswers: KnownAnswers, on link: LinkID, at now: Instant,
+                          cache: RecordCache?) {
+        guard let linkQueries = queries[link] else { return }
         for question in message.questions where !question.unicastResponse {
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
-            guard var query = queries[link]![key], let next = query.nextQueryAt, next > now else { continue }
-            let ours = knownAnswers(for: key, in: cache, at: now)
-            let theirs = message.answers.filter { RecordKey($0).isAnswered(byQuestionFor: key) }
-            guard theirs.allSatisfy({ answer in ours.contains { $0.hasSameData(as: answer) } }) else { continue }
+            guard var query = linkQueries[key], let next = query.nextQueryAt, next > now else { continue }
+            // Each of their known answers to the question must be a cached record we would list.
+            var unmatched = knownAnswers.isEmpty ? [] : knownAnswers.indices(answering: key)
+            cache?.forEachAnswer(to: key) { _, cached in
+                guard !unmatched.isEmpty, cached.pointee.isWorthListing(at: now) else { return }
+                unmatched.removeAll { knownAnswers.lists(cached, at: $0) }
+            }
+            guard unmatched.isEmpty else { continue }
             query.markSent(at: now)
             queries[link]![key] = query
         }
@@ -147,7 +191,7 @@ struct Querier: Sendable {
                                 random: inout EngineRandom) {
         for questionKey in [key, RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] {
             guard let query = queries[link]?[questionKey], query.nextQueryAt == nil,
-                  cache?.answers(to: questionKey).isEmpty ?? true else { continue }
+                  !(cache?.hasAnswer(to: questionKey) ?? false) else { continue }
             queries[link]![questionKey]!.interval = MDNSConstants.queryIntervalInitial
             queries[link]![questionKey]!.nextQueryAt = now + random.milliseconds(in: firstQueryDelay)
         }

@@ -35,15 +35,15 @@ struct AnswerBuilder {
         var seen = Set<RecordIdentity>()
         var questions = 0
         var allUnique = true
-        for question in message.questions where !skipping.contains(question.name) {
+        for question in message.questions where skipping.isEmpty || !skipping.contains(question.name) {
             questions += 1
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
             let owned = authority.records(answering: key, on: link)
             var answers = owned.map(\.record).filter { !Self.isSuppressed($0, by: message.answers) }
             if owned.isEmpty {
                 // A name this host owns, without the type asked for: say so (RFC 6762 §6.1), unless the asker knows.
-                guard question.type != .any, !message.answers.contains(where: { $0.type == .nsec && $0.name == key.name }),
-                      let nsec = nsec(for: question.name) else { allUnique = false; continue }
+                guard question.type != .any, let nsec = nsec(for: question.name),
+                      !message.answers.contains(where: { $0.type == .nsec && $0.name == key.name }) else { allUnique = false; continue }
                 answers = [nsec]
             }
             if owned.contains(where: { !$0.isUnique }) { allUnique = false }

@@ -50,8 +50,10 @@ struct AuthorityTable: Sendable {
     /// The announced records answering a question, each once even when several owners publish it (two services of
     /// one type share the `_services._dns-sd._udp` PTR record).
     func records(answering question: RecordKey, on link: LinkID) -> [AuthoritativeRecord] {
+        let entries = answers(to: question, on: link)
+        if entries.count < 2 { return entries.map(\.record) }
         var seen = Set<RecordIdentity>()
-        return answers(to: question, on: link).map(\.record).filter { seen.insert(RecordIdentity($0.record)).inserted }
+        return entries.map(\.record).filter { seen.insert(RecordIdentity($0.record)).inserted }
     }
 
     /// True when an owner other than `owner` publishes the same record on the link: a shared record outlives

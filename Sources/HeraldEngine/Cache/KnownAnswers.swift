@@ -1,0 +1,37 @@
+import HeraldWire
+
+/// The known-answer list of a peer's query (RFC 6762 §7.1), ready to be compared with cached records: each
+/// record's data hash is worked out once, so that telling whether a cached record is listed compares integers
+/// first, with no lookup by name.
+struct KnownAnswers {
+    let records: [ResourceRecord]
+    private let hashes: [UInt32]
+
+    init(_ records: [ResourceRecord]) {
+        self.records = records
+        hashes = records.map { CachedRecord.dataHash($0.data) }
+    }
+
+    var isEmpty: Bool { records.isEmpty }
+
+    /// True when the list holds `cached` (same name, type, class and data).
+    func contains(_ cached: UnsafePointer<CachedRecord>) -> Bool {
+        records.indices.contains { lists(cached, at: $0) }
+    }
+
+    /// True when the record at `index` is `cached`.
+    func lists(_ cached: UnsafePointer<CachedRecord>, at index: Int) -> Bool {
+        hashes[index] == cached.pointee.dataHash && records[index].type == cached.pointee.record.type
+            && records[index].recordClass == cached.pointee.record.recordClass
+            && records[index].name == cached.pointee.record.name && records[index].data == cached.pointee.record.data
+    }
+
+    /// The positions of the records that answer a question.
+    func indices(answering question: RecordKey) -> [Int] {
+        records.indices.filter { index in
+            (question.type == .any || question.type == records[index].type)
+                && (question.recordClass == .any || question.recordClass == records[index].recordClass)
+                && question.name == records[index].name
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import HeraldWire
+
+/// What goes when the cache is full (RFC 6762 §10 leaves the policy to us; a hostile or busy LAN must not exhaust
+/// memory).
+extension RecordCache {
+    /// Makes room for a newcomer. The victim is the remote record closest to its expiry in a set nobody is asking
+    /// for, never this host's own and never from the set `protected` being added to. A newcomer nobody asks for
+    /// that would expire no later than that victim is the junk itself: nothing is evicted. Sets someone asks for go
+    /// only to make room for this host's own records or for other wanted ones. Returns true when a record was
+    /// evicted.
+    mutating func evictOne(except protected: RecordKey, newcomerExpiry: Instant, keepNewcomer: Bool,
+                           isWanted: (RecordKey) -> Bool) -> Bool {
+        var setAside: [Deadline] = []
+        var fallback: Deadline?
+        defer { for deadline in setAside where deadline != fallback { deadlines.insert(deadline) } }
+        while let top = deadlines.min {
+            guard isLive(top) else {
+                _ = deadlines.removeMin()  // stale
+                continue
+            }
+            let index = Int(top.slot)
+            if slots[index].record.expiresAt > top.at {
+                // Refreshed since the entry was made: it goes back in at its real expiry.
+                _ = deadlines.removeMin()
+                slots[index].scheduledExpiry = .distantFuture
+                schedule(top.slot)
+                continue
+            }
+            let key = RecordKey(slots[index].record.record)
+            if slots[index].record.isLocal || key == protected || isWanted(key) {
+                if !slots[index].record.isLocal && key != protected && fallback == nil { fallback = top }
+                setAside.append(deadlines.removeMin())
+                continue
+            }
+            if !keepNewcomer && top.at >= newcomerExpiry { return false }
+            _ = deadlines.removeMin()
+            remove(top.slot)
+            return true
+        }
+        if keepNewcomer, let fallback {
+            remove(fallback.slot)
+            return true
+        }
+        return false
+    }
+}

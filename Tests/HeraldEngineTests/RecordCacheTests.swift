@@ -1,0 +1,60 @@
+@testable import HeraldEngine
+import HeraldWire
+import Testing
+
+/// The cache's own bookkeeping, below what the simulated LAN can see.
+@Suite("The record cache's slots, handles and expiry heap")
+struct RecordCacheTests {
+    let peer = IPAddress.v4(IPv4Address(10, 0, 0, 9))
+
+    func record(_ n: Int, ttl: UInt32 = 4500) -> ResourceRecord {
+        ResourceRecord(name: try! DNSName("host-\(n).local."), ttl: ttl, data: .a(IPv4Address(UInt32(0x0A00_0000 + n))),
+                       cacheFlush: true)
+    }
+
+    @Test("refreshes that keep bringing records' ends closer leave the expiry heap bounded by the records cached")
+    func heapStaysBounded() {
+        var cache = RecordCache(limit: 100)
+        var now = Instant.zero
+        for round in 0..<20_000 {
+            now = now + 1
+            // Each refresh ends the record sooner than the last (a new heap entry; the one before goes stale).
+            _ = cache.insert(record(round % 10, ttl: UInt32(100_000 - round)), from: peer, at: now)
+        }
+        #expect(cache.count == 10)
+        #expect(cache.deadlines.count <= 2 * cache.count + 1024)
+        // Everything still expires on time: nothing before the last refresh's TTL, everything after.
+        #expect(cache.expire(at: now + (100_000 - 20_000) * 1000 - 100).isEmpty)
+        #expect(cache.expire(at: now + 100_000 * 1000).count == 10)
+        #expect(cache.count == 0)
+    }
+
+    @Test("a handle names its record only: once the record is gone, its reused slot's new record is out of reach")
+    func handlesOutliveNothing() throws {
+        var cache = RecordCache(limit: 100)
+        var changes: [CacheChange] = []
+        let first = try #require(cache.insert(record(1), from: peer, at: .zero, changes: &changes)?.handle)
+        #expect(cache.flush(first).count == 1)
+        let second = try #require(cache.insert(record(2), from: peer, at: .zero, changes: &changes)?.handle)
+        #expect(second.slot == first.slot)  // the freed slot is reused
+        #expect(cache.flush(first).isEmpty)
+        #expect(cache.records(for: RecordKey(record(2))).count == 1)
+        #expect(cache.handle(of: record(2)) == second)
+        #expect(cache.handle(of: record(1)) == nil)
+    }
+
+    @Test("records of one name stay in arrival order, and removing one from the middle keeps the others")
+    func chainOrder() {
+        var cache = RecordCache(limit: 100)
+        let name: DNSName = "multi.local."
+        let records = (1...4).map { ResourceRecord(name: name, ttl: 120, data: .a(IPv4Address(10, 0, 0, UInt8($0)))) }
+        for record in records { _ = cache.insert(record, from: peer, at: .zero) }
+        #expect(cache.answers(to: RecordKey(name: name, type: .a)).map(\.record) == records)
+        var changes: [CacheChange] = []
+        let handle = cache.insert(records[1], from: peer, at: .zero, changes: &changes)!.handle
+        _ = cache.flush(handle)
+        #expect(cache.answers(to: RecordKey(name: name, type: .any)).map(\.record) == [records[0], records[2], records[3]])
+        _ = cache.insert(records[1], from: peer, at: .zero)
+        #expect(cache.answers(to: RecordKey(name: name, type: .a)).map(\.record) == [records[0], records[2], records[3], records[1]])
+    }
+}
