@@ -5,7 +5,7 @@ extension HeraldOnTestLANs {
     /// Records registered on their own through the app socket (DNSServiceRegisterRecord on a shared connection),
     /// as Avahi on another host sees them come and go.
     @Suite("Records registered through the app socket, as Avahi sees them", .serialized)
-    struct RecordRegistrationTests {
+    struct RegisteredRecordsInteropTests {
         init() throws {
             try Requirements.check()
             _ = try HeraldBinaries.directory()
