@@ -45,18 +45,20 @@ extension HeraldOnTestLANs {
 
         @Test("while parked it says it is waiting for permission, and once granted it advertises and lists the player it finds")
         func waitsForPermission() throws {
-            let lan = try TestLAN(hosts: 1)
+            let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
             let area = try PermissionTestArea()
             defer { area.remove() }
-            let host = lan.hosts[0]
+            let (host, peer) = (lan.hosts[0], lan.hosts[1])
             let daemon = try host.startPermissionDaemon(area: area)
             let game = area.directory + "/bin/tictactoe"
             try FileManager.default.copyItem(atPath: try KitBinaries.tictactoe(), toPath: game)
             try daemon.control(["app", "add", try area.ticTacToeManifest(executable: game)]).expectSuccess()
-            let remote = try daemon.spawnHerald(["register", "Remote Player", "_tictactoe._tcp", "5000"])
+            // The other player: a game Avahi publishes in another namespace.
+            _ = try peer.startAvahi()
+            let remote = try peer.spawn(["avahi-publish", "-s", "Remote Player", "_tictactoe._tcp", "5000"])
             defer { remote.terminate(grace: 1) }
-            try remote.waitForOutput(containing: "Remote Player", in: .stdout, timeout: 10)
+            try remote.waitForOutput(containing: "Established under name", timeout: 15)
 
             let player = try host.spawn(try AppUser.command([game, "--name", "Alpha", "--seconds", "6"]),
                                         environment: ["DNSSD_UDS_PATH": daemon.socket])
