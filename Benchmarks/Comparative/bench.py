@@ -22,8 +22,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dnssd_ipc  # noqa: E402
-from daemons import HERALD, Avahi, Herald, cpu_of, rss_kib, status_kib  # noqa: E402
+from daemons import HERALD, Avahi, Herald, cpu_of, memory_breakdown, rss_kib, status_kib  # noqa: E402
 from lan import LAN  # noqa: E402
+from scale_ipc import discover_all_ipc  # noqa: E402
 from stats import ratio, summary  # noqa: E402
 
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers")
@@ -148,18 +149,28 @@ def time_to_visible(args):
         wait_ready(watcher, 20, "watcher")
         daemons = [Herald(herald_host), Avahi(avahi_host)]
         time.sleep(3)
-        results = {d.label: [] for d in daemons}
+        results = {"Herald (herald register)": [], "Herald (app socket)": [], "Avahi (avahi-publish)": []}
         for trial in range(trials):
-            for daemon in daemons:
-                name = f"vis-{daemon.label}-{trial}"
+            for label in results:
+                daemon = daemons[1] if label.startswith("Avahi") else daemons[0]
+                name = f"vis-{label.split()[0]}-{label.split()[1][1:4]}-{trial}"
                 mark = len(watcher.stdout.lines)
-                process = daemon.host.spawn(daemon.register_argv(name, "_vis._tcp", 8000 + trial))
+                if label == "Herald (app socket)":
+                    started = time.monotonic()
+                    sock = dnssd_ipc.connect(daemon.socket)
+                    sock.sendall(dnssd_ipc.register_request(name, "_vis._tcp", 8000 + trial))
+                else:
+                    process = daemon.host.spawn(daemon.register_argv(name, "_vis._tcp", 8000 + trial))
+                    started = process.started
                 hit = watcher.stdout.wait_for(lambda l, n=name: l.startswith("add ") and f" {n}." in l, 10,
                                               start=mark)
                 if hit is not None:
                     seen = float(hit[1].split()[1])
-                    results[daemon.label].append(seen - process.started)
-                process.stop(2)
+                    results[label].append(seen - started)
+                if label == "Herald (app socket)":
+                    sock.close()
+                else:
+                    process.stop(2)
                 time.sleep(1.2)
             log(f"  trial {trial + 1}/{trials}: " + ", ".join(
                 f"{k} {fmt(v[-1] if v else None)}" for k, v in results.items()))
@@ -169,8 +180,9 @@ def time_to_visible(args):
         lan.close()
     rows = [(k, summary(v)) for k, v in results.items()]
     print_table("time to visible (s)", rows)
-    log(f"  ratio Herald / Avahi median: "
-        f"{fmt(ratio(summary(results['Herald'])['median'], summary(results['Avahi'])['median']), '×', 2)}")
+    avahi = summary(results["Avahi (avahi-publish)"])["median"]
+    for label in ("Herald (herald register)", "Herald (app socket)"):
+        log(f"  ratio {label} / Avahi median: {fmt(ratio(summary(results[label])['median'], avahi), '×', 2)}")
     return {"samples": results, "summary": dict(rows), "trials": trials}
 
 
@@ -246,7 +258,8 @@ def herald_status(daemon):
 
 def scale(args):
     """2,000 instances of 20 types advertised by python-zeroconf in 4 namespaces; each daemon, fresh and
-    with its default configuration, browses and resolves all of them (20 CLI browsers with resolve)."""
+    with its default configuration, browses and resolves all of them (20 CLI browsers with resolve:
+    `herald browse --resolve`, `avahi-browse -r`; and Herald once more through its app socket directly)."""
     instances, types = (400, 20) if args.quick else (2000, 20)
     lan = LAN(5)
     runs = []
@@ -255,7 +268,8 @@ def scale(args):
         expected = advertise_many(lan, peers, instances, types)
         log(f"  {expected} instances of {types} types advertised")
         time.sleep(3)
-        variants = [("Herald", lambda: Herald(daemon_host)), ("Avahi", lambda: Avahi(daemon_host))]
+        variants = [("Herald", lambda: Herald(daemon_host)), ("Herald (app socket)", lambda: Herald(daemon_host)),
+                    ("Avahi", lambda: Avahi(daemon_host))]
         if not args.quick:
             variants.append(("Avahi (cache-entries-max=16384)",
                              lambda: Avahi(daemon_host, cache_entries_max=16384)))
@@ -263,7 +277,10 @@ def scale(args):
             daemon = make()
             time.sleep(args.settle)
             cpu0 = cpu_of(daemon)
-            outcome = discover_all(daemon, daemon_host, types, expected, 60)
+            if label == "Herald (app socket)":
+                outcome = discover_all_ipc(daemon.socket, types, expected, 60)
+            else:
+                outcome = discover_all(daemon, daemon_host, types, expected, 60)
             time.sleep(0.5)
             outcome.update(label=label, cpu_s=cpu_of(daemon) - cpu0, peak_rss_kib=rss_kib(daemon, "VmHWM"),
                            rss_kib=rss_kib(daemon), processes=len(daemon.pids))
@@ -295,11 +312,14 @@ def footprint(args):
         for label, make in (("Herald", lambda: Herald(daemon_host)), ("Avahi", lambda: Avahi(daemon_host))):
             daemon = make()
             time.sleep(5)
-            idle = rss_kib(daemon)
+            idle_memory = memory_breakdown(daemon)
+            idle = idle_memory["rss_kib"]
             outcome = discover_all(daemon, daemon_host, 20, expected, 60)
             time.sleep(1)
-            loaded = rss_kib(daemon)
+            loaded_memory = memory_breakdown(daemon)
+            loaded = loaded_memory["rss_kib"]
             run = {"label": label, "idle_rss_kib": idle, "loaded_rss_kib": loaded, "processes": len(daemon.pids),
+                   "idle": idle_memory, "loaded": loaded_memory,
                    "discovered": outcome["discovered"], "resolved": outcome["resolved"]}
             if isinstance(daemon, Herald):
                 run["status"] = herald_status(daemon)
@@ -320,7 +340,9 @@ def footprint(args):
 def many_clients(args):
     """N app-socket clients (one connection each) browse one type on heraldd; a peer then announces new
     instances with hand-built packets. Per client event: the time from the packet's arrival at the host
-    (an AF_PACKET socket in the daemon's namespace) to the client's read. Herald only (Avahi's clients
+    (the kernel timestamp of an AF_PACKET socket in the daemon's namespace) to the moment the driver's
+    epoll reports the client's socket readable (all clients are read by this one Python process, so the
+    later clients of a batch include some of the driver's own time). Herald only (Avahi's clients
     speak D-Bus, not this protocol)."""
     clients = 100 if args.quick else 1000
     rounds = 3 if args.quick else 10
@@ -363,19 +385,25 @@ def many_clients(args):
             announcer.popen.stdin.flush()
             arrivals = {}
             deadline = time.monotonic() + 5
+            # Stamped with the wall clock (as the sniffer's kernel timestamps are) when epoll returns,
+            # before any socket of the batch is read; parsed after the round.
+            raw = []
             while len(arrivals) < clients and time.monotonic() < deadline:
-                for fd, _ in poller.poll(0.1):
-                    now = time.monotonic()
-                    sock, reader = by_fd[fd]
+                events = poller.poll(0.1, clients)
+                now = time.time()
+                for fd, _ in events:
                     try:
-                        data = sock.recv(65536)
+                        raw.append((fd, now, by_fd[fd][0].recv(65536)))
                     except BlockingIOError:
-                        continue
+                        pass
+                for fd, when, data in raw:
+                    sock, reader = by_fd[fd]
                     for op, body in reader.feed(data):
                         if op == dnssd_ipc.OP_BROWSE_REPLY:
                             flags, _, name = dnssd_ipc.parse_browse_reply(body)
                             if name == instance and flags & 2 and fd not in arrivals:
-                                arrivals[fd] = now
+                                arrivals[fd] = when
+                raw = []
             seen = sniffer.stdout.wait_for(lambda l, i=instance: l.startswith("seen ") and l.endswith(i), 2,
                                            start=mark)
             if seen is None:

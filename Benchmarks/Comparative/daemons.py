@@ -146,6 +146,26 @@ class Avahi:
         self.process.stop(3)
 
 
+def rollup_kib(pid, key):
+    """A field of /proc/PID/smaps_rollup in KiB (Pss, Anonymous)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def memory_breakdown(daemon):
+    """RSS, PSS and anonymous memory of all the daemon's processes, in KiB."""
+    pids = [pid for pid in daemon.pids if os.path.exists(f"/proc/{pid}")]
+    return {"rss_kib": sum(status_kib(p, "VmRSS") for p in pids),
+            "pss_kib": sum(rollup_kib(p, "Pss") for p in pids),
+            "anon_kib": sum(rollup_kib(p, "Anonymous") for p in pids)}
+
+
 def cpu_of(daemon):
     return sum(cpu_seconds(pid) for pid in daemon.pids if os.path.exists(f"/proc/{pid}"))
 

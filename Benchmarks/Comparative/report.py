@@ -109,12 +109,13 @@ def main():
     if "time_to_visible" in b:
         r = b["time_to_visible"]
         s = {k: summary(v) for k, v in r["samples"].items()}
+        avahi = next(v["median"] for k, v in s.items() if k.startswith("Avahi"))
         lines += ["### Time to visible", "",
                   "| registered through | n | median | p95 | min | max | median / Avahi |",
                   "|---|---:|---:|---:|---:|---:|---:|"]
         for k, v in s.items():
             lines.append(f"| {k} | {v['n']} of {r['trials']} | {ms(v['median'])} | {ms(v['p95'])} | "
-                         f"{ms(v['min'])} | {ms(v['max'])} | {times(ratio(v['median'], s['Avahi']['median']))} |")
+                         f"{ms(v['min'])} | {ms(v['max'])} | {times(ratio(v['median'], avahi))} |")
         lines.append("")
         if charts:
             latency_chart(f"{charts}/time-to-visible.svg",
@@ -149,16 +150,17 @@ def main():
         lines += ["### Footprint", "",
                   f"Idle: 5 s after start. Loaded: after browsing and resolving {r['instances']} instances "
                   f"(about {3 * r['instances'] + 4:,} records: PTR, SRV, TXT each, plus the peers' A records).",
-                  "", "| daemon | processes | idle RSS | loaded RSS | bytes per record (estimate) |",
-                  "|---|---:|---:|---:|---:|"]
+                  "", "| daemon | processes | idle RSS | idle PSS | idle anonymous | loaded RSS | loaded anonymous | "
+                  "bytes per record (estimate, anonymous) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
         for x in r["runs"]:
             records = min(x["resolved"], x["discovered"]) * 3 + 4
-            per = (x["loaded_rss_kib"] - x["idle_rss_kib"]) * 1024 / records if records > 4 else None
+            idle, loaded = x["idle"], x["loaded"]
+            per = (loaded["anon_kib"] - idle["anon_kib"]) * 1024 / records if records > 4 else None
             extra = f" (+ dbus-daemon {mib(x['dbus_rss_kib'])})" if "dbus_rss_kib" in x else ""
-            lines.append(f"| {x['label']} | {x['processes']} | {mib(x['idle_rss_kib'])}{extra} | "
-                         f"{mib(x['loaded_rss_kib'])} | {per:.0f} |" if per is not None else
-                         f"| {x['label']} | {x['processes']} | {mib(x['idle_rss_kib'])}{extra} | "
-                         f"{mib(x['loaded_rss_kib'])} | — |")
+            lines.append(f"| {x['label']} | {x['processes']} | {mib(idle['rss_kib'])}{extra} | {mib(idle['pss_kib'])} | "
+                         f"{mib(idle['anon_kib'])} | {mib(loaded['rss_kib'])} | {mib(loaded['anon_kib'])} | "
+                         + (f"{per:.0f} ({records:,} records) |" if per is not None else "— |"))
         lines.append("")
 
     if "many_clients" in b:
