@@ -36,7 +36,10 @@ def latency_chart(path, title, samples, unit="s"):
     labels = [k for k, v in samples.items() if v]
     data = [[x * (1000 if unit == "ms" else 1) for x in samples[k]] for k in labels]
     fig, ax = plt.subplots(figsize=(7, 0.9 + 0.8 * len(labels)))
-    ax.boxplot(data, vert=False, whis=(5, 95), showfliers=False, widths=0.5)
+    try:
+        ax.boxplot(data, orientation="horizontal", whis=(5, 95), showfliers=False, widths=0.5)
+    except TypeError:  # matplotlib before 3.10
+        ax.boxplot(data, vert=False, whis=(5, 95), showfliers=False, widths=0.5)
     for row, values in enumerate(data, start=1):
         jitter = [row + ((i * 37) % 21 - 10) / 70 for i in range(len(values))]
         ax.scatter(values, jitter, s=9, alpha=0.55)
