@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+"""Herald against avahi-daemon (and python-zeroconf where it applies), side by side on one namespaced LAN.
+
+    bench.py [--quick] [--out results.json] [BENCHMARK ...]
+
+Benchmarks: cold_browse, time_to_visible, scale, footprint, many_clients, storm (default: all, in that
+order). Each builds its own LAN of network namespaces and deletes it afterwards. Figures are printed as
+they come and all of them are written to --out as JSON (report.py turns that into charts and a table).
+Run as root, after `swift build -c release --product heraldd --product herald` (run.sh does both).
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import select
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dnssd_ipc  # noqa: E402
+from daemons import HERALD, Avahi, Herald, cpu_of, memory_breakdown, rss_kib, status_kib  # noqa: E402
+from lan import LAN  # noqa: E402
+from scale_ipc import discover_all_ipc  # noqa: E402
+from stats import ratio, summary  # noqa: E402
+
+PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers")
+PYTHON = sys.executable
+
+
+def log(text):
+    print(text, flush=True)
+
+
+def peer(host, script, *args):
+    return host.spawn([PYTHON, "-u", os.path.join(PEERS, script)] + [str(a) for a in args])
+
+
+def wait_ready(process, timeout, what):
+    if process.stdout.wait_for(lambda l: l.startswith("READY"), timeout) is None:
+        raise RuntimeError(f"{what} not ready: {process.stderr.text()[-2000:]}")
+
+
+def is_herald_event(line, key):
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    if key == "add":
+        return obj.get("event") == "add"
+    return "port" in obj
+
+
+def first_add(daemon, process, timeout):
+    if isinstance(daemon, Herald):
+        hit = process.stdout.wait_for(lambda l: is_herald_event(l, "add"), timeout)
+    else:
+        hit = process.stdout.wait_for(Avahi.is_add, timeout)
+    return None if hit is None else hit[0] - process.started
+
+
+def fmt(value, unit="s", digits=3):
+    return "—" if value is None else f"{value:.{digits}f} {unit}".strip()
+
+
+def print_table(title, rows):
+    log(f"\n== {title}")
+    for label, s in rows:
+        log(f"  {label:28s} n={s['n']:4d}  median {fmt(s['median'])}  p95 {fmt(s['p95'])}")
+
+
+# ---------------------------------------------------------------- 1. cold browse latency
+
+def cold_browse(args):
+    """Fresh daemon per trial; time from starting the browse to its first result for a service a peer in
+    another namespace already advertises. Herald is measured through its CLI (process start included, as
+    for avahi-browse) and through the app socket directly."""
+    trials = 5 if args.quick else args.trials
+    lan = LAN(2)
+    try:
+        advertiser, browser = lan.hosts
+        ad = peer(advertiser, "zc_advertise.py", advertiser.ipv4, advertiser.name, 1, 1, "cold", "_cold")
+        wait_ready(ad, 30, "advertiser")
+        time.sleep(1)
+        results = {"Herald (herald browse)": [], "Herald (app socket)": [], "Avahi (avahi-browse)": []}
+        failures = {k: 0 for k in results}
+        for trial in range(trials):
+            for label in results:
+                daemon = Herald(browser) if label.startswith("Herald") else Avahi(browser)
+                time.sleep(args.settle)
+                if label == "Herald (app socket)":
+                    start = time.monotonic()
+                    sock = dnssd_ipc.connect(daemon.socket)
+                    sock.sendall(dnssd_ipc.browse_request("_cold0._tcp"))
+                    dnssd_ipc.read_status(sock)
+                    reader = dnssd_ipc.ReplyReader()
+                    latency = None
+                    sock.settimeout(10)
+                    try:
+                        while latency is None:
+                            data = sock.recv(65536)
+                            if not data:
+                                break
+                            for op, body in reader.feed(data):
+                                if op == dnssd_ipc.OP_BROWSE_REPLY and dnssd_ipc.parse_browse_reply(body)[0] & 2:
+                                    latency = time.monotonic() - start
+                    except OSError:
+                        pass
+                    sock.close()
+                else:
+                    process = browser.spawn(daemon.browse_argv("_cold0._tcp"))
+                    latency = first_add(daemon, process, 10)
+                    process.stop(1, signal.SIGKILL)
+                daemon.stop()
+                if latency is None:
+                    failures[label] += 1
+                else:
+                    results[label].append(latency)
+            log(f"  trial {trial + 1}/{trials}: " + ", ".join(
+                f"{k} {fmt(v[-1] if v else None)}" for k, v in results.items()))
+        zc = peer(browser, "zc_cold_browse.py", browser.ipv4, "_cold0._tcp", trials)
+        zc.wait(trials * 15 + 30)
+        zc_values = [float(l.split()[1]) for _, l in zc.stdout.lines if l.startswith("trial ")]
+        results["python-zeroconf"] = [v for v in zc_values if v >= 0]
+        failures["python-zeroconf"] = trials - len(results["python-zeroconf"])
+    finally:
+        lan.close()
+    rows = [(k, summary(v)) for k, v in results.items()]
+    print_table("cold browse latency (s)", rows)
+    avahi = summary(results["Avahi (avahi-browse)"])["median"]
+    for label in ("Herald (herald browse)", "Herald (app socket)"):
+        log(f"  ratio {label} / Avahi median: {fmt(ratio(summary(results[label])['median'], avahi), '×', 2)}")
+    return {"samples": results, "failures": failures, "summary": dict(rows)}
+
+
+# ---------------------------------------------------------------- 2. time to visible
+
+def time_to_visible(args):
+    """A registration request in one namespace (herald register / avahi-publish, both daemons warm) until a
+    python-zeroconf browser in another namespace reports the service. Trials alternate between the daemons."""
+    trials = 5 if args.quick else args.trials
+    lan = LAN(3)
+    try:
+        herald_host, watcher_host, avahi_host = lan.hosts
+        watcher = peer(watcher_host, "zc_watch.py", watcher_host.ipv4, "_vis._tcp")
+        wait_ready(watcher, 20, "watcher")
+        daemons = [Herald(herald_host), Avahi(avahi_host)]
+        time.sleep(3)
+        results = {"Herald (herald register)": [], "Herald (app socket)": [], "Avahi (avahi-publish)": []}
+        for trial in range(trials):
+            for label in results:
+                daemon = daemons[1] if label.startswith("Avahi") else daemons[0]
+                name = f"vis-{label.split()[0]}-{label.split()[1][1:4]}-{trial}"
+                mark = len(watcher.stdout.lines)
+                if label == "Herald (app socket)":
+                    started = time.monotonic()
+                    sock = dnssd_ipc.connect(daemon.socket)
+                    sock.sendall(dnssd_ipc.register_request(name, "_vis._tcp", 8000 + trial))
+                else:
+                    process = daemon.host.spawn(daemon.register_argv(name, "_vis._tcp", 8000 + trial))
+                    started = process.started
+                hit = watcher.stdout.wait_for(lambda l, n=name: l.startswith("add ") and f" {n}." in l, 10,
+                                              start=mark)
+                if hit is not None:
+                    seen = float(hit[1].split()[1])
+                    results[label].append(seen - started)
+                if label == "Herald (app socket)":
+                    sock.close()
+                else:
+                    process.stop(2)
+                time.sleep(1.2)
+            log(f"  trial {trial + 1}/{trials}: " + ", ".join(
+                f"{k} {fmt(v[-1] if v else None)}" for k, v in results.items()))
+        for daemon in daemons:
+            daemon.stop()
+    finally:
+        lan.close()
+    rows = [(k, summary(v)) for k, v in results.items()]
+    print_table("time to visible (s)", rows)
+    avahi = summary(results["Avahi (avahi-publish)"])["median"]
+    for label in ("Herald (herald register)", "Herald (app socket)"):
+        log(f"  ratio {label} / Avahi median: {fmt(ratio(summary(results[label])['median'], avahi), '×', 2)}")
+    return {"samples": results, "summary": dict(rows), "trials": trials}
+
+
+# ---------------------------------------------------------------- 3./4. scale and footprint
+
+def advertise_many(lan, peers, instances, types):
+    per_peer = instances // len(peers)
+    processes = []
+    for index, host in enumerate(peers):
+        processes.append(peer(host, "zc_advertise.py", host.ipv4, host.name, per_peer, types, f"inst-{index}"))
+    for process in processes:
+        wait_ready(process, 240, "advertiser")
+    return per_peer * len(peers)
+
+
+def discover_all(daemon, host, types, expected, timeout):
+    """Browses and resolves all `types` with one CLI process per type; returns times and counts."""
+    start = time.monotonic()
+    processes = [host.spawn(daemon.browse_argv(f"_bench{t}._tcp", resolve=True)) for t in range(types)]
+    herald = isinstance(daemon, Herald)
+    added, resolved = set(), set()
+    discovered_at = resolved_at = None
+    cursors = [0] * len(processes)
+    deadline = start + timeout
+    last_progress = time.monotonic()
+    while time.monotonic() < deadline and (discovered_at is None or resolved_at is None):
+        time.sleep(0.01)
+        before = len(added) + len(resolved)
+        for i, process in enumerate(processes):
+            lines = process.stdout.lines
+            while cursors[i] < len(lines):
+                when, line = lines[cursors[i]]
+                cursors[i] += 1
+                if herald:
+                    try:
+                        obj = json.loads(line)
+                    except ValueError:
+                        continue
+                    key = (obj.get("type"), obj.get("name"))
+                    if "port" in obj:
+                        resolved.add(key)
+                    elif obj.get("event") == "add":
+                        added.add(key)
+                else:
+                    fields = line.split(";")
+                    if len(fields) >= 6:
+                        key = (fields[4], fields[3])
+                        if fields[0] == "+":
+                            added.add(key)
+                        elif fields[0] == "=":
+                            resolved.add(key)
+                if discovered_at is None and len(added) >= expected:
+                    discovered_at = when - start
+                if resolved_at is None and len(resolved) >= expected:
+                    resolved_at = when - start
+        if len(added) + len(resolved) != before:
+            last_progress = time.monotonic()
+        elif time.monotonic() - last_progress > 10:
+            break  # nothing new for 10 s: it will not get there
+    for process in processes:
+        process.stop(1, signal.SIGKILL)
+    return {"discovered": len(added), "resolved": len(resolved), "discover_s": discovered_at,
+            "resolve_s": resolved_at}
+
+
+def herald_status(daemon):
+    result = daemon.host.run(daemon.cli(["status", "--json"]), timeout=10)
+    try:
+        return json.loads(result.stdout.text().splitlines()[0])
+    except (ValueError, IndexError):
+        return {"raw": result.stdout.text()}
+
+
+def scale(args):
+    """2,000 instances of 20 types advertised by python-zeroconf in 4 namespaces; each daemon, fresh and
+    with its default configuration, browses and resolves all of them (20 CLI browsers with resolve:
+    `herald browse --resolve`, `avahi-browse -r`; and Herald once more through its app socket directly)."""
+    instances, types = (400, 20) if args.quick else (2000, 20)
+    lan = LAN(5)
+    runs = []
+    try:
+        peers, daemon_host = lan.hosts[:4], lan.hosts[4]
+        expected = advertise_many(lan, peers, instances, types)
+        log(f"  {expected} instances of {types} types advertised")
+        time.sleep(3)
+        variants = [("Herald", lambda: Herald(daemon_host)), ("Herald (app socket)", lambda: Herald(daemon_host)),
+                    ("Avahi", lambda: Avahi(daemon_host))]
+        if not args.quick:
+            variants.append(("Avahi (cache-entries-max=16384)",
+                             lambda: Avahi(daemon_host, cache_entries_max=16384)))
+        for label, make in variants:
+            daemon = make()
+            time.sleep(args.settle)
+            cpu0 = cpu_of(daemon)
+            if label == "Herald (app socket)":
+                outcome = discover_all_ipc(daemon.socket, types, expected, 60)
+            else:
+                outcome = discover_all(daemon, daemon_host, types, expected, 60)
+            time.sleep(0.5)
+            outcome.update(label=label, cpu_s=cpu_of(daemon) - cpu0, peak_rss_kib=rss_kib(daemon, "VmHWM"),
+                           rss_kib=rss_kib(daemon), processes=len(daemon.pids))
+            if isinstance(daemon, Avahi):
+                outcome["dbus_rss_kib"] = status_kib(daemon.bus.pid, "VmRSS")
+            else:
+                outcome["status"] = herald_status(daemon)
+            daemon.stop()
+            runs.append(outcome)
+            log(f"  {label}: discovered {outcome['discovered']}/{expected} in {fmt(outcome['discover_s'])}, "
+                f"resolved {outcome['resolved']}/{expected} in {fmt(outcome['resolve_s'])}, "
+                f"CPU {outcome['cpu_s']:.2f} s, peak RSS {outcome['peak_rss_kib'] / 1024:.1f} MiB")
+            time.sleep(2)
+    finally:
+        lan.close()
+    return {"instances": expected, "types": types, "runs": runs}
+
+
+def footprint(args):
+    """RSS of each daemon idle (5 s after start) and after browsing and resolving ~3,400 instances
+    (about 10,000 records: PTR, SRV and TXT per instance plus the peers' addresses)."""
+    instances = 400 if args.quick else 3400
+    lan = LAN(5)
+    runs = []
+    try:
+        peers, daemon_host = lan.hosts[:4], lan.hosts[4]
+        expected = advertise_many(lan, peers, instances, 20)
+        time.sleep(3)
+        for label, make in (("Herald", lambda: Herald(daemon_host)), ("Avahi", lambda: Avahi(daemon_host))):
+            daemon = make()
+            time.sleep(5)
+            idle_memory = memory_breakdown(daemon)
+            idle = idle_memory["rss_kib"]
+            outcome = discover_all(daemon, daemon_host, 20, expected, 60)
+            time.sleep(1)
+            loaded_memory = memory_breakdown(daemon)
+            loaded = loaded_memory["rss_kib"]
+            run = {"label": label, "idle_rss_kib": idle, "loaded_rss_kib": loaded, "processes": len(daemon.pids),
+                   "idle": idle_memory, "loaded": loaded_memory,
+                   "discovered": outcome["discovered"], "resolved": outcome["resolved"]}
+            if isinstance(daemon, Herald):
+                run["status"] = herald_status(daemon)
+            else:
+                run["dbus_rss_kib"] = status_kib(daemon.bus.pid, "VmRSS")
+            daemon.stop()
+            runs.append(run)
+            log(f"  {label}: idle {idle / 1024:.1f} MiB ({len(daemon.pids)} processes), with the cache filled "
+                f"{loaded / 1024:.1f} MiB ({outcome['resolved']} resolved)")
+            time.sleep(2)
+    finally:
+        lan.close()
+    return {"instances": expected, "runs": runs}
+
+
+# ---------------------------------------------------------------- 5. many clients
+
+def many_clients(args):
+    """N app-socket clients (one connection each) browse one type on heraldd; a peer then announces new
+    instances with hand-built packets. Per client event: the time from the packet's arrival at the host
+    (the kernel timestamp of an AF_PACKET socket in the daemon's namespace) to the moment the driver's
+    epoll reports the client's socket readable (all clients are read by this one Python process, so the
+    later clients of a batch include some of the driver's own time). Herald only (Avahi's clients
+    speak D-Bus, not this protocol)."""
+    clients = 100 if args.quick else 1000
+    rounds = 3 if args.quick else 10
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, clients + 256)), hard))
+    lan = LAN(2)
+    try:
+        sender_host, daemon_host = lan.hosts
+        daemon = Herald(daemon_host)
+        time.sleep(args.settle)
+        rss_before = rss_kib(daemon)
+        sockets = []
+        for _ in range(clients):
+            sock = dnssd_ipc.connect(daemon.socket)
+            sock.sendall(dnssd_ipc.browse_request("_many._tcp"))
+            sockets.append(sock)
+        for sock in sockets:
+            status = dnssd_ipc.read_status(sock)
+            if status != 0:
+                raise RuntimeError(f"browse refused: {status}")
+            sock.setblocking(False)
+        time.sleep(1)
+        rss_after = rss_kib(daemon)
+        sniffer = peer(daemon_host, "sniff.py", daemon_host.interface, "many-")
+        wait_ready(sniffer, 10, "sniffer")
+        announcer = sender_host.spawn([PYTHON, "-u", os.path.join(PEERS, "announce.py"), sender_host.ipv4,
+                                       "_many._tcp", "manysender"], stdin=subprocess.PIPE)
+        wait_ready(announcer, 10, "announcer")
+        poller = select.epoll()
+        by_fd = {}
+        for index, sock in enumerate(sockets):
+            poller.register(sock.fileno(), select.EPOLLIN)
+            by_fd[sock.fileno()] = (sock, dnssd_ipc.ReplyReader())
+        latencies = []
+        per_round = []
+        for r in range(rounds):
+            instance = f"many-{r}"
+            mark = len(sniffer.stdout.lines)
+            announcer.popen.stdin.write((instance + "\n").encode())
+            announcer.popen.stdin.flush()
+            arrivals = {}
+            deadline = time.monotonic() + 5
+            # Stamped with the wall clock (as the sniffer's kernel timestamps are) when epoll returns,
+            # before any socket of the batch is read; parsed after the round.
+            raw = []
+            while len(arrivals) < clients and time.monotonic() < deadline:
+                events = poller.poll(0.1, clients)
+                now = time.time()
+                for fd, _ in events:
+                    try:
+                        raw.append((fd, now, by_fd[fd][0].recv(65536)))
+                    except BlockingIOError:
+                        pass
+                for fd, when, data in raw:
+                    sock, reader = by_fd[fd]
+                    for op, body in reader.feed(data):
+                        if op == dnssd_ipc.OP_BROWSE_REPLY:
+                            flags, _, name = dnssd_ipc.parse_browse_reply(body)
+                            if name == instance and flags & 2 and fd not in arrivals:
+                                arrivals[fd] = when
+                raw = []
+            seen = sniffer.stdout.wait_for(lambda l, i=instance: l.startswith("seen ") and l.endswith(i), 2,
+                                           start=mark)
+            if seen is None:
+                raise RuntimeError("the sniffer did not see the announcement")
+            packet_time = float(seen[1].split()[1])
+            round_latencies = [t - packet_time for t in arrivals.values()]
+            latencies += round_latencies
+            per_round.append({"events": len(arrivals), "p50": summary(round_latencies)["median"],
+                              "p99": summary(round_latencies)["p99"]})
+            log(f"  round {r + 1}/{rounds}: {len(arrivals)}/{clients} clients got the event; "
+                f"p50 {fmt(per_round[-1]['p50'] and per_round[-1]['p50'] * 1000, 'ms', 2)} "
+                f"p99 {fmt(per_round[-1]['p99'] and per_round[-1]['p99'] * 1000, 'ms', 2)}")
+            time.sleep(0.5)
+        for sock in sockets:
+            sock.close()
+        daemon.stop()
+    finally:
+        lan.close()
+    s = summary(latencies)
+    per_client = (rss_after - rss_before) * 1024 / clients
+    log(f"\n== many clients: {clients} clients, {len(latencies)} events: p50 {s['median'] * 1000:.2f} ms, "
+        f"p99 {s['p99'] * 1000:.2f} ms; RSS {rss_before / 1024:.1f} → {rss_after / 1024:.1f} MiB "
+        f"({per_client:.0f} bytes per client)")
+    return {"clients": clients, "rounds": rounds, "samples": latencies, "summary": s, "per_round": per_round,
+            "rss_before_kib": rss_before, "rss_after_kib": rss_after, "bytes_per_client": per_client}
+
+
+# ---------------------------------------------------------------- 6. storm
+
+def storm(args):
+    """A flood of RATE useless responses/s for SECONDS from one namespace at a fresh daemon in another; every
+    2 s during the flood a browse of a real service (a new type each time, so never cached) starts."""
+    rate = args.storm_rate
+    seconds = 8 if args.quick else 30
+    lan = LAN(3)
+    runs = []
+    try:
+        real_host, daemon_host, flood_host = lan.hosts
+        browses = seconds // 2 - 1
+        real = []
+        for t in range(2):  # each daemon browses its own set of types
+            process = peer(real_host, "zc_advertise.py", real_host.ipv4, real_host.name, browses, browses,
+                           f"real{t}", f"_real{t}x")
+            real.append(process)
+        for process in real:
+            wait_ready(process, 60, "real services")
+        time.sleep(2)
+        for index, (label, make) in enumerate((("Herald", lambda: Herald(daemon_host)),
+                                               ("Avahi", lambda: Avahi(daemon_host)))):
+            daemon = make()
+            time.sleep(args.settle)
+            drops0 = daemon_host.udp_drops()
+            cpu0 = cpu_of(daemon)
+            flood = peer(flood_host, "flood.py", flood_host.ipv4, rate, seconds)
+            wait_ready(flood, 10, "flood")
+            flood_start = time.monotonic()
+            browse_results = []
+            pending = []
+            for b in range(browses):
+                target = flood_start + 1 + 2 * b
+                time.sleep(max(0, target - time.monotonic()))
+                service_type = f"_real{index}x{b}._tcp"
+                pending.append(daemon_host.spawn(daemon.browse_argv(service_type)))
+            for process in pending:
+                latency = first_add(daemon, process, max(0.1, process.started + 10 - time.monotonic()))
+                browse_results.append(latency)
+                process.stop(1, signal.SIGKILL)
+            flood.wait(seconds + 30)
+            flood_line = next((l for _, l in flood.stdout.lines if l.startswith("sent ")), "sent 0 1")
+            sent, elapsed = int(flood_line.split()[1]), float(flood_line.split()[2])
+            cpu = cpu_of(daemon) - cpu0
+            wall = time.monotonic() - flood_start
+            run = {"label": label, "sent": sent, "send_rate": sent / elapsed, "seconds": seconds,
+                   "cpu_s": cpu, "cpu_fraction": cpu / wall, "peak_rss_kib": rss_kib(daemon, "VmHWM"),
+                   "drops": daemon_host.udp_drops() - drops0, "browses": browse_results,
+                   "browses_ok": sum(1 for b in browse_results if b is not None)}
+            if isinstance(daemon, Herald):
+                run["status"] = herald_status(daemon)
+            daemon.stop()
+            runs.append(run)
+            ok = [b for b in browse_results if b is not None]
+            log(f"  {label}: flood {sent} packets ({sent / elapsed:.0f}/s); daemon CPU {cpu:.1f} s "
+                f"({100 * cpu / wall:.0f} % of a core), peak RSS {run['peak_rss_kib'] / 1024:.1f} MiB, "
+                f"socket drops {run['drops']}; browses during the flood: {len(ok)}/{len(browse_results)} "
+                f"succeeded, median {fmt(summary(ok)['median'])}")
+            time.sleep(6)  # let the flood's short-lived records expire before the next daemon
+    finally:
+        lan.close()
+    return {"rate": rate, "seconds": seconds, "runs": runs}
+
+
+BENCHMARKS = {"cold_browse": cold_browse, "time_to_visible": time_to_visible, "scale": scale,
+              "footprint": footprint, "many_clients": many_clients, "storm": storm}
+
+
+def machine_load():
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    return {"loadavg": load, "cpus": os.cpu_count(), "kernel": platform.release()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("benchmarks", nargs="*", choices=list(BENCHMARKS) + [[]], default=[])
+    parser.add_argument("--quick", action="store_true", help="fewer trials and smaller loads (a smoke run)")
+    parser.add_argument("--trials", type=int, default=25, help="trials of the latency benchmarks (default 25)")
+    parser.add_argument("--settle", type=float, default=1.0,
+                        help="seconds a fresh daemon gets after start before it is measured (default 1)")
+    parser.add_argument("--storm-rate", type=int, default=20000, help="flood packets per second (default 20000)")
+    parser.add_argument("--out", default="comparative-results.json")
+    args = parser.parse_args()
+    chosen = args.benchmarks or list(BENCHMARKS)
+    for path in (HERALD,):
+        if not os.path.exists(path):
+            raise SystemExit(f"{path} is missing: swift build -c release --product heraldd --product herald")
+    results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "quick": args.quick,
+               "load_before": machine_load(), "benchmarks": {}}
+    if os.path.exists(args.out):
+        with open(args.out) as f:
+            previous = json.load(f)
+        if previous.get("quick") == args.quick:
+            results["benchmarks"] = previous.get("benchmarks", {})
+    for name in chosen:
+        log(f"\n### {name}")
+        started = time.monotonic()
+        load = machine_load()
+        outcome = BENCHMARKS[name](args)
+        outcome["load_at_start"] = load
+        outcome["wall_s"] = time.monotonic() - started
+        outcome["measured"] = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())
+        results["benchmarks"][name] = outcome
+        with open(args.out, "w") as f:
+            json.dump(results, f, indent=1)
+    log(f"\nresults written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
