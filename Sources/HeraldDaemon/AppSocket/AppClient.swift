@@ -68,9 +68,18 @@ struct AppOperation {
     /// The request as the access gate judged it.
     var gated: GatedRequest?
     /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
-    var presence: [String: Int] = [:]
+    var presence: [PresenceKey: Int] = [:]
     /// What a resolve last reported per interface.
     var lastResolved: [Int: ResolvedService] = [:]
     /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
     var extras: [UInt32: ServiceExtraRecord] = [:]
+}
+
+/// One result as a client sees it on one interface: an instance or service type (browse), a record (query), or
+/// an address (address lookup). Names compare as DNS names do, ignoring ASCII case.
+struct PresenceKey: Hashable {
+    var interface: Int
+    var name: DNSName? = nil
+    var type: UInt16 = 0
+    var data: [UInt8] = []
 }

@@ -6,15 +6,18 @@ import HeraldWire
 extension AppSocketServer {
     func deliver(_ event: OperationEvent, for id: OperationID) {
         guard let owner = owners[id], let client = clients[owner.client],
-              var operation = client.operations[owner.context], !operation.parked
+              client.operations[owner.context]?.parked == false
         else { return }
         let context = owner.context
+        // Taken out while it changes, so that its tables are not copied on write, and always put back.
+        guard var operation = client.operations.removeValue(forKey: context) else { return }
+        defer { client.operations[context] = operation }
         switch (operation.kind, event) {
         case (.browse(let type), .instanceAdded(let instance, let link)),
              (.browse(let type), .instanceRemoved(let instance, let link)):
             let added = { if case .instanceAdded = event { return true } else { return false } }()
             guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return }
-            let key = "\(link.interfaceIndex)|\(instance.description.lowercased())"
+            let key = PresenceKey(interface: link.interfaceIndex, name: instance)
             guard operation.changePresence(of: key, added: added) else { break }
             let reply = BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                     name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
@@ -25,7 +28,7 @@ extension AppSocketServer {
              (.browseServiceTypes, .instanceRemoved(let type, let link)):
             let added = { if case .instanceAdded = event { return true } else { return false } }()
             guard let reply = Self.serviceTypeReply(type, interfaceIndex: link.interfaceIndex, added: added) else { return }
-            let key = "\(link.interfaceIndex)|\(type.description.lowercased())"
+            let key = PresenceKey(interface: link.interfaceIndex, name: type)
             guard operation.changePresence(of: key, added: added) else { break }
             queue(.browse(reply), to: client, context: context)
 
@@ -67,7 +70,7 @@ extension AppSocketServer {
              (.query(_, _, let recordClass), .recordRemoved(let record, let link)):
             let added = { if case .recordAdded = event { return true } else { return false } }()
             let rdata = record.data.uncompressedBytes
-            let key = "\(link.interfaceIndex)|\(record.name.description.lowercased())|\(record.type.rawValue)|\(rdata)"
+            let key = PresenceKey(interface: link.interfaceIndex, name: record.name, type: record.type.rawValue, data: rdata)
             guard operation.changePresence(of: key, added: added) else { break }
             let reply = QueryRecordReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                          fullname: record.name.description, rrtype: record.type.rawValue,
@@ -80,7 +83,7 @@ extension AppSocketServer {
             guard record.type == .a || record.type == .aaaa else { break }
             let added = { if case .recordAdded = event { return true } else { return false } }()
             let rdata = record.data.uncompressedBytes
-            let key = "\(link.interfaceIndex)|\(rdata)"
+            let key = PresenceKey(interface: link.interfaceIndex, data: rdata)
             guard operation.changePresence(of: key, added: added) else { break }
             let reply = AddrInfoReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                       hostname: hostname, rrtype: record.type.rawValue, rrclass: 1, rdata: rdata,
@@ -90,7 +93,6 @@ extension AppSocketServer {
         default:
             break
         }
-        client.operations[context] = operation
     }
 
     /// A service type found by type enumeration, laid out as mDNSResponder reports it (its
@@ -168,7 +170,7 @@ extension AppSocketServer {
 extension AppOperation {
     /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
     /// (first link to report it, or last one to lose it).
-    mutating func changePresence(of key: String, added: Bool) -> Bool {
+    mutating func changePresence(of key: PresenceKey, added: Bool) -> Bool {
         let count = presence[key] ?? 0
         if added {
             presence[key] = count + 1
