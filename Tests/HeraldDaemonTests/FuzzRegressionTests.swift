@@ -73,6 +73,37 @@ struct DaemonFuzzRegressionTests {
         #expect(problems.first?.message.contains("control character") == true)
     }
 
+    /// Accepted although the responder refuses it: an instance name and a type whose domain is long, together
+    /// longer than a DNS name may be (255 bytes). The fuzz input had a `Type=` with a domain of about 230 bytes.
+    /// (Fuzz invariant: "… and _x._tcp.… make no instance name".)
+    static let longDomain = (0..<4).map { _ in String(repeating: "d", count: 55) }.joined(separator: ".")
+
+    @Test("A .dnssd service whose full name would exceed 255 bytes is refused (fuzz finding)")
+    func dnssdFullNameTooLong() throws {
+        let problems = Self.dnssdProblems("[Service]\nName=\(String(repeating: "n", count: 30))\nType=_x._tcp.\(Self.longDomain)\nPort=1\n")
+        #expect(problems.count == 1)
+        #expect(problems.first?.line == 2)
+        #expect(problems.first?.message.contains("instance name") == true)
+        // The same type with a short name still fits.
+        let file = try SystemdDNSSDFile(contents: "[Service]\nName=n\nType=_x._tcp.\(Self.longDomain)\nPort=1\n",
+                                        file: "fuzz.dnssd", hostName: "myhost")
+        #expect(file.service.name == "n")
+    }
+
+    @Test("An Avahi service whose full name would exceed 255 bytes is refused (fuzz finding)")
+    func avahiFullNameTooLong() {
+        let group = { (name: String) in
+            Array("""
+                <service-group><name>\(name)</name><service><type>_x._tcp</type>
+                <domain-name>\(Self.longDomain)</domain-name><port>1</port></service></service-group>
+                """.utf8)
+        }
+        let problems = Self.avahiProblems(group(String(repeating: "n", count: 30)))
+        #expect(problems.count == 1)
+        #expect(problems.first?.message.contains("longer than 255 bytes") == true)
+        #expect(Self.avahiProblems(group("n")).isEmpty)
+    }
+
     @Test("An Avahi <name> with a control character inside is refused; one with spaces around it is trimmed")
     func avahiControlCharacters() {
         let tab = Self.avahiProblems(Array("""

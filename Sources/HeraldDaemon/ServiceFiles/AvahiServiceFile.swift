@@ -199,6 +199,10 @@ private struct Interpreter {
                 problems.append(problem(domainNode, "bad domain name \"\(text)\": \(error)"))
             }
         }
+        // The instance and the type (with its domain) must make a name that fits in 255 bytes.
+        if let type, !name.isEmpty, (try? ServiceInstanceName(instance: name, type: type)) == nil {
+            problems.append(problem(typeNode ?? node, "the service name \"\(name)\" and the type \(type) make a name longer than 255 bytes"))
+        }
         var host: DNSName?
         if let hostNode {
             let text = hostNode.text.trimmingWhitespace()
