@@ -1,41 +1,130 @@
 #!/usr/bin/env bash
-# Builds the HeraldWire libFuzzer target: .build/fuzz/wire-fuzzer (libFuzzer + AddressSanitizer, optimized).
-# The target is compiled into the HeraldWire module itself, so it sees the same code the package builds.
-# Usage: Fuzz/build.sh            (from any directory)
-#   SWIFTC=/path/to/swiftc        to use another compiler (default: swiftc on PATH)
-#   FUZZ_SOURCES=dir              to fuzz another copy of Sources/HeraldWire (for example an older commit)
+# Builds the libFuzzer targets (libFuzzer + AddressSanitizer, optimized) into .build/fuzz/:
+#   wire      wire-fuzzer      Sources/HeraldWire (DNS messages, names, TXT, NSEC bit maps)
+#   ipc       ipc-fuzzer       Sources/HeraldIPC (app-socket frames, requests, replies)
+#   control   control-fuzzer   Sources/HeraldControl (control-socket lines, requests, replies)
+#   manifest  manifest-fuzzer  Sources/HeraldBroker/Manifest (+ Identity/SHA256.swift, SystemdUnit.swift)
+#   services  services-fuzzer  Sources/HeraldDaemon/ServiceFiles (Avahi .service and systemd .dnssd files)
+# Each target is compiled into the module it fuzzes (its file sits next to the module's sources), so the
+# sources need no changes and the target sees the same code the package builds. Modules a target imports
+# (HeraldWire) are built first, with the same flags, and linked.
+#
+# Usage: Fuzz/build.sh [TARGET...]      (no target: all of them; from any directory)
+#   SWIFTC=/path/to/swiftc              to use another compiler (default: swiftc on PATH)
+#   FUZZ_SOURCES=dir                    for the wire target: fuzz another copy of Sources/HeraldWire
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 swiftc="${SWIFTC:-swiftc}"
-sources="${FUZZ_SOURCES:-Sources/HeraldWire}"
 out=".build/fuzz"
+all_targets=(wire ipc control manifest services)
 mkdir -p "$out"
-
 shopt -s nullglob
-originals=("$sources"/*.swift)
-if [ "${#originals[@]}" -eq 0 ]; then
-    echo "build.sh: no Swift sources in $sources" >&2
-    exit 1
-fi
-# Compile a snapshot, so that files edited while the compiler runs cannot break the build.
-snapshot="$out/src"
-rm -rf "$snapshot"
-mkdir -p "$snapshot"
-cp "${originals[@]}" Fuzz/WireFuzzer.swift "$snapshot/"
-files=("$snapshot"/*.swift)
+
+targets=("$@")
+if [ "${#targets[@]}" -eq 0 ]; then targets=("${all_targets[@]}"); fi
+for target in "${targets[@]}"; do
+    case " ${all_targets[*]} " in
+    *" $target "*) ;;
+    *) echo "build.sh: unknown target '$target' (known: ${all_targets[*]})" >&2; exit 2 ;;
+    esac
+done
 
 # lld links ASan binaries without gold's flood of "Cannot export local symbol" warnings.
 linker=()
 if [ -x "$(dirname "$(command -v "$swiftc")")/ld.lld" ] || command -v ld.lld >/dev/null 2>&1; then
     linker=(-use-ld=lld)
 fi
+flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-cache-path "$out/module-cache")
 
-echo "building $out/wire-fuzzer from $sources (${#originals[@]} files) and Fuzz/WireFuzzer.swift" >&2
-"$swiftc" -sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 \
-    -module-name HeraldWire "${files[@]}" \
-    -module-cache-path "$out/module-cache" "${linker[@]}" \
-    -o "$out/wire-fuzzer"
-echo "built $out/wire-fuzzer (sources snapshot: $(cat "${files[@]}" | sha1sum | cut -c1-12))" >&2
+# Copies files into a fresh snapshot directory, so that files edited while the compiler runs cannot break the
+# build; prints nothing, sets `files` to the copies.
+snapshot() {
+    local dir="$1"
+    shift
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    local source
+    for source in "$@"; do
+        [ -f "$source" ] || { echo "build.sh: missing source $source" >&2; exit 1; }
+        # Keep the relative path flat but unique (two modules may both have a file called Manifest.swift).
+        cp "$source" "$dir/$(echo "$source" | tr / _)"
+    done
+    files=("$dir"/*.swift)
+}
+
+# HeraldWire as a module (object + .swiftmodule) for the targets that import it; built once per run.
+wire_module_built=0
+build_wire_module() {
+    [ "$wire_module_built" = 1 ] && return
+    local originals=(Sources/HeraldWire/*.swift)
+    snapshot "$out/src/HeraldWire-module" "${originals[@]}"
+    mkdir -p "$out/modules"
+    echo "building the HeraldWire module for the other targets (${#originals[@]} files)" >&2
+    "$swiftc" "${flags[@]}" -module-name HeraldWire -wmo -emit-module \
+        -emit-module-path "$out/modules/HeraldWire.swiftmodule" -c "${files[@]}" -o "$out/modules/HeraldWire.o"
+    wire_module_built=1
+}
+
+# A stand-in HeraldEngine module for the service-file target: the parsers' StaticService.swift imports the
+# engine only for `ServiceRegistration`, the value a static service turns into; the engine itself (and its
+# dependencies) are not under test here.
+build_engine_stand_in() {
+    snapshot "$out/src/HeraldEngine-stand-in" Fuzz/Support/ServiceRegistrationStandIn.swift
+    echo "building the HeraldEngine stand-in for the service-file target" >&2
+    "$swiftc" "${flags[@]}" -module-name HeraldEngine -wmo -emit-module -I "$out/modules" \
+        -emit-module-path "$out/modules/HeraldEngine.swiftmodule" -c "${files[@]}" -o "$out/modules/HeraldEngine.o"
+}
+
+# link TARGET MODULE [extra objects...]: compiles `files` as MODULE with the fuzz target inside, into
+# $out/TARGET-fuzzer.
+link() {
+    local target="$1" module="$2"
+    shift 2
+    echo "building $out/$target-fuzzer (module $module, ${#files[@]} files)" >&2
+    "$swiftc" "${flags[@]}" -module-name "$module" -I "$out/modules" "${files[@]}" "$@" "${linker[@]}" \
+        -o "$out/$target-fuzzer"
+    echo "built $out/$target-fuzzer (sources snapshot: $(cat "${files[@]}" | sha1sum | cut -c1-12))" >&2
+}
+
+for target in "${targets[@]}"; do
+    case "$target" in
+    wire)
+        sources="${FUZZ_SOURCES:-Sources/HeraldWire}"
+        originals=("$sources"/*.swift)
+        if [ "${#originals[@]}" -eq 0 ]; then
+            echo "build.sh: no Swift sources in $sources" >&2
+            exit 1
+        fi
+        snapshot "$out/src/wire" "${originals[@]}" Fuzz/WireFuzzer.swift
+        link wire HeraldWire
+        ;;
+    ipc)
+        build_wire_module
+        snapshot "$out/src/ipc" Sources/HeraldIPC/*.swift Fuzz/IPCFuzzer.swift Fuzz/Support/FuzzSupport.swift
+        link ipc HeraldIPC "$out/modules/HeraldWire.o"
+        ;;
+    control)
+        snapshot "$out/src/control" Sources/HeraldControl/*.swift Fuzz/ControlFuzzer.swift \
+            Fuzz/Support/FuzzSupport.swift
+        link control HeraldControl
+        ;;
+    manifest)
+        build_wire_module
+        snapshot "$out/src/manifest" Sources/HeraldBroker/Manifest/*.swift Sources/HeraldBroker/Identity/SHA256.swift \
+            Sources/HeraldBroker/Identity/SystemdUnit.swift \
+            Fuzz/ManifestFuzzer.swift Fuzz/Support/FuzzSupport.swift
+        link manifest HeraldBroker "$out/modules/HeraldWire.o"
+        ;;
+    services)
+        build_wire_module
+        build_engine_stand_in
+        snapshot "$out/src/services" Sources/HeraldDaemon/ServiceFiles/AvahiServiceFile.swift \
+            Sources/HeraldDaemon/ServiceFiles/SystemdDNSSDFile.swift Sources/HeraldDaemon/ServiceFiles/StaticService.swift \
+            Fuzz/ServiceFileFuzzer.swift Fuzz/Support/FuzzSupport.swift
+        link services HeraldDaemon "$out/modules/HeraldWire.o" "$out/modules/HeraldEngine.o"
+        ;;
+    esac
+done

@@ -50,6 +50,8 @@ public struct ControlLineBuffer: Sendable {
         var lines: [[UInt8]] = []
         var start = 0
         while let end = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            // A complete line is held to the limit too, whether it came in one read or in many.
+            if end - start > maxLineLength { throw LineTooLong(limit: maxLineLength) }
             if end > start { lines.append(Array(buffer[start..<end])) }
             start = end + 1
         }

@@ -13,6 +13,13 @@ import FoundationXML
 public enum PropertyListDocumentReader {
     /// Reads an XML property list.
     public static func read(_ bytes: [UInt8]) throws(ManifestSyntaxError) -> ManifestDocument {
+        // Foundation's XMLParser traps on an element name that is not UTF-8, so such bytes never reach it.
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw ManifestSyntaxError(message: "the file is not valid UTF-8 text")
+        }
+        guard !hasProcessingInstruction(bytes) else {
+            throw ManifestSyntaxError(message: "property list: processing instructions (<?…?>) other than the XML declaration are not allowed")
+        }
         let builder = Builder()
         let parser = XMLParser(data: Data(bytes))
         parser.shouldResolveExternalEntities = false
@@ -31,6 +38,23 @@ public enum PropertyListDocumentReader {
     }
 
     /// Builds the value tree from parser events. Used by one parser on one thread, then dropped.
+    /// True when the bytes hold a processing instruction other than a leading XML declaration. Foundation's
+    /// XMLParser crashes on one without data (`<?name?>`), and the format uses none.
+    static func hasProcessingInstruction(_ bytes: [UInt8]) -> Bool {
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        var index = 0
+        while index + 1 < bytes.count {
+            if bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "?") {
+                let isDeclaration = index == start && bytes.count > index + 5
+                    && bytes[(index + 2)..<(index + 5)].elementsEqual("xml".utf8)
+                    && [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index + 5])
+                if !isDeclaration { return true }
+            }
+            index += 1
+        }
+        return false
+    }
+
     private final class Builder: NSObject, XMLParserDelegate {
         /// An element being read.
         enum Frame {
@@ -59,11 +83,11 @@ public enum PropertyListDocumentReader {
         var problem: ManifestSyntaxError?
         var sawPlist = false
 
-        func fail(_ parser: XMLParser, _ message: String) {
+        func fail(_ parser: XMLParser, _ message: String, abort: Bool = true) {
             if problem == nil {
                 problem = ManifestSyntaxError(line: parser.lineNumber, message: "property list: " + message)
             }
-            parser.abortParsing()
+            if abort { parser.abortParsing() }
         }
 
         func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
@@ -128,7 +152,9 @@ public enum PropertyListDocumentReader {
                 XMLParser.ErrorCode.tagNameMismatchError.rawValue: "an end tag does not match its start tag",
                 XMLParser.ErrorCode.emptyDocumentError.rawValue: "the document is empty",
             ]
-            fail(parser, "the XML is not well formed: " + (known[code] ?? "XMLParser error \(code)"))
+            // The parser stops by itself after a fatal error; aborting it from this callback as well can crash
+            // libxml2 (it does for a declaration of an unsupported encoding followed by a byte it cannot decode).
+            fail(parser, "the XML is not well formed: " + (known[code] ?? "XMLParser error \(code)"), abort: false)
         }
 
         func parser(_ parser: XMLParser, foundCDATA block: Data) {

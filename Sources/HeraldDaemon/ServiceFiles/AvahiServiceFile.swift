@@ -31,6 +31,18 @@ public struct AvahiServiceFile: Sendable {
     /// `replace-wildcards="yes"`.
     public init(data: Data, file: String, hostName: String) throws(ServiceFileError) {
         var problems: [ServiceFileProblem] = []
+        // Foundation's XMLParser traps on names, comments and other text that are not UTF-8, so such bytes never
+        // reach it.
+        guard String(validating: data, as: UTF8.self) != nil else {
+            throw ServiceFileError(file: file, problems: [
+                ServiceFileProblem(file: file, message: "not well-formed XML: the file is not valid UTF-8 text"),
+            ])
+        }
+        guard !XMLTreeBuilder.hasProcessingInstruction(Array(data)) else {
+            throw ServiceFileError(file: file, problems: [
+                ServiceFileProblem(file: file, message: "processing instructions (<?…?>) other than the XML declaration are not allowed"),
+            ])
+        }
         let root: ServiceXMLNode
         switch XMLTreeBuilder.parse(data) {
         case .success(let node):
@@ -187,6 +199,10 @@ private struct Interpreter {
                 problems.append(problem(domainNode, "bad domain name \"\(text)\": \(error)"))
             }
         }
+        // The instance and the type (with its domain) must make a name that fits in 255 bytes.
+        if let type, !name.isEmpty, (try? ServiceInstanceName(instance: name, type: type)) == nil {
+            problems.append(problem(typeNode ?? node, "the service name \"\(name)\" and the type \(type) make a name longer than 255 bytes"))
+        }
         var host: DNSName?
         if let hostNode {
             let text = hostNode.text.trimmingWhitespace()
@@ -329,6 +345,23 @@ private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
     /// Counts of each child name, per open element, for `[n]` in paths.
     private var counts: [[String: Int]] = [[:]]
     private weak var parser: XMLParser?
+
+    /// True when the bytes hold a processing instruction other than a leading XML declaration. Foundation's
+    /// XMLParser crashes on one without data (`<?name?>`), and the format uses none.
+    static func hasProcessingInstruction(_ bytes: [UInt8]) -> Bool {
+        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        var index = 0
+        while index + 1 < bytes.count {
+            if bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "?") {
+                let isDeclaration = index == start && bytes.count > index + 5
+                    && bytes[(index + 2)..<(index + 5)].elementsEqual("xml".utf8)
+                    && [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index + 5])
+                if !isDeclaration { return true }
+            }
+            index += 1
+        }
+        return false
+    }
 
     static func parse(_ data: Data) -> Result<ServiceXMLNode, XMLFailure> {
         let parser = XMLParser(data: data)

@@ -126,6 +126,10 @@ enum ServiceFileSupport {
         if length > DNSName.maxLabelLength {
             return "the service name \"\(name)\" is \(length) bytes long; at most \(DNSName.maxLabelLength) are allowed"
         }
+        // RFC 6763 §4.1.1: no control characters (the responder would refuse the name when publishing it).
+        if name.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return "the service name \"\(DNSName.presentation(ofLabel: name.utf8))\" contains a control character"
+        }
         return nil
     }
 

@@ -195,6 +195,15 @@ public struct SystemdDNSSDFile: Sendable {
             error(lastLine, "Type= is missing")
         }
 
+        // The instance and the type (with its domain) must make a name that fits in 255 bytes.
+        if let serviceType, !instance.isEmpty, let name {
+            do {
+                _ = try ServiceInstanceName(instance: instance, type: serviceType)
+            } catch let failure {
+                error(name.line, "the service name and type make no valid instance name: \(failure)")
+            }
+        }
+
         if !portSeen && sawService {
             error(lastLine, "Port= is missing")
         }
