@@ -7,7 +7,7 @@ import HeraldWire
 
 /// One connection to the app socket: its frame decoder, its outgoing bytes, and the operations it runs,
 /// keyed by the client-context bytes the client chose for each.
-final class AppClient {
+final class AppClient: QueuedWriter {
     let id: Int
     let fd: Int32
     let identity: ClientIdentity?

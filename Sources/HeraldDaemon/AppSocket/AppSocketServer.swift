@@ -158,19 +158,7 @@ public final class AppSocketServer {
 
     private func writePending(_ client: AppClient) {
         guard !client.closed else { return }
-        while !client.output.isEmpty {
-            guard let written = UnixSocket.write(client.fd, client.output[...]) else {
-                disconnect(client, reason: nil)
-                return
-            }
-            if written == 0 { break }
-            client.output.removeFirst(written)
-        }
-        let wantsWrite = !client.output.isEmpty
-        if wantsWrite != client.waitingToWrite {
-            client.waitingToWrite = wantsWrite
-            loop.modify(client.fd, for: wantsWrite ? [.readable, .writable] : .readable)
-        }
+        if case .failed = loop.writeQueued(client) { disconnect(client, reason: nil) }
     }
 
     /// Queues a reply to be sent at the end of the current batch.

@@ -4,7 +4,7 @@ import Glibc
 import HeraldControl
 
 /// One connection to the control socket: its line buffer, its queued output, and what it subscribed to.
-final class ControlClient {
+final class ControlClient: QueuedWriter {
     let id: Int
     let fd: Int32
     let identity: ClientIdentity?

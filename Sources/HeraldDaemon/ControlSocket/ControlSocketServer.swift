@@ -142,18 +142,6 @@ public final class ControlSocketServer {
 
     private func writePending(_ client: ControlClient) {
         guard !client.closed else { return }
-        while !client.output.isEmpty {
-            guard let written = UnixSocket.write(client.fd, client.output[...]) else {
-                disconnect(client, reason: nil)
-                return
-            }
-            if written == 0 { break }
-            client.output.removeFirst(written)
-        }
-        let wantsWrite = !client.output.isEmpty
-        if wantsWrite != client.waitingToWrite {
-            client.waitingToWrite = wantsWrite
-            loop.modify(client.fd, for: wantsWrite ? [.readable, .writable] : .readable)
-        }
+        if case .failed = loop.writeQueued(client) { disconnect(client, reason: nil) }
     }
 }

@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// One connection to the NSS socket: it sends one request line and gets one reply line.
-final class NSSClient {
+final class NSSClient: QueuedWriter {
     enum State {
         /// Waiting for the request line.
         case reading

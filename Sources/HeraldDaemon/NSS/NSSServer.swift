@@ -356,20 +356,8 @@ public final class NSSServer {
 
     private func writePending(_ client: NSSClient) {
         guard clients[client.id] != nil, case .replying = client.state else { return }
-        while !client.output.isEmpty {
-            guard let written = UnixSocket.write(client.fd, client.output[...]) else {
-                drop(client)
-                return
-            }
-            if written == 0 { break }
-            client.output.removeFirst(written)
-        }
-        if client.output.isEmpty {
-            drop(client)
-        } else if !client.waitingToWrite {
-            client.waitingToWrite = true
-            loop.modify(client.fd, for: [.readable, .writable])
-        }
+        // One reply per connection (as libnss-mdns expects): once it is written, or the peer has gone, it ends.
+        if loop.writeQueued(client) != .pending { drop(client) }
     }
 
     /// Closes a connection.
