@@ -18,8 +18,7 @@ struct FaultInjectionTests {
         let (home, away) = (lan.hosts[0], lan.hosts[1])
         var daemon = try home.startPermissionDaemon(area: area)
         let peer = try away.startHeraldd()
-        let app = try area.installApp(named: "tictactoe")
-        try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+        let app = try area.registerTicTacToe(on: daemon)
         try daemon.control(["grant", "org.example.tictactoe"]).expectSuccess()
 
         let browse = try home.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)

@@ -91,8 +91,7 @@ extension HeraldOnTestLANs {
             defer { area.remove() }
             let host = lan.hosts[0]
             let daemon = try host.startPermissionDaemon(area: area)
-            let app = try area.installApp(named: "tictactoe")
-            try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+            let app = try area.registerTicTacToe(on: daemon)
 
             var started = Date()
             let waited = try host.runApp(app, ["browse", "_tictactoe._tcp", "--timeout", "1.5"], daemon: daemon, timeout: 10)
@@ -126,8 +125,7 @@ extension HeraldOnTestLANs {
             defer { area.remove() }
             let host = lan.hosts[0]
             let daemon = try host.startPermissionDaemon(area: area)
-            let app = try area.installApp(named: "tictactoe")
-            try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+            let app = try area.registerTicTacToe(on: daemon)
             let peer = try daemon.spawnHerald(["register", "Granted Peer", "_tictactoe._tcp", "5000"])
             defer { peer.terminate(grace: 1) }
             try peer.waitForOutput(containing: "Granted Peer", in: .stdout, timeout: 10)

@@ -17,8 +17,7 @@ struct OperatorCommandTests {
         defer { area.remove() }
         let host = lan.hosts[0]
         let daemon = try host.startPermissionDaemon(area: area)
-        let app = try area.installApp(named: "tictactoe")
-        try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+        let app = try area.registerTicTacToe(on: daemon)
         let peer = try daemon.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000"])
         defer { peer.terminate(grace: 1) }
         let browse = try host.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
@@ -57,8 +56,7 @@ struct OperatorCommandTests {
         defer { area.remove() }
         let host = lan.hosts[0]
         let daemon = try host.startPermissionDaemon(area: area)
-        let app = try area.installApp(named: "tictactoe")
-        try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+        let app = try area.registerTicTacToe(on: daemon)
 
         // A subscriber speaking the protocol directly: it prints each event line it receives.
         let subscriber = try host.spawn(["python3", "-c", """
@@ -108,8 +106,7 @@ struct OperatorCommandTests {
         defer { area.remove() }
         let host = lan.hosts[0]
         let daemon = try host.startPermissionDaemon(area: area)
-        let app = try area.installApp(named: "tictactoe")
-        try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
+        let app = try area.registerTicTacToe(on: daemon)
 
         let follow = try host.spawn([try HeraldBinaries.herald(), "log", "--follow", "--control-socket", daemon.controlSocket])
         defer { follow.terminate(grace: 1) }

@@ -42,6 +42,14 @@ final class PermissionTestArea: @unchecked Sendable {
         return path
     }
 
+    /// Installs the tic-tac-toe app (a copy of `herald` at `bin/tictactoe`) and registers its manifest with
+    /// `daemon` (not granted); returns the app's path.
+    func registerTicTacToe(on daemon: HeraldDaemon) throws -> String {
+        let app = try installApp(named: "tictactoe")
+        try daemon.control(["app", "add", try ticTacToeManifest(executable: app)]).expectSuccess()
+        return app
+    }
+
     /// The tic-tac-toe manifest of BRIEF §1 for the app at `executable`; `usage: nil` leaves the description out.
     func ticTacToeManifest(executable: String, usage: String? = "Tic Tac Toe looks for players on your local network.",
                            types: [String] = ["_tictactoe._tcp"], extra: [String: Any] = [:]) throws -> String {
