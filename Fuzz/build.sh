@@ -68,16 +68,6 @@ build_wire_module() {
     wire_module_built=1
 }
 
-# A stand-in HeraldEngine module for the service-file target: the parsers' StaticService.swift imports the
-# engine only for `ServiceRegistration`, the value a static service turns into; the engine itself (and its
-# dependencies) are not under test here.
-build_engine_stand_in() {
-    snapshot "$out/src/HeraldEngine-stand-in" Fuzz/Support/ServiceRegistrationStandIn.swift
-    echo "building the HeraldEngine stand-in for the service-file target" >&2
-    "$swiftc" "${flags[@]}" -module-name HeraldEngine -wmo -emit-module -I "$out/modules" \
-        -emit-module-path "$out/modules/HeraldEngine.swiftmodule" -c "${files[@]}" -o "$out/modules/HeraldEngine.o"
-}
-
 # link TARGET MODULE [extra objects...]: compiles `files` as MODULE with the fuzz target inside, into
 # $out/TARGET-fuzzer.
 link() {
@@ -120,11 +110,10 @@ for target in "${targets[@]}"; do
         ;;
     services)
         build_wire_module
-        build_engine_stand_in
         snapshot "$out/src/services" Sources/HeraldDaemon/ServiceFiles/AvahiServiceFile.swift \
             Sources/HeraldDaemon/ServiceFiles/SystemdDNSSDFile.swift Sources/HeraldDaemon/ServiceFiles/StaticService.swift \
             Fuzz/ServiceFileFuzzer.swift Fuzz/Support/FuzzSupport.swift
-        link services HeraldDaemon "$out/modules/HeraldWire.o" "$out/modules/HeraldEngine.o"
+        link services HeraldDaemon "$out/modules/HeraldWire.o"
         ;;
     esac
 done

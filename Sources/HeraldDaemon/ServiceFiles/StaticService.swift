@@ -1,4 +1,3 @@
-import HeraldEngine
 import HeraldWire
 
 /// Which address family a static service is published on (Avahi's `protocol` attribute).
@@ -51,24 +50,6 @@ public struct StaticService: Hashable, Sendable {
 
     /// The (first) TXT record; see ``txtRecords``.
     public var txt: TXTRecord { txtRecords.first ?? .empty }
-
-    /// The registration the responder publishes for this service: every TXT record in the instance's TXT
-    /// record set, and the SRV priority and weight the file gives (0 otherwise).
-    public func registration(autoRename: Bool = true, interfaceIndex: Int? = nil) -> ServiceRegistration {
-        var registration = ServiceRegistration(instance: name, type: type.baseTypeName, subtypes: subtypes, host: host,
-                                               port: port, txt: txt, autoRename: autoRename, interfaceIndex: interfaceIndex)
-        registration.priority = priority ?? 0
-        registration.weight = weight ?? 0
-        var seen: Set<TXTRecord> = [txt]
-        registration.additionalTXT = txtRecords.dropFirst().filter { seen.insert($0).inserted }
-        return registration
-    }
-
-    /// Registrations for a list of services, in order.
-    public static func registrations(for services: [StaticService], autoRename: Bool = true,
-                                     interfaceIndex: Int? = nil) -> [ServiceRegistration] {
-        services.map { $0.registration(autoRename: autoRename, interfaceIndex: interfaceIndex) }
-    }
 }
 
 /// One thing wrong with a service definition file.
