@@ -90,3 +90,28 @@ struct RecordRegistrationTests {
         #expect(lan.hosts[alpha].engine.registeredName(of: OperationID(9)) == nil)
     }
 }
+
+extension RecordRegistrationTests {
+    @Test("an added record changed right after it was announced replaces the old data in a peer's cache")
+    func quickUpdateOfAddedRecord() throws {
+        var lan = SimulatedLAN()
+        let alpha = lan.addHost("alpha")
+        let beta = lan.addHost("beta")
+        let printer = Fixture.instance("Printer")
+        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
+        lan.run(for: 5000)
+        let first = RecordData.hinfo(cpu: Array("V1".utf8), os: Array("X".utf8))
+        let second = RecordData.hinfo(cpu: Array("V2".utf8), os: Array("X".utf8))
+        lan.with(alpha) { $0.updateExtraRecords(OperationID(1), [ServiceExtraRecord(type: .hinfo, data: first)], at: $1) }
+        lan.run(for: 200)
+        let updatedAt = lan.now
+        lan.with(alpha) { $0.updateExtraRecords(OperationID(1), [ServiceExtraRecord(type: .hinfo, data: second)], at: $1) }
+        lan.run(for: 4000)
+        let announced = lan.multicastResponses(from: alpha, containing: printer, type: .hinfo).filter { $0.time >= updatedAt }
+        #expect(announced.count >= 2, "the new data is announced at least twice")
+        var cached: [CachedRecord] = []
+        lan.with(beta) { engine, _ in cached = engine.cachedRecords(on: SimulatedLAN.ipv4Link) }
+        let hinfos = cached.filter { $0.record.name == printer && $0.record.type == .hinfo }.map(\.record.data)
+        #expect(hinfos == [second], "\(hinfos)")
+    }
+}
