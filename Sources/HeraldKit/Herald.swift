@@ -72,54 +72,20 @@ public struct Herald: Sendable {
     ) async throws -> [HostAddress] {
         let request = Request.addrInfo(AddrInfoRequest(interfaceIndex: interfaceIndex, protocol: [.ipv4, .ipv6],
                                                        hostname: hostname))
-        let operation = DaemonOperation(request, socketPath: socketPath)
-        let deadline = OperationDeadline(after: timeout)
-        let watcher = deadline.watch(operation)
-        defer {
-            watcher.cancel()
-            operation.cancel()
-        }
         var found: [HostAddress] = []
-        var parked = false
-        var reason = OperationState.parkedReason
-        for await event in operation.events {
-            let replies: [Reply]
-            switch event {
-            case .started(let status, let first):
-                guard status == .noError else { throw HeraldError.daemon(status) }
-                replies = first
-            case .replies(let more):
-                replies = more
-            case .explained(let text):
-                reason = text
-                continue
-            case .failed(let error):
-                throw HeraldError.connection(error)
+        let outcome: OneShotOutcome<Never> = try await runOneShot(request, timeout: timeout, parked: { found.removeAll() }) {
+            reply, deadline in
+            guard case .addrInfo(let answer) = reply, answer.rdata.count == 4 || answer.rdata.count == 16 else { return nil }
+            let address = HostAddress(bytes: answer.rdata, interfaceIndex: answer.interfaceIndex)
+            if answer.flags.contains(.add) {
+                if !found.contains(address) { found.append(address) }
+                deadline.bringForward(to: .now + settle)
+            } else {
+                found.removeAll { $0 == address }
             }
-            for reply in replies {
-                switch reply.error {
-                case .noError:
-                    guard case .addrInfo(let answer) = reply, answer.rdata.count == 4 || answer.rdata.count == 16 else { continue }
-                    parked = false
-                    let address = HostAddress(bytes: answer.rdata, interfaceIndex: answer.interfaceIndex)
-                    if answer.flags.contains(.add) {
-                        if !found.contains(address) { found.append(address) }
-                        deadline.bringForward(to: .now + settle)
-                    } else {
-                        found.removeAll { $0 == address }
-                    }
-                case .noAuth:
-                    parked = true
-                    found.removeAll()
-                default:
-                    throw HeraldError.daemon(reply.error)
-                }
-            }
+            return nil
         }
-        try Task.checkCancellation()
-        if found.isEmpty && throwsWhenNone {
-            throw parked ? HeraldError.notPermitted(reason: reason) : HeraldError.timedOut
-        }
+        if found.isEmpty && throwsWhenNone { throw outcome.failure }
         return found
     }
 
@@ -127,6 +93,28 @@ public struct Herald: Sendable {
     private func firstAnswer<Answer: Sendable>(
         _ request: Request, timeout: Duration, accept: (Reply) -> Answer?
     ) async throws -> Answer {
+        let outcome = try await runOneShot(request, timeout: timeout, parked: {}) { reply, _ in accept(reply) }
+        if let answer = outcome.answer { return answer }
+        throw outcome.failure
+    }
+
+    /// How a one-shot operation ended: with an answer, or at its deadline (parked or not).
+    private struct OneShotOutcome<Answer> {
+        var answer: Answer?
+        var parked: Bool
+        var reason: String
+
+        /// The error for ending without an answer.
+        var failure: HeraldError { parked ? .notPermitted(reason: reason) : .timedOut }
+    }
+
+    /// Runs `request` on its own connection until `timeout` (which `handle` may bring forward), handing every reply
+    /// without an error to `handle` and returning as soon as it returns an answer. A NoAuth reply marks the
+    /// operation parked (and calls `parked`); a later answer means it was granted. Other errors are thrown.
+    private func runOneShot<Answer>(
+        _ request: Request, timeout: Duration, parked onParked: () -> Void,
+        handle: (Reply, OperationDeadline) -> Answer?
+    ) async throws -> OneShotOutcome<Answer> {
         let operation = DaemonOperation(request, socketPath: socketPath)
         let deadline = OperationDeadline(after: timeout)
         let watcher = deadline.watch(operation)
@@ -134,8 +122,7 @@ public struct Herald: Sendable {
             watcher.cancel()
             operation.cancel()
         }
-        var parked = false
-        var reason = OperationState.parkedReason
+        var outcome = OneShotOutcome<Answer>(answer: nil, parked: false, reason: OperationState.parkedReason)
         for await event in operation.events {
             let replies: [Reply]
             switch event {
@@ -145,7 +132,7 @@ public struct Herald: Sendable {
             case .replies(let more):
                 replies = more
             case .explained(let text):
-                reason = text
+                outcome.reason = text
                 continue
             case .failed(let error):
                 throw HeraldError.connection(error)
@@ -153,15 +140,20 @@ public struct Herald: Sendable {
             for reply in replies {
                 switch reply.error {
                 case .noError:
-                    if let answer = accept(reply) { return answer }
+                    outcome.parked = false
+                    if let answer = handle(reply, deadline) {
+                        outcome.answer = answer
+                        return outcome
+                    }
                 case .noAuth:
-                    parked = true
+                    outcome.parked = true
+                    onParked()
                 default:
                     throw HeraldError.daemon(reply.error)
                 }
             }
         }
         try Task.checkCancellation()
-        throw parked ? HeraldError.notPermitted(reason: reason) : HeraldError.timedOut
+        return outcome
     }
 }
