@@ -125,11 +125,13 @@ public struct ControlStatus: Codable, Hashable, Sendable {
     public var packetsSent: Int
     public var malformedPackets: Int
     public var conflicts: Int
+    /// Unicast replies to the daemon's QU questions that it accepted.
+    public var unicastResponsesReceived: Int
 
     public init(version: String, hostName: String, uptimeSeconds: Int, interfaces: [Interface], cachedRecords: Int,
                 clients: Int, operations: Int, parkedOperations: Int, registrations: Int, staticServices: Int, apps: Int,
                 grantedApps: Int, deniedApps: Int, pendingRequests: Int, packetsReceived: Int, packetsSent: Int,
-                malformedPackets: Int, conflicts: Int) {
+                malformedPackets: Int, conflicts: Int, unicastResponsesReceived: Int = 0) {
         self.version = version
         self.hostName = hostName
         self.uptimeSeconds = uptimeSeconds
@@ -148,5 +150,6 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         self.packetsSent = packetsSent
         self.malformedPackets = malformedPackets
         self.conflicts = conflicts
+        self.unicastResponsesReceived = unicastResponsesReceived
     }
 }

@@ -29,7 +29,8 @@ extension Daemon {
             grantedApps: decisions.filter { $0 == .granted }.count, deniedApps: decisions.filter { $0 == .denied }.count,
             pendingRequests: pending, packetsReceived: engine.statistics.packetsReceived,
             packetsSent: engine.statistics.packetsSent, malformedPackets: engine.statistics.malformedPackets,
-            conflicts: engine.statistics.conflicts)
+            conflicts: engine.statistics.conflicts,
+            unicastResponsesReceived: engine.statistics.unicastResponsesReceived)
     }
 }
 

@@ -142,6 +142,7 @@ extension MDNSEngine {
         if toUnicast {
             guard isOnLink(source.address, link: link), let asked = lastUnicastQuestion[link],
                   now - asked <= MDNSConstants.unicastResponseWindow else { return }
+            statistics.unicastResponsesReceived += 1
         }
         var changes: [CacheChange] = []
         for section in [message.answers, message.authorities, message.additionals] {

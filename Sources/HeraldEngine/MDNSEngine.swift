@@ -114,10 +114,12 @@ public struct MDNSEngine: Sendable {
         flushFailedRecords()
         runPublications()
         sendDueResponses()
-        for packet in querier.sendDue(at: now, cache: &caches) {
+        var askedForUnicast: Set<LinkID> = []
+        for packet in querier.sendDue(at: now, cache: &caches, askedForUnicast: &askedForUnicast) {
             statistics.queriesSent += 1
             send(packet.bytes, on: packet.link, to: packet.destination)
         }
+        for link in askedForUnicast { lastUnicastQuestion[link] = now }
     }
 
     // MARK: - Links
@@ -205,4 +207,6 @@ public struct EngineStatistics: Sendable, Hashable {
     public var queriesSent = 0
     public var responsesSent = 0
     public var conflicts = 0
+    /// Unicast replies accepted: answers to our QU questions (first queries and first probes).
+    public var unicastResponsesReceived = 0
 }

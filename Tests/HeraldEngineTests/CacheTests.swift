@@ -112,6 +112,10 @@ struct CacheTests {
     @Test("a unicast response is ignored unless it answers a QU question this host asked within two seconds")
     func unsolicitedUnicastIgnored() {
         var lan = watching()
+        // The query's first question asked for unicast replies (nothing was cached); two seconds later only
+        // multicast (QM) retransmissions have gone out.
+        #expect(lan.queries(from: 0).first?.message.questions.first?.unicastResponse == true)
+        lan.run(for: 2000)
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer, to: 0, toUnicast: true)
         lan.run(for: 3000)
         #expect(changes(lan).isEmpty)

@@ -27,7 +27,9 @@ struct QuerierTests {
             let asked = queries(lan, from: beta, asking: Fixture.ippType, .ptr)
             let first = try #require(asked.first)
             firstDelays.append(first.time - start)
-            #expect(asked.allSatisfy { !$0.message.questions[0].unicastResponse })
+            // Nothing is cached: the first query asks for unicast replies, the retransmissions do not.
+            #expect(first.message.questions[0].unicastResponse)
+            #expect(asked.dropFirst().allSatisfy { !$0.message.questions[0].unicastResponse })
             guard seed == 1 else { continue }
             let gaps = asked.gaps { Int($0.time.milliseconds) }
             try #require(gaps.count > 12)
@@ -38,6 +40,41 @@ struct QuerierTests {
         }
         #expect(firstDelays.allSatisfy { (20...120).contains($0) }, "\(firstDelays)")
         #expect(Set(firstDelays).count >= 5)
+    }
+
+    @Test("QU first queries (RFC 6762 §5.4): a unicast reply from the link is taken while the question is fresh; a question with cached answers asks for multicast")
+    func unicastFirstQuery() throws {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta")
+        lan.run(for: 3000)
+        lan.with(beta) { $0.browse(OperationID(1), type: Fixture.ippType, at: $1) }
+        lan.run(for: 200)
+        let first = try #require(queries(lan, from: beta, asking: Fixture.ippType, .ptr).first)
+        #expect(first.message.questions[0].unicastResponse)
+
+        // A peer answers by unicast: cached and reported, and counted.
+        lan.inject(.response([Fixture.ptr(Fixture.ippType, printer)]), from: peer, toUnicast: true)
+        lan.run(for: 100)
+        #expect(lan.events(of: beta, OperationID(1)).contains { $0.event == .instanceAdded(printer, SimulatedLAN.ipv4Link) })
+        #expect(lan.hosts[beta].engine.statistics.unicastResponsesReceived == 1)
+
+        // Asked again with the answer cached: an ordinary question listing it as a known answer.
+        lan.with(beta) { $0.cancel(OperationID(1), at: $1) }
+        lan.run(for: 100)
+        let restart = lan.now
+        lan.with(beta) { $0.browse(OperationID(2), type: Fixture.ippType, at: $1) }
+        lan.run(for: 200)
+        let again = try #require(queries(lan, from: beta, asking: Fixture.ippType, .ptr).first { $0.time > restart })
+        #expect(!again.message.questions[0].unicastResponse)
+        #expect(again.message.answers.contains { $0.data == .ptr(printer) })
+
+        // Long after the last QU question, a unicast "reply" is not taken.
+        lan.run(for: 5000)
+        let other = Fixture.instance("Stranger")
+        lan.inject(.response([Fixture.ptr(Fixture.ippType, other)]), from: peer, toUnicast: true)
+        lan.run(for: 100)
+        #expect(!lan.events(of: beta, OperationID(2)).contains { $0.event == .instanceAdded(other, SimulatedLAN.ipv4Link) })
+        #expect(lan.hosts[beta].engine.statistics.unicastResponsesReceived == 1)
     }
 
     @Test("queries list cached answers with at least half their TTL left, with the TTL left and no cache-flush bit")

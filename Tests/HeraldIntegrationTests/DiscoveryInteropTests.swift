@@ -168,6 +168,34 @@ extension HeraldOnTestLANs {
             #expect(gone.held, "no - for Zeroconf Four after its goodbye: \(watcher.output)")
         }
 
+        @Test("a browse with nothing cached asks for unicast replies, and heraldd takes python-zeroconf's unicast answer")
+        func takesUnicastAnswers() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (local, peer) = (lan.hosts[0], lan.hosts[1])
+            let type = "_hunicast._tcp"
+            let zeroconf = try peer.startZeroconf(script: """
+                info = ServiceInfo("\(type).local.", "Unicast Reply.\(type).local.", port=4200,
+                                   server=HOST_NAME + ".local.", parsed_addresses=[HOST_IPV4])
+                zc.register_service(info)
+                ready("registered")
+                wait_forever()
+                """, ipv6: false)
+            try zeroconf.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+            // Started after the peer's announcements, so its cache is empty.
+            let daemon = try local.startHeraldd()
+            let before = HeraldJSON.objects(try daemon.control(["status", "--json"]).stdout).first ?? [:]
+            #expect(before["unicastResponsesReceived"] as? Int == 0, "\(before)")
+
+            // python-zeroconf answers a QU question about a record it multicast recently by unicast (RFC 6762
+            // §5.4); heraldd's first query is one, so the answer comes by unicast and must be taken.
+            let browse = try daemon.herald(["browse", type, "--timeout", "2", "--json"])
+            let added = HeraldJSON.objects(browse.stdout).filter { $0["event"] as? String == "add" }
+            #expect(added.map { $0["name"] as? String } == ["Unicast Reply"], "\(browse)")
+            let after = HeraldJSON.objects(try daemon.control(["status", "--json"]).stdout).first ?? [:]
+            #expect((after["unicastResponsesReceived"] as? Int ?? 0) >= 1, "\(after)\nheraldd:\n\(daemon.log)")
+        }
+
         private func check(_ object: [String: Any]?, against service: Published, exactTXT: String?, type: String, what: String) {
             guard let object else {
                 Issue.record("\(what): nothing for \(service.name)")

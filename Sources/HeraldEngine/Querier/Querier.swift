@@ -99,7 +99,14 @@ struct Querier: Sendable {
     }
 
     /// Sends every question due at `now`, each link's questions packed together with their known answers.
-    mutating func sendDue(at now: Instant, cache: inout [LinkID: RecordCache]) -> [OutgoingPacket] {
+    ///
+    /// The first query of a question that has nothing cached asks for unicast replies (QU, RFC 6762 §5.4): the
+    /// querier knows no answers yet, so every answer is news to it alone, and a responder that multicast the
+    /// record recently can reply at once, by unicast, instead of after the 20–120 ms that a multicast reply to a
+    /// shared record waits. Retransmissions are ordinary (QM) questions. `askedForUnicast` lists the links on
+    /// which a QU question went out, so that unicast replies are accepted there.
+    mutating func sendDue(at now: Instant, cache: inout [LinkID: RecordCache],
+                          askedForUnicast: inout Set<LinkID>) -> [OutgoingPacket] {
         var packets: [OutgoingPacket] = []
         for link in queries.keys.sorted() {
             var questions: [DNSQuestion] = []
@@ -114,8 +121,10 @@ struct Querier: Sendable {
             for key in keys {
                 guard var query = queries[link]![key] else { continue }
                 var send = false
+                var unicastResponse = false
                 if let next = query.nextQueryAt, next <= now {
                     send = true
+                    unicastResponse = query.lastSentAt == nil && !(cache[link]?.hasAnswer(to: key) ?? false)
                     query.markSent(at: now)
                     if query.expectsUniqueAnswer && (cache[link]?.hasAnswer(to: key) ?? false) {
                         query.nextQueryAt = nil  // answered: refreshes take over
@@ -135,7 +144,9 @@ struct Querier: Sendable {
                 }
                 queries[link]![key] = query
                 guard send else { continue }
-                questions.append(DNSQuestion(name: key.name, type: key.type, recordClass: key.recordClass))
+                questions.append(DNSQuestion(name: key.name, type: key.type, recordClass: key.recordClass,
+                                             unicastResponse: unicastResponse))
+                if unicastResponse { askedForUnicast.insert(link) }
                 knownAnswers += self.knownAnswers(for: key, in: cache[link], at: now)
             }
             if refreshesDue {

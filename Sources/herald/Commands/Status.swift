@@ -30,7 +30,8 @@ struct Status: HeraldCommand {
                             + "static services: \(status.staticServices)")
         StandardOutput.line("apps: \(status.apps) (\(status.grantedApps) granted, \(status.deniedApps) denied), "
                             + "pending requests: \(status.pendingRequests)")
-        StandardOutput.line("packets: \(status.packetsReceived) received (\(status.malformedPackets) malformed), "
-                            + "\(status.packetsSent) sent; conflicts: \(status.conflicts)")
+        StandardOutput.line("packets: \(status.packetsReceived) received (\(status.malformedPackets) malformed, "
+                            + "\(status.unicastResponsesReceived) unicast replies), \(status.packetsSent) sent; "
+                            + "conflicts: \(status.conflicts)")
     }
 }
