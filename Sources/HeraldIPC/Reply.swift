@@ -64,4 +64,9 @@ public enum Reply: Hashable, Sendable {
     public func encodeFrame(context: ClientContext) throws(IPCEncodeError) -> [UInt8] {
         try message.encodeFrame(context: context)
     }
+
+    /// The reply's frame; the same reply for another request only needs another `header.context`.
+    public func frame(context: ClientContext) throws(IPCEncodeError) -> IPCFrame {
+        try message.frame(context: context)
+    }
 }

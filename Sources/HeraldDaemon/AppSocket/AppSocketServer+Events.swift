@@ -5,23 +5,19 @@ import HeraldWire
 /// Turning engine events into dnssd replies, and access decisions that change while operations run.
 extension AppSocketServer {
     func deliver(_ event: OperationEvent, for id: OperationID) {
-        guard let owner = owners[id], let client = clients[owner.client],
-              client.operations[owner.context]?.parked == false
-        else { return }
+        guard let owner = owners[id], let client = clients[owner.client] else { return }
         let context = owner.context
         // Taken out while it changes, so that its tables are not copied on write, and always put back.
         guard var operation = client.operations.removeValue(forKey: context) else { return }
         defer { client.operations[context] = operation }
+        guard !operation.parked else { return }
         switch (operation.kind, event) {
         case (.browse(let type), .instanceAdded(let instance, let link)),
              (.browse(let type), .instanceRemoved(let instance, let link)):
             let added = { if case .instanceAdded = event { return true } else { return false } }()
-            guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return }
+            guard let reply = browseReply(instance: instance, type: type, link: link, added: added) else { return }
             let key = PresenceKey(interface: link.interfaceIndex, name: instance)
             guard operation.changePresence(of: key, added: added) else { break }
-            let reply = BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
-                                    name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
-                                    domain: "local.")
             queue(.browse(reply), to: client, context: context)
 
         case (.browseServiceTypes, .instanceAdded(let type, let link)),
@@ -93,6 +89,22 @@ extension AppSocketServer {
         default:
             break
         }
+    }
+
+    /// The browse reply for an instance event, or nil when the name is not an instance of the type. Every
+    /// browse of the type gets the same event at once (one per client following it), so the last reply built
+    /// is kept and handed out again while it fits.
+    private func browseReply(instance: DNSName, type: ServiceType, link: LinkID, added: Bool) -> BrowseReply? {
+        if let last = lastBrowseReply, last.added == added, last.link == link, last.type == type,
+           last.instance == instance {
+            return last.reply
+        }
+        guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return nil }
+        let reply = BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+                                name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
+                                domain: "local.")
+        lastBrowseReply = (instance, type, link, added, reply)
+        return reply
     }
 
     /// A service type found by type enumeration, laid out as mDNSResponder reports it (its

@@ -37,6 +37,8 @@ public final class AppSocketServer {
     private var nextOperationID: UInt64 = 1000
     /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
     var pendingReplies: [(client: Int, context: ClientContext, reply: Reply)] = []
+    /// The browse reply built last, for the other clients that get the same event (see `browseReply`).
+    var lastBrowseReply: (instance: DNSName, type: ServiceType, link: LinkID, added: Bool, reply: BrowseReply)?
     /// True while a request is being handled: its status must reach the client before any reply the operation
     /// produced at once (an answer already in the cache), so the batch is flushed only after the status.
     var handlingRequest = false
@@ -148,7 +150,17 @@ public final class AppSocketServer {
     /// Queues bytes for a client; a client whose queue passes the limit is disconnected.
     func send(_ bytes: [UInt8], to client: AppClient) {
         guard !client.closed else { return }
-        client.output += bytes
+        if client.output.isEmpty {
+            // Nothing waiting: straight to the socket, queueing only what it does not take.
+            guard let written = UnixSocket.write(client.fd, bytes[...]) else {
+                disconnect(client, reason: nil)
+                return
+            }
+            if written == bytes.count { return }
+            client.output = Array(bytes[written...])
+        } else {
+            client.output += bytes
+        }
         if client.output.count > limits.outputBytesPerClient {
             disconnect(client, reason: "it does not read its replies (\(client.output.count) bytes queued)")
             return
@@ -173,12 +185,23 @@ public final class AppSocketServer {
         pendingReplies.removeAll()
         var lastIndex: [Int: Int] = [:]
         for (index, entry) in batch.enumerated() { lastIndex[entry.client] = index }
+        // An event that many clients follow (a browse of a popular type) gives each the same reply: it is
+        // encoded once and only the client context changes.
+        var previous: (reply: Reply, frame: IPCFrame)?
         for (index, entry) in batch.enumerated() {
             guard let client = clients[entry.client] else { continue }
             var reply = entry.reply
             if index != lastIndex[entry.client] { reply.insertFlags(.moreComing) }
             do {
-                send(try reply.encodeFrame(context: entry.context), to: client)
+                var frame: IPCFrame
+                if let previous, previous.reply == reply {
+                    frame = previous.frame
+                    frame.header.context = entry.context
+                } else {
+                    frame = try reply.frame(context: entry.context)
+                    previous = (reply, frame)
+                }
+                send(frame.encoded, to: client)
             } catch {
                 logger.warning("app socket: cannot encode a reply for client \(client.id): \(error)")
             }
