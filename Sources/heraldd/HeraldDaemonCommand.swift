@@ -10,9 +10,9 @@ struct HeraldDaemonCommand: ParsableCommand {
         commandName: "heraldd",
         abstract: "The Herald mDNS/DNS-SD daemon with its local-network permission broker.",
         discussion: """
-            heraldd answers and asks multicast DNS questions on the local network (RFC 6762/6763) and
-            serves apps on a Unix socket that speaks the dnssd client protocol, granting each app only the
-            service types its manifest declares once an operator allows it. It runs in the foreground and
+            heraldd answers and asks multicast DNS questions on the local network (RFC 6762/6763) and \
+            serves apps on a Unix socket that speaks the dnssd client protocol, granting each app only the \
+            service types its manifest declares once an operator allows it. It runs in the foreground and \
             logs to standard error. It needs no privileges: port 5353 is not a privileged port.
             """
     )
