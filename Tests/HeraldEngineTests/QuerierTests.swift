@@ -77,6 +77,41 @@ struct QuerierTests {
         #expect(lan.hosts[beta].engine.statistics.unicastResponsesReceived == 1)
     }
 
+    @Test("questions asked together share one first query, and no question's first query leaves sooner than 20 ms or later than 120 ms after it was asked")
+    func firstQueriesShared() throws {
+        // Twenty browses started at once: one packet with all twenty questions.
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta")
+        lan.run(for: 3000)
+        let start = lan.now
+        let types = (0..<20).map { DNSName(stringLiteral: "_t\($0)._tcp.local.") }
+        for (index, type) in types.enumerated() {
+            lan.with(beta) { $0.browse(OperationID(UInt64(index + 1)), type: type, at: $1) }
+        }
+        lan.run(for: 500)
+        let first = lan.queries(from: beta).filter { $0.time > start && $0.time - start <= 500 }
+        try #require(first.count == 1, "\(first.map { $0.message.questions.count })")
+        #expect(Set(first[0].message.questions.map(\.name)) == Set(types))
+        #expect((20...120).contains(first[0].time - start))
+
+        // Questions asked a little apart: each first query within its own 20–120 ms window, shared when they fit.
+        for seed in UInt64(1)...20 {
+            var lan = SimulatedLAN(seed: seed)
+            let beta = lan.addHost("beta", seed: seed &* 7)
+            lan.run(for: 3000)
+            let askedA = lan.now
+            lan.with(beta) { $0.browse(OperationID(1), type: Fixture.ippType, at: $1) }
+            lan.run(for: Int(seed * 7 % 100))
+            let askedB = lan.now
+            lan.with(beta) { $0.browse(OperationID(2), type: types[0], at: $1) }
+            lan.run(for: 500)
+            let a = try #require(queries(lan, from: beta, asking: Fixture.ippType, .ptr).first)
+            let b = try #require(queries(lan, from: beta, asking: types[0], .ptr).first)
+            #expect((20...120).contains(a.time - askedA), "seed \(seed): \(a.time - askedA)")
+            #expect((20...120).contains(b.time - askedB), "seed \(seed): \(b.time - askedB)")
+        }
+    }
+
     @Test("queries list cached answers with at least half their TTL left, with the TTL left and no cache-flush bit")
     func knownAnswersInQueries() throws {
         var lan = SimulatedLAN()

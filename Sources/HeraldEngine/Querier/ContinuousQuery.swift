@@ -11,11 +11,20 @@ struct ContinuousQuery: Sendable {
     /// The wait after the next query: 1 s after the first, then at least doubling, capped at one hour.
     var interval = MDNSConstants.queryIntervalInitial
     var lastSentAt: Instant?
+    /// The earliest the first query may go out (the shortest first-query delay after the question was asked):
+    /// it may leave before `nextQueryAt` with another question's first query, never before this.
+    let firstQueryEarliest: Instant
 
-    init(key: RecordKey, link: LinkID, firstQueryAt: Instant) {
+    init(key: RecordKey, link: LinkID, firstQueryAt: Instant, earliest: Instant) {
         self.key = key
         self.link = link
         self.nextQueryAt = firstQueryAt
+        self.firstQueryEarliest = earliest
+    }
+
+    /// True while the first query waits for its delay and could join another first query at `now`.
+    func canJoinFirstQuery(at now: Instant) -> Bool {
+        lastSentAt == nil && nextQueryAt != nil && firstQueryEarliest <= now
     }
 
     /// True for questions whose answers are unique records (SRV, TXT, addresses): once one is cached, the

@@ -27,7 +27,8 @@ struct Querier: Sendable {
                             random: inout EngineRandom, cache: RecordCache?) {
         if queries[link, default: [:]][key] == nil {
             let delay = random.milliseconds(in: firstQueryDelay)
-            queries[link, default: [:]][key] = ContinuousQuery(key: key, link: link, firstQueryAt: now + delay)
+            queries[link, default: [:]][key] = ContinuousQuery(key: key, link: link, firstQueryAt: now + delay,
+                                                               earliest: now + firstQueryDelay.lowerBound)
             lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
         }
         queries[link]![key]!.subscribers.insert(operation)
@@ -114,15 +115,25 @@ struct Querier: Sendable {
             // Only the questions due now, in a stable order (so a seed replays exactly); sorting every question on
             // every tick cost more than everything else the querier does.
             let refreshesDue = refreshBound[link].map { $0 <= now } ?? false
-            let keys = queries[link]!.values.filter { query in
+            // Questions asked together (an app browsing several types, a resolve's SRV and TXT) share their
+            // first query: when one is due, the others whose shortest delay has passed go with it, in one
+            // packet, instead of each at its own random instant.
+            let firstQueryDue = queries[link]!.values.contains { query in
+                query.lastSentAt == nil && query.nextQueryAt.map { $0 <= now } ?? false
+            }
+            let isDue = { (query: ContinuousQuery) -> Bool in
                 if let next = query.nextQueryAt, next <= now { return true }
+                return firstQueryDue && query.canJoinFirstQuery(at: now)
+            }
+            let keys = queries[link]!.values.filter { query in
+                if isDue(query) { return true }
                 return refreshesDue && (Self.earliestRefresh(of: query.key, in: cache[link]).map { $0 <= now } ?? false)
             }.map(\.key).sorted { $0.description < $1.description }
             for key in keys {
                 guard var query = queries[link]![key] else { continue }
                 var send = false
                 var unicastResponse = false
-                if let next = query.nextQueryAt, next <= now {
+                if isDue(query) {
                     send = true
                     unicastResponse = query.lastSentAt == nil && !(cache[link]?.hasAnswer(to: key) ?? false)
                     query.markSent(at: now)
