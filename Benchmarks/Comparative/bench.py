@@ -249,7 +249,7 @@ def discover_all(daemon, host, types, expected, timeout):
 
 
 def herald_status(daemon):
-    result = daemon.host.run(daemon.cli(["status", "--json"]), timeout=10)
+    result = daemon.host.run(daemon.control(["status", "--json"]), timeout=10)
     try:
         return json.loads(result.stdout.text().splitlines()[0])
     except (ValueError, IndexError):
@@ -300,13 +300,46 @@ def scale(args):
 
 
 def footprint(args):
-    """RSS of each daemon idle (5 s after start) and after browsing and resolving ~3,400 instances
-    (about 10,000 records: PTR, SRV and TXT per instance plus the peers' addresses)."""
+    """RSS of each daemon idle (5 s after start), then with its cache filled two ways: passively (both
+    daemons run before the peers advertise ~3,400 instances, so the peers' announcements fill their caches
+    with no client asking anything: what the cached records alone cost) and by clients (a fresh daemon
+    browses and resolves all the instances, so the figure includes those 3,400 operations)."""
     instances = 400 if args.quick else 3400
-    lan = LAN(5)
+    lan = LAN(6)
     runs = []
+    passive = []
     try:
-        peers, daemon_host = lan.hosts[:4], lan.hosts[4]
+        peers, daemon_host, avahi_host = lan.hosts[:4], lan.hosts[4], lan.hosts[5]
+        listeners = [Herald(daemon_host), Avahi(avahi_host)]
+        time.sleep(5)
+        idle_before = [memory_breakdown(d) for d in listeners]
+        # Each peer multicasts one announcement (PTR, SRV, TXT, A) per instance, about 500 a second, below
+        # heraldd's per-source rate limit.
+        announcers = [host.spawn([PYTHON, "-u", os.path.join(PEERS, "announce.py"), host.ipv4, "_fill._tcp",
+                                  host.name], stdin=subprocess.PIPE) for host in peers]
+        for announcer in announcers:
+            wait_ready(announcer, 10, "announcer")
+        per_peer = instances // len(peers)
+        for start in range(0, per_peer, 50):
+            for index, announcer in enumerate(announcers):
+                names = "".join(f"fill-{index}-{i}\n" for i in range(start, min(per_peer, start + 50)))
+                announcer.popen.stdin.write(names.encode())
+                announcer.popen.stdin.flush()
+            time.sleep(0.1)
+        time.sleep(3)
+        for daemon, idle_memory in zip(listeners, idle_before):
+            entry = {"label": "Herald" if isinstance(daemon, Herald) else "Avahi", "idle": idle_memory,
+                     "cached": memory_breakdown(daemon), "processes": len(daemon.pids)}
+            if isinstance(daemon, Herald):
+                entry["status"] = herald_status(daemon)
+                entry["records"] = entry["status"].get("cachedRecords")
+            passive.append(entry)
+            log(f"  {entry['label']}, peers' announcements only: anonymous {idle_memory['anon_kib'] / 1024:.1f} → "
+                f"{entry['cached']['anon_kib'] / 1024:.1f} MiB" + (f", {entry['records']} records cached"
+                                                                     if "records" in entry else ""))
+            daemon.stop()
+        for announcer in announcers:
+            announcer.stop(2)
         expected = advertise_many(lan, peers, instances, 20)
         time.sleep(3)
         for label, make in (("Herald", lambda: Herald(daemon_host)), ("Avahi", lambda: Avahi(daemon_host))):
@@ -332,7 +365,7 @@ def footprint(args):
             time.sleep(2)
     finally:
         lan.close()
-    return {"instances": expected, "runs": runs}
+    return {"instances": expected, "runs": runs, "passive": passive}
 
 
 # ---------------------------------------------------------------- 5. many clients

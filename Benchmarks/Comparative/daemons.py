@@ -51,11 +51,12 @@ class Herald:
         d = host.directory
         stamp = f"{time.monotonic_ns() % 10**9}"
         self.socket = f"{d}/heraldd-{stamp}.sock"
+        self.control_socket = f"{d}/heraldd-control-{stamp}.sock"
         state = f"{d}/herald-state-{stamp}"
         for sub in ("", "/apps", "/services"):
             os.makedirs(state + sub, exist_ok=True)
         argv = [HERALDD, "--hostname", host.name, "--socket", self.socket,
-                "--control-socket", f"{d}/heraldd-control-{stamp}.sock", "--state-dir", state,
+                "--control-socket", self.control_socket, "--state-dir", state,
                 "--apps-dir", state + "/apps", "--services-dir", state + "/services",
                 "--nss-socket", f"{d}/heraldd-nss-{stamp}.sock", "--interface", host.interface,
                 "--log-level", "warning"] + list(extra)
@@ -71,6 +72,10 @@ class Herald:
 
     def cli(self, args):
         return [HERALD] + list(args) + ["--socket", self.socket]
+
+    def control(self, args):
+        """A `herald` operator command (status, grant, …) on this daemon's control socket."""
+        return [HERALD] + list(args) + ["--control-socket", self.control_socket]
 
     def browse_argv(self, service_type, resolve=False):
         return self.cli(["browse", service_type, "--json"] + (["--resolve"] if resolve else []))

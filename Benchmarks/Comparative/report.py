@@ -169,6 +169,18 @@ def main():
                          f"{mib(idle['anon_kib'])} | {mib(loaded['rss_kib'])} | {mib(loaded['anon_kib'])} | "
                          + (f"{per:.0f} ({records:,} records) |" if per is not None else "— |"))
         lines.append("")
+        if r.get("passive"):
+            lines += ["Cached records alone: both daemons run before the peers advertise, so the peers' announcements "
+                      "fill their caches with no client asking anything. Avahi's cache stops at 4,096 entries.", "",
+                      "| daemon | records cached | anonymous before | anonymous after | RSS before → after | bytes per record |",
+                      "|---|---:|---:|---:|---:|---:|"]
+            for x in r["passive"]:
+                records = x.get("records") or 4096
+                grown = (x["cached"]["anon_kib"] - x["idle"]["anon_kib"]) * 1024
+                shown = f"{records:,}" if x.get("records") else "4,096 (its limit)"
+                lines.append(f"| {x['label']} | {shown} | {mib(x['idle']['anon_kib'])} | {mib(x['cached']['anon_kib'])} | "
+                             f"{mib(x['idle']['rss_kib'])} → {mib(x['cached']['rss_kib'])} | {grown / records:.0f} |")
+            lines.append("")
 
     if "many_clients" in b:
         r = b["many_clients"]
