@@ -224,15 +224,20 @@ struct TestLANTests {
         let namespace = TestLAN.namePrefix + id + "-h0"
         try Command.check(["ip", "netns", "add", namespace])
         let nsenter = try Requirements.requireExecutable("nsenter")
+        // The process leaves a mark once it runs in the namespace. Other suites' harnesses sweep stale runs
+        // when they start, so one of them may kill it before the sweep below; the mark shows it did run.
+        let mark = NSTemporaryDirectory() + "herald-sweep-\(id)-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: mark) }
         let orphan = try RunningProcess(
-            executable: nsenter, arguments: ["--net=/run/netns/\(namespace)", "--", "/bin/sleep", "600"],
+            executable: nsenter,
+            arguments: ["--net=/run/netns/\(namespace)", "--", "/bin/sh", "-c", "touch '\(mark)' && exec sleep 600"],
             command: ["sleep", "600"])
         defer {
             orphan.send(SIGKILL)
             _ = try? Command.run(["ip", "netns", "delete", namespace])
         }
-        usleep(100_000)
-        #expect(orphan.isRunning)
+        #expect(waitUntil(timeout: 5) { FileManager.default.fileExists(atPath: mark) }.held,
+                "the stale run's process never started")
 
         TestLAN.sweepStale()
 
