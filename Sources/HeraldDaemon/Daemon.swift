@@ -64,6 +64,7 @@ public final class Daemon {
         var engine = EngineConfiguration(hostName: configuration.hostName ?? systemHostName(),
                                          seed: UInt64.random(in: 0...UInt64.max))
         engine.publishAddresses = configuration.publishAddresses
+        engine.unicastFirstQueries = configuration.unicastFirstQueries
         engine.cacheLimitPerLink = configuration.cacheEntriesPerInterface
         engine.messageSizeLimit = MessageSizeLimit(datagramSize: configuration.maxMessageSize)
         var families: [IPFamily] = []

@@ -12,6 +12,9 @@ public struct EngineConfiguration: Sendable {
     public var messageSizeLimit = MessageSizeLimit.default
     /// RFC 6762 §5.2: the random delay before the first query of a new question.
     public var firstQueryDelay = MDNSConstants.firstQueryDelayMin...MDNSConstants.firstQueryDelayMax
+    /// Whether the first query of a question with nothing cached asks for unicast replies (QU, RFC 6762 §5.4).
+    /// Off for hosts whose firewall lets only multicast reach port 5353.
+    public var unicastFirstQueries = true
     /// RFC 6762 §8.1: the random delay before the first probe.
     public var probeInitialDelay = 0...MDNSConstants.probeInitialDelayMax
     /// The seed of the engine's random source.
@@ -63,7 +66,8 @@ public struct MDNSEngine: Sendable {
         self.configuration = configuration
         self.random = EngineRandom(seed: configuration.seed)
         self.hostLabel = configuration.hostName
-        self.querier = Querier(firstQueryDelay: configuration.firstQueryDelay, sizeLimit: configuration.messageSizeLimit)
+        self.querier = Querier(firstQueryDelay: configuration.firstQueryDelay, sizeLimit: configuration.messageSizeLimit,
+                               unicastFirstQueries: configuration.unicastFirstQueries)
     }
 
     /// The host's full name, e.g. `myhost.local.`.

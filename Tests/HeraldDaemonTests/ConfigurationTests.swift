@@ -34,6 +34,7 @@ struct ConfigurationTests {
             host-name = kitchen   # trailing comment
             interfaces = eth0, wlan0
             use-ipv6 = no
+            unicast-first-queries = no
             [limits]
             clients = 12
             [paths]
@@ -46,6 +47,7 @@ struct ConfigurationTests {
         #expect(configuration.hostName == "kitchen")
         #expect(configuration.interfaces == ["eth0", "wlan0"])
         #expect(configuration.useIPv6 == false)
+        #expect(configuration.unicastFirstQueries == false)
         #expect(configuration.clients == 12)
         var again = DaemonConfiguration()
         try again.apply(try ConfigurationFile(parsing: configuration.rendered))

@@ -75,6 +75,15 @@ struct QuerierTests {
         lan.run(for: 100)
         #expect(!lan.events(of: beta, OperationID(2)).contains { $0.event == .instanceAdded(other, SimulatedLAN.ipv4Link) })
         #expect(lan.hosts[beta].engine.statistics.unicastResponsesReceived == 1)
+
+        // Configured off (a firewall that passes only multicast): the first query is an ordinary one.
+        var quiet = SimulatedLAN()
+        let gamma = quiet.addHost("gamma") { $0.unicastFirstQueries = false }
+        quiet.run(for: 3000)
+        quiet.with(gamma) { $0.browse(OperationID(1), type: Fixture.ippType, at: $1) }
+        quiet.run(for: 200)
+        let plain = try #require(queries(quiet, from: gamma, asking: Fixture.ippType, .ptr).first)
+        #expect(!plain.message.questions[0].unicastResponse)
     }
 
     @Test("questions asked together share one first query, and no question's first query leaves sooner than 20 ms or later than 120 ms after it was asked")

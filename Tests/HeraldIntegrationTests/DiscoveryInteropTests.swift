@@ -168,8 +168,9 @@ extension HeraldOnTestLANs {
             #expect(gone.held, "no - for Zeroconf Four after its goodbye: \(watcher.output)")
         }
 
-        @Test("a browse with nothing cached asks for unicast replies, and heraldd takes python-zeroconf's unicast answer")
-        func takesUnicastAnswers() throws {
+        @Test("a browse with nothing cached asks for unicast replies, and heraldd takes python-zeroconf's unicast answer; with unicast-first-queries = no it asks for multicast ones",
+              arguments: [true, false])
+        func takesUnicastAnswers(unicastFirstQueries: Bool) throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
             let (local, peer) = (lan.hosts[0], lan.hosts[1])
@@ -183,7 +184,10 @@ extension HeraldOnTestLANs {
                 """, ipv6: false)
             try zeroconf.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
             // Started after the peer's announcements, so its cache is empty.
-            let daemon = try local.startHeraldd()
+            let config = local.directory + "/heraldd-unicast.conf"
+            try "[network]\nunicast-first-queries = \(unicastFirstQueries ? "yes" : "no")\n"
+                .write(toFile: config, atomically: true, encoding: .utf8)
+            let daemon = try local.startHeraldd(arguments: ["--config", config])
             let before = HeraldJSON.objects(try daemon.control(["status", "--json"]).stdout).first ?? [:]
             #expect(before["unicastResponsesReceived"] as? Int == 0, "\(before)")
 
@@ -193,7 +197,12 @@ extension HeraldOnTestLANs {
             let added = HeraldJSON.objects(browse.stdout).filter { $0["event"] as? String == "add" }
             #expect(added.map { $0["name"] as? String } == ["Unicast Reply"], "\(browse)")
             let after = HeraldJSON.objects(try daemon.control(["status", "--json"]).stdout).first ?? [:]
-            #expect((after["unicastResponsesReceived"] as? Int ?? 0) >= 1, "\(after)\nheraldd:\n\(daemon.log)")
+            let taken = after["unicastResponsesReceived"] as? Int ?? -1
+            if unicastFirstQueries {
+                #expect(taken >= 1, "\(after)\nheraldd:\n\(daemon.log)")
+            } else {
+                #expect(taken == 0, "\(after)\nheraldd:\n\(daemon.log)")
+            }
         }
 
         private func check(_ object: [String: Any]?, against service: Published, exactTXT: String?, type: String, what: String) {

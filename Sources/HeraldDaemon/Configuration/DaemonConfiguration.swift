@@ -12,6 +12,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var useIPv4 = true
     public var useIPv6 = true
     public var publishAddresses = true
+    /// Ask for unicast replies in the first query of a question with nothing cached (QU, RFC 6762 §5.4).
+    public var unicastFirstQueries = true
     public var maxMessageSize = MessageSizeLimit.maximumDatagram
     // [limits]
     public var cacheEntriesPerInterface = 16_384
@@ -88,6 +90,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         case ("network", "use-ipv4"): useIPv4 = try bool()
         case ("network", "use-ipv6"): useIPv6 = try bool()
         case ("network", "publish-addresses"): publishAddresses = try bool()
+        case ("network", "unicast-first-queries"): unicastFirstQueries = try bool()
         case ("network", "max-message-size"):
             maxMessageSize = try number(MessageSizeLimit.minimumDatagram...MessageSizeLimit.maximumDatagram)
         case ("limits", "cache-entries-per-interface"): cacheEntriesPerInterface = try number(64...1_000_000)
@@ -136,6 +139,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             use-ipv4 = \(yes(useIPv4))
             use-ipv6 = \(yes(useIPv6))
             publish-addresses = \(yes(publishAddresses))
+            unicast-first-queries = \(yes(unicastFirstQueries))
             max-message-size = \(maxMessageSize)
 
             [limits]

@@ -15,8 +15,12 @@ struct Querier: Sendable {
     let firstQueryDelay: ClosedRange<Int>
     let sizeLimit: MessageSizeLimit
 
-    init(firstQueryDelay: ClosedRange<Int>, sizeLimit: MessageSizeLimit) {
+    /// Whether a first query with nothing cached asks for unicast replies (see `sendDue`).
+    let unicastFirstQueries: Bool
+
+    init(firstQueryDelay: ClosedRange<Int>, sizeLimit: MessageSizeLimit, unicastFirstQueries: Bool = true) {
         self.firstQueryDelay = firstQueryDelay
+        self.unicastFirstQueries = unicastFirstQueries
         self.sizeLimit = sizeLimit
     }
 
@@ -135,7 +139,8 @@ struct Querier: Sendable {
                 var unicastResponse = false
                 if isDue(query) {
                     send = true
-                    unicastResponse = query.lastSentAt == nil && !(cache[link]?.hasAnswer(to: key) ?? false)
+                    unicastResponse = unicastFirstQueries && query.lastSentAt == nil
+                        && !(cache[link]?.hasAnswer(to: key) ?? false)
                     query.markSent(at: now)
                     if query.expectsUniqueAnswer && (cache[link]?.hasAnswer(to: key) ?? false) {
                         query.nextQueryAt = nil  // answered: refreshes take over
