@@ -74,53 +74,67 @@ def print_table(title, rows):
 
 # ---------------------------------------------------------------- 1. cold browse latency
 
+def browse_once(daemon, host, label, service_type):
+    """One cold browse of `service_type` through `daemon` (fresh): seconds to the first result, or None."""
+    if label.startswith("Herald (app socket)"):
+        start = time.monotonic()
+        sock = dnssd_ipc.connect(daemon.socket)
+        sock.sendall(dnssd_ipc.browse_request(service_type))
+        dnssd_ipc.read_status(sock)
+        reader = dnssd_ipc.ReplyReader()
+        latency = None
+        sock.settimeout(10)
+        try:
+            while latency is None:
+                data = sock.recv(65536)
+                if not data:
+                    break
+                for op, body in reader.feed(data):
+                    if op == dnssd_ipc.OP_BROWSE_REPLY and dnssd_ipc.parse_browse_reply(body)[0] & 2:
+                        latency = time.monotonic() - start
+        except OSError:
+            pass
+        sock.close()
+        return latency
+    process = host.spawn(daemon.browse_argv(service_type))
+    latency = first_add(daemon, process, 10)
+    process.stop(1, signal.SIGKILL)
+    return latency
+
+
 def cold_browse(args):
     """Fresh daemon per trial; time from starting the browse to its first result for a service a peer in
     another namespace already advertises. Herald is measured through its CLI (process start included, as
-    for avahi-browse) and through the app socket directly."""
+    for avahi-browse) and through the app socket directly. The main figures use a python-zeroconf
+    advertiser; a second, smaller set uses an avahi-daemon advertiser (`avahi-publish`), whose answers to a
+    QU question are not sent at once."""
     trials = 5 if args.quick else args.trials
-    lan = LAN(2)
+    lan = LAN(3)
     try:
-        advertiser, browser = lan.hosts
+        advertiser, browser, avahi_advertiser = lan.hosts
         ad = peer(advertiser, "zc_advertise.py", advertiser.ipv4, advertiser.name, 1, 1, "cold", "_cold")
         wait_ready(ad, 30, "advertiser")
-        time.sleep(1)
+        publisher_daemon = Avahi(avahi_advertiser)
+        publisher = avahi_advertiser.spawn(publisher_daemon.register_argv("cold avahi", "_coldav._tcp", 4400))
+        time.sleep(2)
         results = {"Herald (herald browse)": [], "Herald (app socket)": [], "Avahi (avahi-browse)": []}
-        failures = {k: 0 for k in results}
+        avahi_peer = {"Herald (app socket), Avahi advertiser": [], "Avahi (avahi-browse), Avahi advertiser": []}
+        failures = {k: 0 for k in list(results) + list(avahi_peer)}
         for trial in range(trials):
-            for label in results:
+            for label in list(results) + list(avahi_peer):
                 daemon = Herald(browser) if label.startswith("Herald") else Avahi(browser)
                 time.sleep(args.settle)
-                if label == "Herald (app socket)":
-                    start = time.monotonic()
-                    sock = dnssd_ipc.connect(daemon.socket)
-                    sock.sendall(dnssd_ipc.browse_request("_cold0._tcp"))
-                    dnssd_ipc.read_status(sock)
-                    reader = dnssd_ipc.ReplyReader()
-                    latency = None
-                    sock.settimeout(10)
-                    try:
-                        while latency is None:
-                            data = sock.recv(65536)
-                            if not data:
-                                break
-                            for op, body in reader.feed(data):
-                                if op == dnssd_ipc.OP_BROWSE_REPLY and dnssd_ipc.parse_browse_reply(body)[0] & 2:
-                                    latency = time.monotonic() - start
-                    except OSError:
-                        pass
-                    sock.close()
-                else:
-                    process = browser.spawn(daemon.browse_argv("_cold0._tcp"))
-                    latency = first_add(daemon, process, 10)
-                    process.stop(1, signal.SIGKILL)
+                service_type = "_coldav._tcp" if label in avahi_peer else "_cold0._tcp"
+                latency = browse_once(daemon, browser, label, service_type)
                 daemon.stop()
                 if latency is None:
                     failures[label] += 1
                 else:
-                    results[label].append(latency)
+                    (avahi_peer if label in avahi_peer else results)[label].append(latency)
             log(f"  trial {trial + 1}/{trials}: " + ", ".join(
-                f"{k} {fmt(v[-1] if v else None)}" for k, v in results.items()))
+                f"{k} {fmt(v[-1] if v else None)}" for k, v in list(results.items()) + list(avahi_peer.items())))
+        publisher.stop(2)
+        publisher_daemon.stop()
         zc = peer(browser, "zc_cold_browse.py", browser.ipv4, "_cold0._tcp", trials)
         zc.wait(trials * 15 + 30)
         zc_values = [float(l.split()[1]) for _, l in zc.stdout.lines if l.startswith("trial ")]
@@ -129,11 +143,14 @@ def cold_browse(args):
     finally:
         lan.close()
     rows = [(k, summary(v)) for k, v in results.items()]
-    print_table("cold browse latency (s)", rows)
+    print_table("cold browse latency (s), python-zeroconf advertiser", rows)
     avahi = summary(results["Avahi (avahi-browse)"])["median"]
     for label in ("Herald (herald browse)", "Herald (app socket)"):
         log(f"  ratio {label} / Avahi median: {fmt(ratio(summary(results[label])['median'], avahi), '×', 2)}")
-    return {"samples": results, "failures": failures, "summary": dict(rows)}
+    peer_rows = [(k, summary(v)) for k, v in avahi_peer.items()]
+    print_table("cold browse latency (s), avahi-daemon advertiser", peer_rows)
+    return {"samples": results, "failures": failures, "summary": dict(rows),
+            "avahi_advertiser": {"samples": avahi_peer, "summary": dict(peer_rows)}}
 
 
 # ---------------------------------------------------------------- 2. time to visible

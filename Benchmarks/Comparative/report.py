@@ -108,6 +108,15 @@ def main():
             latency_chart(f"{charts}/cold-browse.svg", "Cold browse: start of browse → first result",
                           r["samples"], "ms")
             lines += ["![cold browse latency](charts/cold-browse.svg)", ""]
+        if r.get("avahi_advertiser"):
+            p = {k: summary(v) for k, v in r["avahi_advertiser"]["samples"].items()}
+            base = next((v["median"] for k, v in p.items() if k.startswith("Avahi")), None)
+            lines += ["The same with an avahi-daemon advertiser (`avahi-publish`) in a third namespace, in the same trials:",
+                      "", "| browser | median | p95 | min | max | median / Avahi |", "|---|---:|---:|---:|---:|---:|"]
+            for k, v in p.items():
+                lines.append(f"| {k} | {ms(v['median'])} | {ms(v['p95'])} | {ms(v['min'])} | {ms(v['max'])} | "
+                             f"{times(ratio(v['median'], base))} |")
+            lines.append("")
 
     if "time_to_visible" in b:
         r = b["time_to_visible"]
