@@ -29,6 +29,7 @@ public final class Daemon {
     public private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
     let startedAt = MonotonicClock.milliseconds()
+    private lazy var startupPages = StartupPages(startedAt: startedAt)
     private let logger: Logger
     private var stopping = false
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
@@ -110,8 +111,12 @@ public final class Daemon {
         scheduleWatchdog()
         loop.run(nextDeadline: { [unowned self] in
             // Decisions made while handling a batch of requests are recorded as soon as the loop is idle.
-            let recordNow = self.broker.hasUnrecordedDecisions ? MonotonicClock.milliseconds() : nil
-            return [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
+            let now = MonotonicClock.milliseconds()
+            let recordNow = self.broker.hasUnrecordedDecisions ? now : nil
+            let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
+            // Once start-up has gone quiet, the pages only it used are given back.
+            if self.startupPages.isDue(nextDeadline: next, now: now) { StartupPages.release(logger: self.logger) }
+            return [next, self.startupPages.deadline].compactMap { $0 }.min()
         }, onDeadline: { [unowned self] in
             self.broker.flush()
             if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {

@@ -1,5 +1,5 @@
 // Linux system interfaces the daemon uses that Swift's Glibc module does not bring in:
-// epoll, signalfd, timerfd and netlink.
+// epoll, signalfd, timerfd, netlink, peer credentials and releasing start-up pages.
 #ifndef C_HERALD_SYSTEM_H
 #define C_HERALD_SYSTEM_H
 
@@ -56,5 +56,11 @@ static inline int herald_timerfd_arm(int fd, long long milliseconds) {
     }
     return timerfd_settime(fd, 0, &spec, 0);
 }
+
+/// Unmaps the resident pages of every private, read-only, file-backed mapping of this process (the code and
+/// constant data of the executable and its libraries) that holds no page copied on write, so nothing written is
+/// lost: the next access maps the page again from the page cache (a minor fault). Call it only while no other
+/// thread loads libraries. Returns the bytes of address space advised, or -1 when /proc/self/smaps is unreadable.
+long herald_release_file_pages(void);
 
 #endif
