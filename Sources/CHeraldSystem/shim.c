@@ -87,3 +87,12 @@ long herald_release_file_pages(void) {
     }
     return released;
 }
+
+#include <malloc.h>
+
+size_t herald_heap_free_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.fordblks;
+}
+
+int herald_heap_trim(void) { return malloc_trim(0); }

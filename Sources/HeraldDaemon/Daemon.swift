@@ -30,6 +30,7 @@ public final class Daemon {
     private let staticServices: StaticServicePublisher
     let startedAt = MonotonicClock.milliseconds()
     private lazy var startupPages = StartupPages(startedAt: startedAt)
+    private var heapTrim = HeapTrim()
     private let logger: Logger
     private var stopping = false
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
@@ -116,6 +117,8 @@ public final class Daemon {
             let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
             // Once start-up has gone quiet, the pages only it used are given back.
             if self.startupPages.isDue(nextDeadline: next, now: now) { StartupPages.release(logger: self.logger) }
+            // And whenever it goes quiet, what was freed goes back to the kernel.
+            if self.heapTrim.isDue(nextDeadline: next, now: now) { self.heapTrim.trimIfWorthIt(logger: self.logger) }
             return [next, self.startupPages.deadline].compactMap { $0 }.min()
         }, onDeadline: { [unowned self] in
             self.broker.flush()
