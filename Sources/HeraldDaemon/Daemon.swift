@@ -115,11 +115,11 @@ public final class Daemon {
             let now = MonotonicClock.milliseconds()
             let recordNow = self.broker.hasUnrecordedDecisions ? now : nil
             let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
-            // Once start-up has gone quiet, the pages only it used are given back.
+            // Once start-up, or later work, has gone quiet, the pages of code it used are given back.
             if self.startupPages.isDue(nextDeadline: next, now: now) { StartupPages.release(logger: self.logger) }
             // And whenever it goes quiet, what was freed goes back to the kernel.
             if self.heapTrim.isDue(nextDeadline: next, now: now) { self.heapTrim.trimIfWorthIt(logger: self.logger) }
-            return [next, self.startupPages.deadline].compactMap { $0 }.min()
+            return [next, self.startupPages.deadline(now: now)].compactMap { $0 }.min()
         }, onDeadline: { [unowned self] in
             self.broker.flush()
             if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {
