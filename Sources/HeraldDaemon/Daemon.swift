@@ -29,7 +29,7 @@ public final class Daemon {
     public private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
     let startedAt = MonotonicClock.milliseconds()
-    private lazy var startupPages = StartupPages(startedAt: startedAt)
+    private lazy var idlePages = IdlePages(startedAt: startedAt)
     private var heapTrim = HeapTrim()
     private let logger: Logger
     private var stopping = false
@@ -116,10 +116,10 @@ public final class Daemon {
             let recordNow = self.broker.hasUnrecordedDecisions ? now : nil
             let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
             // Once start-up, or later work, has gone quiet, the pages of code it used are given back.
-            if self.startupPages.isDue(nextDeadline: next, now: now) { StartupPages.release(logger: self.logger) }
+            if self.idlePages.isDue(nextDeadline: next, now: now) { IdlePages.release(logger: self.logger) }
             // And whenever it goes quiet, what was freed goes back to the kernel.
             if self.heapTrim.isDue(nextDeadline: next, now: now) { self.heapTrim.trimIfWorthIt(logger: self.logger) }
-            return [next, self.startupPages.deadline(now: now)].compactMap { $0 }.min()
+            return [next, self.idlePages.deadline(now: now)].compactMap { $0 }.min()
         }, onDeadline: { [unowned self] in
             self.broker.flush()
             if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {

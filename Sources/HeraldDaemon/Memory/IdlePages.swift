@@ -14,7 +14,7 @@ import Logging
 /// Released once start-up is over: when nothing is due for ``quietPeriod`` (longer than the gaps between the host
 /// name's announcements), or at the latest ``latest`` after start on a network that keeps the daemon busy. Then
 /// again once the loop has worked and gone quiet, at most every ``interval``.
-struct StartupPages {
+struct IdlePages {
     static let quietPeriod: Int64 = 3000
     static let latest: Int64 = 30_000
     static let interval: Int64 = 60_000

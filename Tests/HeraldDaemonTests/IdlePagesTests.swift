@@ -3,48 +3,48 @@ import Glibc
 @testable import HeraldDaemon
 import Testing
 
-@Suite("Start-up pages")
-struct StartupPagesTests {
+@Suite("Idle pages")
+struct IdlePagesTests {
     @Test("released when start-up goes quiet, or at the latest while the loop stays busy")
     func releasedWhenStartupIsQuiet() {
-        var pages = StartupPages(startedAt: 1000)
-        #expect(pages.deadline(now: 1000) == 1000 + StartupPages.latest)
+        var pages = IdlePages(startedAt: 1000)
+        #expect(pages.deadline(now: 1000) == 1000 + IdlePages.latest)
         // Probing and announcing: something is due within the quiet period.
         let probing = pages.isDue(nextDeadline: 1250, now: 1000)
-        let announcing = pages.isDue(nextDeadline: 3000 + StartupPages.quietPeriod - 1, now: 3000)
+        let announcing = pages.isDue(nextDeadline: 3000 + IdlePages.quietPeriod - 1, now: 3000)
         #expect(!probing && !announcing)
         // Nothing due for the quiet period: released.
-        let quiet = pages.isDue(nextDeadline: 4000 + StartupPages.quietPeriod, now: 4000)
+        let quiet = pages.isDue(nextDeadline: 4000 + IdlePages.quietPeriod, now: 4000)
         #expect(quiet)
         // An idle loop is not woken for it again.
         #expect(pages.deadline(now: 4000) == nil)
 
         // With nothing to probe (no interface yet), start-up is over at the first turn.
-        var nothingToDo = StartupPages(startedAt: 0)
+        var nothingToDo = IdlePages(startedAt: 0)
         let first = nothingToDo.isDue(nextDeadline: nil, now: 10)
         #expect(first)
         // A loop never quiet for long releases at the latest time.
-        var neverQuiet = StartupPages(startedAt: 0)
-        let before = neverQuiet.isDue(nextDeadline: StartupPages.latest + 9, now: StartupPages.latest - 1)
-        let atLatest = neverQuiet.isDue(nextDeadline: StartupPages.latest + 10, now: StartupPages.latest)
+        var neverQuiet = IdlePages(startedAt: 0)
+        let before = neverQuiet.isDue(nextDeadline: IdlePages.latest + 9, now: IdlePages.latest - 1)
+        let atLatest = neverQuiet.isDue(nextDeadline: IdlePages.latest + 10, now: IdlePages.latest)
         #expect(!before && atLatest)
     }
 
     @Test("released again once later work has gone quiet, at most every interval")
     func releasedAgainAfterWork() {
-        var pages = StartupPages(startedAt: 0)
+        var pages = IdlePages(startedAt: 0)
         _ = pages.isDue(nextDeadline: nil, now: 5000)
         // A client comes and goes: the loop turns, then is quiet, too soon for another release.
         let tooSoon = pages.isDue(nextDeadline: nil, now: 6000)
         #expect(!tooSoon)
         // So the loop is asked to wake when the interval is over, and releases then if it is quiet.
-        #expect(pages.deadline(now: 6000) == 5000 + StartupPages.interval)
-        let busy = pages.isDue(nextDeadline: 5000 + StartupPages.interval + 10, now: 5000 + StartupPages.interval)
+        #expect(pages.deadline(now: 6000) == 5000 + IdlePages.interval)
+        let busy = pages.isDue(nextDeadline: 5000 + IdlePages.interval + 10, now: 5000 + IdlePages.interval)
         #expect(!busy)
-        #expect(pages.deadline(now: 5000 + StartupPages.interval) == 5000 + StartupPages.interval + StartupPages.quietPeriod)
-        let later = pages.isDue(nextDeadline: nil, now: 5000 + StartupPages.interval + 20)
+        #expect(pages.deadline(now: 5000 + IdlePages.interval) == 5000 + IdlePages.interval + IdlePages.quietPeriod)
+        let later = pages.isDue(nextDeadline: nil, now: 5000 + IdlePages.interval + 20)
         #expect(later)
-        #expect(pages.deadline(now: 5000 + StartupPages.interval + 20) == nil)
+        #expect(pages.deadline(now: 5000 + IdlePages.interval + 20) == nil)
     }
 
     @Test("a read-only file mapping's pages leave the resident set and read back the same")
