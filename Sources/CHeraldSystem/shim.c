@@ -43,3 +43,56 @@ int herald_pidfd_alive(int pidfd) {
     if (ready < 0) return -1;
     return ready == 0 ? 1 : 0;
 }
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+long herald_release_file_pages(void) {
+    enum { capacity = 1024 };
+    static unsigned long starts[capacity], ends[capacity];
+    int count = 0;
+    FILE *smaps = fopen("/proc/self/smaps", "re");
+    if (smaps == NULL) return -1;
+    char line[4096];
+    unsigned long start = 0, end = 0;
+    int candidate = 0;
+    while (fgets(line, sizeof line, smaps) != NULL) {
+        unsigned long first, last, offset, inode, kilobytes;
+        char permissions[8], device[32];
+        int path = 0;
+        if (sscanf(line, "%lx-%lx %7s %lx %31s %lu %n", &first, &last, permissions, &offset, device, &inode,
+                   &path) >= 6) {
+            // A mapping's header line: private, not writable, backed by an ordinary file.
+            start = first;
+            end = last;
+            candidate = permissions[1] != 'w' && permissions[3] == 'p' && inode != 0 && path > 0 && line[path] == '/'
+                && strncmp(line + path, "/memfd:", 7) != 0 && strncmp(line + path, "/dev/", 5) != 0;
+        } else if (candidate && sscanf(line, "Anonymous: %lu kB", &kilobytes) == 1) {
+            // A page copied on write (a section relocated, then made read-only) would go back to the file's
+            // bytes: such a mapping is left alone.
+            if (kilobytes == 0 && count < capacity) {
+                starts[count] = start;
+                ends[count] = end;
+                count++;
+            }
+            candidate = 0;
+        }
+    }
+    fclose(smaps);
+    // Advised after reading, so that the list of mappings cannot change under the reader.
+    long released = 0;
+    for (int i = 0; i < count; i++) {
+        if (madvise((void *)starts[i], ends[i] - starts[i], MADV_DONTNEED) == 0) released += (long)(ends[i] - starts[i]);
+    }
+    return released;
+}
+
+#include <malloc.h>
+
+size_t herald_heap_free_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.fordblks;
+}
+
+int herald_heap_trim(void) { return malloc_trim(0); }

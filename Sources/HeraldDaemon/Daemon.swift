@@ -29,6 +29,8 @@ public final class Daemon {
     public private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
     let startedAt = MonotonicClock.milliseconds()
+    private lazy var idlePages = IdlePages(startedAt: startedAt)
+    private var heapTrim = HeapTrim()
     private let logger: Logger
     private var stopping = false
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
@@ -111,8 +113,14 @@ public final class Daemon {
         scheduleWatchdog()
         loop.run(nextDeadline: { [unowned self] in
             // Decisions made while handling a batch of requests are recorded as soon as the loop is idle.
-            let recordNow = self.broker.hasUnrecordedDecisions ? MonotonicClock.milliseconds() : nil
-            return [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
+            let now = MonotonicClock.milliseconds()
+            let recordNow = self.broker.hasUnrecordedDecisions ? now : nil
+            let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
+            // Once start-up, or later work, has gone quiet, the pages of code it used are given back.
+            if self.idlePages.isDue(nextDeadline: next, now: now) { IdlePages.release(logger: self.logger) }
+            // And whenever it goes quiet, what was freed goes back to the kernel.
+            if self.heapTrim.isDue(nextDeadline: next, now: now) { self.heapTrim.trimIfWorthIt(logger: self.logger) }
+            return [next, self.idlePages.deadline(now: now)].compactMap { $0 }.min()
         }, onDeadline: { [unowned self] in
             self.broker.flush()
             if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {

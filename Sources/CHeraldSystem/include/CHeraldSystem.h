@@ -1,5 +1,5 @@
 // Linux system interfaces the daemon uses that Swift's Glibc module does not bring in:
-// epoll, signalfd, timerfd and netlink.
+// epoll, signalfd, timerfd, netlink, peer credentials, releasing start-up pages and trimming the heap.
 #ifndef C_HERALD_SYSTEM_H
 #define C_HERALD_SYSTEM_H
 
@@ -12,6 +12,7 @@
 #include <linux/rtnetlink.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stddef.h>
 
 /// The epoll event mask values as plain unsigned integers (the enum in sys/epoll.h imports awkwardly).
 static inline unsigned int herald_epollin(void) { return EPOLLIN; }
@@ -56,5 +57,18 @@ static inline int herald_timerfd_arm(int fd, long long milliseconds) {
     }
     return timerfd_settime(fd, 0, &spec, 0);
 }
+
+/// Unmaps the resident pages of every private, read-only, file-backed mapping of this process (the code and
+/// constant data of the executable and its libraries) that holds no page copied on write, so nothing written is
+/// lost: the next access maps the page again from the page cache (a minor fault). Call it only while no other
+/// thread loads libraries. Returns the bytes of address space advised, or -1 when /proc/self/smaps is unreadable.
+long herald_release_file_pages(void);
+
+/// Bytes the allocator holds free in its heap (glibc's mallinfo2 fordblks): memory freed by the program but
+/// still resident in the process.
+size_t herald_heap_free_bytes(void);
+
+/// Returns the free pages of the allocator's heap to the kernel (glibc's malloc_trim(0)). 1 when some were.
+int herald_heap_trim(void);
 
 #endif

@@ -1,0 +1,138 @@
+import CHeraldSystem
+import Glibc
+@testable import HeraldDaemon
+import Testing
+
+@Suite("Idle pages")
+struct IdlePagesTests {
+    @Test("released when start-up goes quiet, or at the latest while the loop stays busy")
+    func releasedWhenStartupIsQuiet() {
+        var pages = IdlePages(startedAt: 1000)
+        #expect(pages.deadline(now: 1000) == 1000 + IdlePages.latest)
+        // Probing and announcing: something is due within the quiet period.
+        let probing = pages.isDue(nextDeadline: 1250, now: 1000)
+        let announcing = pages.isDue(nextDeadline: 3000 + IdlePages.quietPeriod - 1, now: 3000)
+        #expect(!probing && !announcing)
+        // Nothing due for the quiet period: released.
+        let quiet = pages.isDue(nextDeadline: 4000 + IdlePages.quietPeriod, now: 4000)
+        #expect(quiet)
+        // An idle loop is not woken for it again.
+        #expect(pages.deadline(now: 4000) == nil)
+
+        // With nothing to probe (no interface yet), start-up is over at the first turn.
+        var nothingToDo = IdlePages(startedAt: 0)
+        let first = nothingToDo.isDue(nextDeadline: nil, now: 10)
+        #expect(first)
+        // A loop never quiet for long releases at the latest time.
+        var neverQuiet = IdlePages(startedAt: 0)
+        let before = neverQuiet.isDue(nextDeadline: IdlePages.latest + 9, now: IdlePages.latest - 1)
+        let atLatest = neverQuiet.isDue(nextDeadline: IdlePages.latest + 10, now: IdlePages.latest)
+        #expect(!before && atLatest)
+    }
+
+    @Test("released again once later work has gone quiet, at most every interval")
+    func releasedAgainAfterWork() {
+        var pages = IdlePages(startedAt: 0)
+        _ = pages.isDue(nextDeadline: nil, now: 5000)
+        // A client comes and goes: the loop turns, then is quiet, too soon for another release.
+        let tooSoon = pages.isDue(nextDeadline: nil, now: 6000)
+        #expect(!tooSoon)
+        // So the loop is asked to wake when the interval is over, and releases then if it is quiet.
+        #expect(pages.deadline(now: 6000) == 5000 + IdlePages.interval)
+        let busy = pages.isDue(nextDeadline: 5000 + IdlePages.interval + 10, now: 5000 + IdlePages.interval)
+        #expect(!busy)
+        #expect(pages.deadline(now: 5000 + IdlePages.interval) == 5000 + IdlePages.interval + IdlePages.quietPeriod)
+        let later = pages.isDue(nextDeadline: nil, now: 5000 + IdlePages.interval + 20)
+        #expect(later)
+        #expect(pages.deadline(now: 5000 + IdlePages.interval + 20) == nil)
+    }
+
+    @Test("a read-only file mapping's pages leave the resident set and read back the same")
+    func readOnlyMappingReleased() throws {
+        let file = try TemporaryFile(bytes: 64 * 1024)
+        let base = try #require(file.map(protection: PROT_READ))
+        defer { munmap(base, file.size) }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        var sum = 0
+        for offset in stride(from: 0, to: file.size, by: 4096) { sum += Int(bytes[offset]) }
+        #expect(residentKilobytes(at: base) == 64)
+
+        #expect(herald_release_file_pages() > 0)
+        #expect(residentKilobytes(at: base) == 0)
+        var again = 0
+        for offset in stride(from: 0, to: file.size, by: 4096) { again += Int(bytes[offset]) }
+        #expect(again == sum)
+        #expect(bytes[4096 + 7] == file.byte(at: 4096 + 7))
+    }
+
+    @Test("a read-only mapping with a page copied on write keeps what was written")
+    func copiedOnWriteKept() throws {
+        let file = try TemporaryFile(bytes: 16 * 1024)
+        let base = try #require(file.map(protection: PROT_READ | PROT_WRITE))
+        defer { munmap(base, file.size) }
+        // As the dynamic loader does with relocated sections: written, then made read-only.
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        bytes[8192] = ~file.byte(at: 8192)
+        #expect(mprotect(base, file.size, PROT_READ) == 0)
+
+        _ = herald_release_file_pages()
+        #expect(bytes[8192] == ~file.byte(at: 8192))
+    }
+}
+
+/// A file of patterned bytes in the temporary directory, removed when the value goes away.
+private final class TemporaryFile {
+    let path: String
+    let size: Int
+    private let descriptor: Int32
+
+    init(bytes size: Int) throws {
+        var template = Array("/tmp/herald-pages-XXXXXX".utf8CString)
+        descriptor = mkstemp(&template)
+        guard descriptor >= 0 else { throw Failure("mkstemp failed") }
+        path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        self.size = size
+        let contents = (0..<size).map { Self.pattern($0) }
+        guard contents.withUnsafeBytes({ write(descriptor, $0.baseAddress, size) }) == size else {
+            throw Failure("write failed")
+        }
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    func byte(at offset: Int) -> UInt8 { Self.pattern(offset) }
+
+    /// A private mapping of the whole file, or nil.
+    func map(protection: Int32) -> UnsafeMutableRawPointer? {
+        let base = mmap(nil, size, protection, MAP_PRIVATE, descriptor, 0)
+        return base == MAP_FAILED ? nil : base
+    }
+
+    private static func pattern(_ offset: Int) -> UInt8 { UInt8(truncatingIfNeeded: offset &* 31 &+ offset >> 12) }
+
+    struct Failure: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+}
+
+/// The Rss of the mapping that starts at `address`, from /proc/self/smaps.
+private func residentKilobytes(at address: UnsafeRawPointer) -> Int? {
+    guard let smaps = fopen("/proc/self/smaps", "r") else { return nil }
+    defer { fclose(smaps) }
+    let start = String(UInt(bitPattern: address), radix: 16) + "-"
+    var inMapping = false
+    var line = [CChar](repeating: 0, count: 4096)
+    while fgets(&line, Int32(line.count), smaps) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if text.hasPrefix(start) {
+            inMapping = true
+        } else if inMapping, text.hasPrefix("Rss:") {
+            return Int(text.dropFirst(4).split(separator: " ").first ?? "")
+        }
+    }
+    return nil
+}
