@@ -96,3 +96,18 @@ size_t herald_heap_free_bytes(void) {
 }
 
 int herald_heap_trim(void) { return malloc_trim(0); }
+
+long herald_resident_kib(void) {
+    FILE *file = fopen("/proc/self/statm", "r");
+    if (file == NULL) return -1;
+    long size = 0, resident = 0;
+    int read = fscanf(file, "%ld %ld", &size, &resident);
+    fclose(file);
+    if (read != 2) return -1;
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+size_t herald_heap_in_use_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}

@@ -127,11 +127,17 @@ public struct ControlStatus: Codable, Hashable, Sendable {
     public var conflicts: Int
     /// Unicast replies to the daemon's QU questions that it accepted.
     public var unicastResponsesReceived: Int
+    /// The daemon's resident set (VmRSS), in KiB.
+    public var residentKiB: Int
+    /// Memory the daemon has allocated and not freed (its live heap), in KiB: what a leak would grow. The resident
+    /// set also counts mapped code and what the allocator keeps after frees.
+    public var heapInUseKiB: Int
 
     public init(version: String, hostName: String, uptimeSeconds: Int, interfaces: [Interface], cachedRecords: Int,
                 clients: Int, operations: Int, parkedOperations: Int, registrations: Int, staticServices: Int, apps: Int,
                 grantedApps: Int, deniedApps: Int, pendingRequests: Int, packetsReceived: Int, packetsSent: Int,
-                malformedPackets: Int, conflicts: Int, unicastResponsesReceived: Int = 0) {
+                malformedPackets: Int, conflicts: Int, unicastResponsesReceived: Int = 0, residentKiB: Int = 0,
+                heapInUseKiB: Int = 0) {
         self.version = version
         self.hostName = hostName
         self.uptimeSeconds = uptimeSeconds
@@ -151,5 +157,7 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         self.malformedPackets = malformedPackets
         self.conflicts = conflicts
         self.unicastResponsesReceived = unicastResponsesReceived
+        self.residentKiB = residentKiB
+        self.heapInUseKiB = heapInUseKiB
     }
 }

@@ -30,7 +30,8 @@ extension Daemon {
             pendingRequests: pending, packetsReceived: engine.statistics.packetsReceived,
             packetsSent: engine.statistics.packetsSent, malformedPackets: engine.statistics.malformedPackets,
             conflicts: engine.statistics.conflicts,
-            unicastResponsesReceived: engine.statistics.unicastResponsesReceived)
+            unicastResponsesReceived: engine.statistics.unicastResponsesReceived,
+            residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB())
     }
 }
 

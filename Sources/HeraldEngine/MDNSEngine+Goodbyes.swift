@@ -71,5 +71,7 @@ extension MDNSEngine {
             statistics.responsesSent += 1
             send(bytes, on: link, to: .multicast)
         }
+        // Noted with their TTL of 0, the records' notes are soon forgotten (see ResponseScheduler.MulticastNote).
+        scheduler.noteMulticast(goodbyes, on: link, at: now)
     }
 }

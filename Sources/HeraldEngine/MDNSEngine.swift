@@ -62,6 +62,10 @@ public struct MDNSEngine: Sendable {
     /// Counters for `herald status` and for tests.
     public internal(set) var statistics = EngineStatistics()
 
+    /// How many of its own records' last multicast the responder remembers (for RFC 6762 §6's one-second rule and
+    /// §5.4's "multicast recently"): only those that can still matter, so churning registrations leave none behind.
+    public var rememberedMulticastCount: Int { scheduler.rememberedMulticasts }
+
     public init(configuration: EngineConfiguration) {
         self.configuration = configuration
         self.random = EngineRandom(seed: configuration.seed)

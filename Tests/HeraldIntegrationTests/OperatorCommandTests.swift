@@ -123,8 +123,17 @@ struct OperatorCommandTests {
         #expect(object["parkedOperations"] as? Int == 1, "\(status)")
         #expect(object["clients"] as? Int == 1, "\(status)")
         #expect((object["interfaces"] as? [[String: Any]])?.isEmpty == false, "\(status)")
+        // Its memory: the resident set as the kernel reports it, and a live heap of some size.
+        let resident = try #require(object["residentKiB"] as? Int, "\(status)")
+        let kernelResident = try String(contentsOfFile: "/proc/\(daemon.process.pid)/status", encoding: .utf8)
+            .split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) }
+        let kernel = try #require(kernelResident)
+        #expect(resident > 1024 && abs(resident - kernel) < kernel / 5, "status \(resident) KiB, kernel \(kernel) KiB")
+        #expect((object["heapInUseKiB"] as? Int ?? 0) > 100, "\(status)")
         let text = try daemon.control(["status"])
         #expect(text.stdout.contains("apps: 1 (0 granted, 0 denied), pending requests: 1"), "\(text)")
+        #expect(text.stdout.contains(/memory: \d+\.\d MiB resident, \d+\.\d MiB heap in use/), "\(text)")
 
         try daemon.control(["grant", "org.example.tictactoe"]).expectSuccess()
         try follow.waitForOutput(containing: "grant  granted (operator)", in: .stdout, timeout: 5)

@@ -4,7 +4,8 @@ import Testing
 /// Endurance with churn (issue: soak): peers' services appear and vanish every 100 ms on one host while, on the
 /// host under test, apps connect, browse, register and disconnect, and an operator grants, denies and resets
 /// them. At the end nothing is leaked: no clients, operations or registrations remain, the cache returns to
-/// its level before the churn, and the daemon's memory stays within 10 % of its size after warm-up.
+/// its level before the churn, and the daemon's live heap (`herald status`) stays within 10 % of its size after
+/// warm-up, its private resident memory within 25 % (see the driver for why the two bounds differ).
 ///
 /// It runs for `HERALD_SOAK_SECONDS` (default 60; `Benchmarks/Endurance/soak.sh` runs it for 10 minutes).
 @Suite("Soak with churn")
@@ -94,20 +95,25 @@ struct SoakTests {
                     if reply.get("id") == request["id"]:
                         return reply
 
-        def rss_kib():
+        def memory_kib(status):
+            """(VmRSS, RssAnon, heap in use): all resident pages, the private ones, and the live heap."""
+            fields = {}
             for line in open("/proc/%s/status" % pid):
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                name, _, value = line.partition(":")
+                if name in ("VmRSS", "RssAnon"):
+                    fields[name] = int(value.split()[0])
+            return fields["VmRSS"], fields["RssAnon"], status["heapInUseKiB"]
 
         control = Control()
         time.sleep(3)  # both hosts' names announced and cached: the baseline the cache must come back to
         baseline = control.call(command="status")["status"]
-        started, warm_rss, apps_run, decisions = time.time(), None, 0, 0
-        running, next_decision = [], time.time()
+        started, samples, apps_run, decisions = time.time(), [], 0, 0
+        running, next_decision, next_sample = [], time.time(), time.time()
         while time.time() < started + seconds:
             now = time.time()
-            if warm_rss is None and now > started + seconds * 0.25:
-                warm_rss = rss_kib()
+            if now >= next_sample:
+                samples.append(((now - started) / seconds, memory_kib(control.call(command="status")["status"])))
+                next_sample = now + 1
             if now >= next_decision:
                 action = random.choice(["grant", "grant", "deny", "reset"])
                 assert control.call(command=action, app="org.example.tictactoe")["ok"]
@@ -126,7 +132,7 @@ struct SoakTests {
             time.sleep(0.02)
         for process in running:
             process.wait()
-        end_rss = rss_kib()
+        samples.append((1.0, memory_kib(control.call(command="status")["status"])))
         # The churn has stopped: withdrawn services leave the cache (goodbyes, then expiry of anything missed).
         deadline, status = time.time() + 20, None
         while time.time() < deadline:
@@ -136,8 +142,22 @@ struct SoakTests {
                     and status["cachedRecords"] <= baseline["cachedRecords"] + 4):
                 break
             time.sleep(0.5)
+        # One reading is noisy, so each figure is the median of those taken once a second: after warm-up (25-40 %
+        # of the run) and at the end (the last 15 %). The live heap is what a leak grows and is judged against 10 %.
+        # The resident set is reported beside it: heraldd gives idle file pages back and maps them again when they
+        # are used (megabytes either way), and the allocator keeps some of what is freed, so the private (anonymous)
+        # part is held to a looser bound that still catches memory lost outside the allocator.
+        def median(values):
+            values = sorted(values)
+            return values[len(values) // 2]
+        warm = [m for at, m in samples if 0.25 <= at <= 0.40]
+        end = [m for at, m in samples if at >= 0.85]
+        warm_rss, warm_anon, warm_heap = (median([m[i] for m in warm]) for i in range(3))
+        end_rss, end_anon, end_heap = (median([m[i] for m in end]) for i in range(3))
         print("soak: %d s, %d app processes, %d decisions, RSS after warm-up %d KiB, at end %d KiB"
               % (seconds, apps_run, decisions, warm_rss, end_rss), flush=True)
+        print("soak: memory readings (s: RSS/anonymous/heap in use, KiB) " + " ".join(
+              "%d:%d/%d/%d" % ((at * seconds,) + m) for at, m in samples[::max(1, len(samples) // 12)]), flush=True)
         print("soak: baseline clients %d operations %d registrations %d cached %d; after: %d %d %d %d"
               % (baseline["clients"], baseline["operations"], baseline["registrations"], baseline["cachedRecords"],
                  status["clients"], status["operations"], status["registrations"], status["cachedRecords"]), flush=True)
@@ -147,7 +167,11 @@ struct SoakTests {
         if status["registrations"] != baseline["registrations"]: leaks.append("registrations")
         if status["cachedRecords"] > baseline["cachedRecords"] + 4: leaks.append("cached records")
         print("soak: leaks " + (", ".join(leaks) if leaks else "none"), flush=True)
-        growth = (end_rss - warm_rss) / warm_rss
-        print("soak: memory %s (%+.1f %% after warm-up)" % ("stable" if growth <= 0.10 else "GREW", growth * 100), flush=True)
+        heap_growth = (end_heap - warm_heap) / warm_heap
+        anon_growth = (end_anon - warm_anon) / warm_anon
+        stable = heap_growth <= 0.10 and anon_growth <= 0.25
+        print("soak: memory %s (heap in use %d -> %d KiB, %+.1f %%; anonymous %d -> %d KiB, %+.1f %%; RSS %+.1f %%)"
+              % ("stable" if stable else "GREW", warm_heap, end_heap, heap_growth * 100, warm_anon, end_anon,
+                 anon_growth * 100, (end_rss - warm_rss) / warm_rss * 100), flush=True)
         """#
 }

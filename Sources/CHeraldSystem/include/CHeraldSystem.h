@@ -67,6 +67,10 @@ long herald_release_file_pages(void);
 /// Bytes the allocator holds free in its heap (glibc's mallinfo2 fordblks): memory freed by the program but
 /// still resident in the process.
 size_t herald_heap_free_bytes(void);
+/// Bytes the allocator has handed out and not had back (small blocks and large mapped ones).
+size_t herald_heap_in_use_bytes(void);
+/// The process's resident set in KiB, from /proc/self/statm; -1 when it cannot be read.
+long herald_resident_kib(void);
 
 /// Returns the free pages of the allocator's heap to the kernel (glibc's malloc_trim(0)). 1 when some were.
 int herald_heap_trim(void);

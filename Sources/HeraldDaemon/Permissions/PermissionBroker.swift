@@ -23,8 +23,12 @@ public final class PermissionBroker: AccessGate {
     private var unrecorded: [(decision: PermissionDecision, caller: CallerIdentity)] = []
     /// Users whose processes' executables could not be read (logged once each).
     private var unreadableExecutables: Set<UInt32> = []
-    /// The last explanation given to each process, for messages that say why.
+    /// The last explanation given to each process, for messages that say why (asked for right after a refusal):
+    /// the newest in `lastExplanations`, the generation before in `olderExplanations`, so at most twice
+    /// ``explanationsKept`` are held however many processes come and go.
     private var lastExplanations: [Int32: String] = [:]
+    private var olderExplanations: [Int32: String] = [:]
+    static let explanationsKept = 256
 
     /// Called after an operator action changed manifests or decisions: running operations are judged again.
     public var onAccessChanged: () -> Void = {}
@@ -65,7 +69,10 @@ public final class PermissionBroker: AccessGate {
             unrecorded.append((decision.decision, decision.caller))
         }
         if client.pid > 0, decision.decision.outcome != .allow {
-            if lastExplanations.count > 4096 { lastExplanations.removeAll() }
+            if lastExplanations.count >= Self.explanationsKept, lastExplanations[client.pid] == nil {
+                olderExplanations = lastExplanations
+                lastExplanations = [:]
+            }
             lastExplanations[client.pid] = "\(decision.decision.reason.rawValue): \(decision.decision.explanation)"
         }
         switch decision.decision.outcome {
@@ -90,7 +97,9 @@ public final class PermissionBroker: AccessGate {
         return (policy.decide(Self.permissionRequest(request), caller: caller, snapshot: snapshot), caller)
     }
 
-    public func explanation(for client: ClientIdentity) -> String? { lastExplanations[client.pid] }
+    public func explanation(for client: ClientIdentity) -> String? {
+        lastExplanations[client.pid] ?? olderExplanations[client.pid]
+    }
 
     /// Writes the decisions made since the last call, in one transaction.
     public func flush() {

@@ -45,9 +45,32 @@ struct ResponseScheduler: Sendable {
         }
     }
 
+    /// When a record was last multicast, and until when that can still matter.
+    struct MulticastNote: Sendable {
+        var at: Instant
+        /// The later of the longest a pending answer waits and a quarter of the record's TTL (the "recently
+        /// multicast" test of RFC 6762 §5.4): after it, forgetting the note changes no decision.
+        var keepUntil: Instant
+    }
+
+    /// The notes of one link. Expired notes are swept out whenever the notes have doubled since the last sweep,
+    /// so a responder whose records keep changing (ever-new instance names) holds a bounded number.
+    struct LinkNotes: Sendable {
+        var notes: [RecordIdentity: MulticastNote] = [:]
+        var sweepAt = ResponseScheduler.smallestSweep
+    }
+
     private(set) var pending: [Pending] = []
     /// When each record was last multicast on each link.
-    private var lastMulticast: [LinkID: [RecordIdentity: Instant]] = [:]
+    private var lastMulticast: [LinkID: LinkNotes] = [:]
+
+    /// How long a note is kept at least, in milliseconds: longer than any answer stays pending (postponed by the
+    /// one-second rule, or held back behind a truncated query's known answers).
+    static let shortestNoteLifetime = 10_000
+    static let smallestSweep = 256
+
+    /// How many multicast records are remembered, over all links.
+    var rememberedMulticasts: Int { lastMulticast.values.reduce(0) { $0 + $1.notes.count } }
 
     var nextDeadline: Instant? { pending.lazy.map(\.sendAt).min() }
 
@@ -119,7 +142,7 @@ struct ResponseScheduler: Sendable {
 
     /// When the record last went out by multicast on the link, if it has.
     func lastMulticast(of record: ResourceRecord, on link: LinkID) -> Instant? {
-        lastMulticast[link]?[RecordIdentity(record)]
+        lastMulticast[link]?.notes[RecordIdentity(record)]?.at
     }
 
     /// True when the record went out by multicast on the link within `milliseconds` before `now`.
@@ -130,7 +153,18 @@ struct ResponseScheduler: Sendable {
 
     /// Notes records this host multicast itself (announcements, or responses built elsewhere).
     mutating func noteMulticast(_ records: [ResourceRecord], on link: LinkID, at now: Instant) {
-        for record in records { lastMulticast[link, default: [:]][RecordIdentity(record)] = now }
+        guard !records.isEmpty else { return }
+        var entry = lastMulticast.removeValue(forKey: link) ?? LinkNotes()
+        for record in records {
+            let lifetime = max(Self.shortestNoteLifetime, Int(record.ttl) * 250)
+            entry.notes[RecordIdentity(record)] = MulticastNote(at: now, keepUntil: now + lifetime)
+        }
+        if entry.notes.count >= entry.sweepAt {
+            // `filter` builds a new table sized for what is left: the old one's capacity is given back.
+            entry.notes = entry.notes.filter { $0.value.keepUntil > now }
+            entry.sweepAt = max(Self.smallestSweep, entry.notes.count * 2)
+        }
+        lastMulticast[link] = entry
     }
 
     /// Takes every response due at `now`. Multicast answers follow the rate limit (RFC 6762 §6): one multicast

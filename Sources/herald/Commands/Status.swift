@@ -33,5 +33,12 @@ struct Status: HeraldCommand {
         StandardOutput.line("packets: \(status.packetsReceived) received (\(status.malformedPackets) malformed, "
                             + "\(status.unicastResponsesReceived) unicast replies), \(status.packetsSent) sent; "
                             + "conflicts: \(status.conflicts)")
+        StandardOutput.line("memory: \(Self.mebibytes(status.residentKiB)) resident, "
+                            + "\(Self.mebibytes(status.heapInUseKiB)) heap in use")
+    }
+    /// `21.4 MiB`.
+    static func mebibytes(_ kibibytes: Int) -> String {
+        let tenths = (kibibytes * 10 + 512) / 1024
+        return "\(tenths / 10).\(tenths % 10) MiB"
     }
 }
