@@ -51,7 +51,7 @@ struct FaultInjectionTests {
         #expect(integrity.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "\(integrity)")
     }
 
-    @Test("an interface that goes down and comes back under load: results go and return, the daemon keeps serving")
+    @Test("an interface that goes down and up, then is removed and re-added, under load: results go and return, the daemon keeps serving")
     func interfaceBouncesUnderLoad() throws {
         let lan = try TestLAN(hosts: 2)
         defer { lan.shutdown() }
@@ -67,7 +67,7 @@ struct FaultInjectionTests {
 
         // Load: twenty clients browsing and resolving in a loop on the host under test.
         let load = try home.spawn(["sh", "-c", """
-            end=$(($(date +%s) + 12))
+            end=$(($(date +%s) + 20))
             while [ $(date +%s) -lt $end ]; do
                 for n in $(seq 20); do "$0" browse _hbounce._tcp --resolve --timeout 0.5 --socket "$1" >/dev/null 2>&1 & done
                 wait
@@ -84,6 +84,17 @@ struct FaultInjectionTests {
             watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" +  ") }.count >= 2
         }
         #expect(back.held, "the service did not come back after the interface returned:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))")
+
+        // Unplugged and plugged back: the link is deleted, and a new one (same name and addresses, new index) appears.
+        let old = try #require(home.interfaces.first)
+        let replaced = try home.replaceInterface(old)
+        #expect(replaced.index != old.index)
+        let returned = try waitUntil(timeout: 15) {
+            watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" +  ") }.count >= 3
+        }
+        #expect(returned.held, "the service did not come back on the re-added interface:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))")
+        #expect(watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" -  ") }.count >= 2,
+                "the removal was reported:\n\(watcher.stdout)")
         #expect(load.waitForExit(timeout: 30) != nil)
         #expect(daemon.process.isRunning, "\(daemon.log.suffix(2000))")
         let resolved = try daemon.herald(["resolve", "Steady", "_hbounce._tcp", "--timeout", "5"])

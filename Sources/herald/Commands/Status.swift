@@ -4,8 +4,8 @@ import HeraldControl
 /// `herald status`: what the daemon is doing.
 struct Status: HeraldCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the daemon's interfaces, addresses, cache, clients, operations, registrations, apps and "
-            + "pending requests (operators only).")
+        abstract: "Show the daemon's interfaces, addresses, cache, clients, operations, registrations, apps, "
+            + "pending requests and memory (operators only).")
 
     @OptionGroup var options: ControlOptions
 

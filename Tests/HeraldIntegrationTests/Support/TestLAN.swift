@@ -431,8 +431,32 @@ extension TestLAN {
             precondition(slot < 10, "at most 10 interfaces per host")
             let ifname = lan.prefix + "h\(index)e\(slot)"
             let port = lan.prefix + "h\(index)p\(slot)"
-            let ipv4 = TestLAN.ipv4Prefix + "\(number)"
-            let ipv6 = TestLAN.ipv6Prefix + "\(number)"
+            let interface = try attach(ifname: ifname, port: port, ipv4: TestLAN.ipv4Prefix + "\(number)",
+                                       ipv6: TestLAN.ipv6Prefix + "\(number)", metric: slot)
+            lock.lock()
+            interfaceList.append(interface)
+            lock.unlock()
+            return interface
+        }
+
+        /// Deletes an interface's veth pair (the host sees its link removed, as when an adapter is unplugged) and
+        /// creates a new one with the same name and addresses (a new interface index, as when it is plugged back).
+        @discardableResult
+        func replaceInterface(_ old: Interface) throws -> Interface {
+            try TestLAN.ip(in: name, "link", "delete", old.name)
+            usleep(500_000)
+            lock.lock()
+            let slot = interfaceList.firstIndex { $0.name == old.name } ?? 0
+            lock.unlock()
+            let interface = try attach(ifname: old.name, port: old.bridgePort, ipv4: old.ipv4, ipv6: old.ipv6, metric: slot)
+            lock.lock()
+            if let at = interfaceList.firstIndex(where: { $0.name == old.name }) { interfaceList[at] = interface }
+            lock.unlock()
+            return interface
+        }
+
+        /// Creates a veth pair with one end in the bridge and the other, `ifname`, up in this host with its addresses.
+        private func attach(ifname: String, port: String, ipv4: String, ipv6: String, metric slot: Int) throws -> Interface {
             try TestLAN.ip(in: lan.bridgeNamespace, "link", "add", port, "type", "veth", "peer", "name", ifname, "netns", name)
             try TestLAN.ip(in: lan.bridgeNamespace, "link", "set", port, "master", lan.bridgeName, "up")
             try TestLAN.ip(in: name, "address", "add", "\(ipv4)/\(TestLAN.ipv4PrefixLength)", "dev", ifname)
@@ -441,12 +465,7 @@ extension TestLAN {
             // Without a default route, multicast sent without IP_MULTICAST_IF (dig, plain sockets) needs one.
             try TestLAN.ip(in: name, "route", "add", "224.0.0.0/4", "dev", ifname, "metric", "\(slot)")
             let (linkLocal, ifindex) = try waitForLinkLocal(ifname)
-            let interface = Interface(
-                name: ifname, bridgePort: port, ipv4: ipv4, ipv6: ipv6, linkLocal: linkLocal, index: ifindex)
-            lock.lock()
-            interfaceList.append(interface)
-            lock.unlock()
-            return interface
+            return Interface(name: ifname, bridgePort: port, ipv4: ipv4, ipv6: ipv6, linkLocal: linkLocal, index: ifindex)
         }
 
         private func waitForLinkLocal(_ ifname: String) throws -> (String, Int32) {
