@@ -316,8 +316,12 @@ def scale(args):
     return {"instances": expected, "types": types, "runs": runs}
 
 
+IDLE_AFTER_START = 10  # seconds from a daemon's start to its idle reading
+
+
 def footprint(args):
-    """RSS of each daemon idle (5 s after start), then with its cache filled two ways: passively (both
+    """RSS of each daemon idle (10 s after start: both have announced their host names by then and heraldd has
+    given back the pages its start-up alone used), then with its cache filled two ways: passively (both
     daemons run before the peers advertise ~3,400 instances, so the peers' announcements fill their caches
     with no client asking anything: what the cached records alone cost) and by clients (a fresh daemon
     browses and resolves all the instances, so the figure includes those 3,400 operations)."""
@@ -328,7 +332,7 @@ def footprint(args):
     try:
         peers, daemon_host, avahi_host = lan.hosts[:4], lan.hosts[4], lan.hosts[5]
         listeners = [Herald(daemon_host), Avahi(avahi_host)]
-        time.sleep(5)
+        time.sleep(IDLE_AFTER_START)
         idle_before = [memory_breakdown(d) for d in listeners]
         # Each peer multicasts one announcement (PTR, SRV, TXT, A) per instance, about 500 a second, below
         # heraldd's per-source rate limit.
@@ -361,7 +365,7 @@ def footprint(args):
         time.sleep(3)
         for label, make in (("Herald", lambda: Herald(daemon_host)), ("Avahi", lambda: Avahi(daemon_host))):
             daemon = make()
-            time.sleep(5)
+            time.sleep(IDLE_AFTER_START)
             idle_memory = memory_breakdown(daemon)
             idle = idle_memory["rss_kib"]
             outcome = discover_all(daemon, daemon_host, 20, expected, 60)

@@ -16,8 +16,18 @@ struct IdlePagesTests {
         // Nothing due for the quiet period: released.
         let quiet = pages.isDue(nextDeadline: 4000 + IdlePages.quietPeriod, now: 4000)
         #expect(quiet)
+        // Once more a quiet period later, for what the first release's aftermath mapped back; the loop is woken
+        // for it, and it waits while the loop is busy.
+        let settling = 4000 + IdlePages.quietPeriod
+        #expect(pages.deadline(now: 4000) == settling)
+        let tooEarly = pages.isDue(nextDeadline: nil, now: settling - 1)
+        let busy = pages.isDue(nextDeadline: settling + 10, now: settling)
+        #expect(!tooEarly && !busy)
+        #expect(pages.deadline(now: settling) == settling + IdlePages.quietPeriod)
+        let settled = pages.isDue(nextDeadline: nil, now: settling + 20)
+        #expect(settled)
         // An idle loop is not woken for it again.
-        #expect(pages.deadline(now: 4000) == nil)
+        #expect(pages.deadline(now: settling + 20) == nil)
 
         // With nothing to probe (no interface yet), start-up is over at the first turn.
         var nothingToDo = IdlePages(startedAt: 0)
@@ -33,7 +43,9 @@ struct IdlePagesTests {
     @Test("released again once later work has gone quiet, at most every interval")
     func releasedAgainAfterWork() {
         var pages = IdlePages(startedAt: 0)
-        _ = pages.isDue(nextDeadline: nil, now: 5000)
+        let first = pages.isDue(nextDeadline: nil, now: 2000 - IdlePages.quietPeriod)
+        let settled = pages.isDue(nextDeadline: nil, now: 5000)
+        #expect(first && settled)
         // A client comes and goes: the loop turns, then is quiet, too soon for another release.
         let tooSoon = pages.isDue(nextDeadline: nil, now: 6000)
         #expect(!tooSoon)

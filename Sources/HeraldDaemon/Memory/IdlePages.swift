@@ -12,8 +12,11 @@ import Logging
 /// them for a burst of work).
 ///
 /// Released once start-up is over: when nothing is due for ``quietPeriod`` (longer than the gaps between the host
-/// name's announcements), or at the latest ``latest`` after start on a network that keeps the daemon busy. Then
-/// again once the loop has worked and gone quiet, at most every ``interval``.
+/// name's announcements), or at the latest ``latest`` after start on a network that keeps the daemon busy. Once
+/// more when the loop has again been quiet for ``quietPeriod``: code that runs for the first time right after the first release
+/// (the Swift runtime's first lookups of a type's conformances scan the conformance records of every library)
+/// maps back about 2 MiB that a daemon with nothing to do never touches again. Then again once the loop has worked
+/// and gone quiet, at most every ``interval``.
 struct IdlePages {
     static let quietPeriod: Int64 = 3000
     static let latest: Int64 = 30_000
@@ -21,6 +24,8 @@ struct IdlePages {
 
     private let startedAt: Int64
     private var lastRelease: Int64?
+    /// Whether the release that follows the first one has been made.
+    private var settled = false
     /// Whether the loop has run since the last release (each of its turns asks ``isDue(nextDeadline:now:)``).
     private var workedSinceRelease = false
 
@@ -28,10 +33,12 @@ struct IdlePages {
         self.startedAt = startedAt
     }
 
-    /// When the loop must wake up to look again: at the latest time for the start-up pages, then once the
-    /// interval has passed if the loop has worked since (never sooner than a quiet period from `now`).
+    /// When the loop must wake up to look again: at the latest time for the start-up pages, a quiet period after
+    /// the first release, then once the interval has passed if the loop has worked since (never sooner than a quiet
+    /// period from `now`).
     func deadline(now: Int64) -> Int64? {
         guard let lastRelease else { return startedAt + Self.latest }
+        if !settled { return max(lastRelease, now) + Self.quietPeriod }
         return workedSinceRelease ? max(lastRelease + Self.interval, now + Self.quietPeriod) : nil
     }
 
@@ -39,7 +46,10 @@ struct IdlePages {
     mutating func isDue(nextDeadline: Int64?, now: Int64) -> Bool {
         let quiet = nextDeadline.map { $0 - now >= Self.quietPeriod } ?? true
         let due: Bool
-        if let lastRelease {
+        if let lastRelease, !settled {
+            due = quiet && now - lastRelease >= Self.quietPeriod
+            settled = due
+        } else if let lastRelease {
             due = quiet && now - lastRelease >= Self.interval
         } else {
             due = quiet || now - startedAt >= Self.latest
