@@ -317,6 +317,9 @@ def scale(args):
 
 
 IDLE_AFTER_START = 10  # seconds from a daemon's start to its idle reading
+# Seconds from the end of the clients' browsing to the loaded reading: long enough for the daemons to have gone
+# quiet (heraldd trims its heap only then), so that the figure is what a daemon keeps, not what it was using.
+LOADED_AFTER_CLIENTS = 10
 
 
 def footprint(args):
@@ -369,7 +372,7 @@ def footprint(args):
             idle_memory = memory_breakdown(daemon)
             idle = idle_memory["rss_kib"]
             outcome = discover_all(daemon, daemon_host, 20, expected, 60)
-            time.sleep(1)
+            time.sleep(LOADED_AFTER_CLIENTS)
             loaded_memory = memory_breakdown(daemon)
             loaded = loaded_memory["rss_kib"]
             run = {"label": label, "idle_rss_kib": idle, "loaded_rss_kib": loaded, "processes": len(daemon.pids),

@@ -160,9 +160,9 @@ def main():
     if "footprint" in b:
         r = b["footprint"]
         lines += ["### Footprint", "",
-                  f"Idle: 5 s after start. Loaded: after browsing and resolving {r['instances']} instances "
+                  f"Idle: 10 s after start. Loaded: after browsing and resolving {r['instances']} instances "
                   f"(about {3 * r['instances'] + 4:,} records: PTR, SRV, TXT each, plus the peers' A records), "
-                  "1 s after the browsing clients were stopped: besides the records, it counts what a daemon keeps "
+                  "10 s after the browsing clients were stopped: besides the records, it counts what a daemon keeps "
                   f"from serving {r['instances']:,} resolves (tables grown for the operations, Herald's audit log of "
                   "requests).",
                   "Avahi's default cache holds 4,096 entries, so it is full here and resolves only some instances.",
