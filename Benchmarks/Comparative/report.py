@@ -78,6 +78,15 @@ def bars_chart(path, title, groups, unit):
     plt.close(fig)
 
 
+def latency_table(summaries, baseline):
+    """Markdown rows: one browser per row, its median against `baseline` (Avahi's median)."""
+    rows = ["| browser | median | p95 | min | max | median / Avahi |", "|---|---:|---:|---:|---:|---:|"]
+    for k, v in summaries.items():
+        rows.append(f"| {k} | {ms(v['median'])} | {ms(v['p95'])} | {ms(v['min'])} | {ms(v['max'])} | "
+                    f"{times(ratio(v['median'], baseline))} |")
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("results")
@@ -99,11 +108,7 @@ def main():
         lines += ["### Cold browse latency", "",
                   f"{s['Avahi (avahi-browse)']['n']} trials each; fresh daemon per trial. Failures: "
                   + ", ".join(f"{k} {v}" for k, v in r["failures"].items()) + ".", "",
-                  "| browser | median | p95 | min | max | median / Avahi |", "|---|---:|---:|---:|---:|---:|"]
-        for k, v in s.items():
-            lines.append(f"| {k} | {ms(v['median'])} | {ms(v['p95'])} | {ms(v['min'])} | {ms(v['max'])} | "
-                         f"{times(ratio(v['median'], avahi))} |")
-        lines.append("")
+                  *latency_table(s, avahi), ""]
         if charts:
             latency_chart(f"{charts}/cold-browse.svg", "Cold browse: start of browse → first result",
                           r["samples"], "ms")
@@ -112,11 +117,7 @@ def main():
             p = {k: summary(v) for k, v in r["avahi_advertiser"]["samples"].items()}
             base = next((v["median"] for k, v in p.items() if k.startswith("Avahi")), None)
             lines += ["The same with an avahi-daemon advertiser (`avahi-publish`) in a third namespace, in the same trials:",
-                      "", "| browser | median | p95 | min | max | median / Avahi |", "|---|---:|---:|---:|---:|---:|"]
-            for k, v in p.items():
-                lines.append(f"| {k} | {ms(v['median'])} | {ms(v['p95'])} | {ms(v['min'])} | {ms(v['max'])} | "
-                             f"{times(ratio(v['median'], base))} |")
-            lines.append("")
+                      "", *latency_table(p, base), ""]
 
     if "time_to_visible" in b:
         r = b["time_to_visible"]

@@ -98,7 +98,7 @@ size_t herald_heap_free_bytes(void) {
 int herald_heap_trim(void) { return malloc_trim(0); }
 
 long herald_resident_kib(void) {
-    FILE *file = fopen("/proc/self/statm", "r");
+    FILE *file = fopen("/proc/self/statm", "re");
     if (file == NULL) return -1;
     long size = 0, resident = 0;
     int read = fscanf(file, "%ld %ld", &size, &resident);

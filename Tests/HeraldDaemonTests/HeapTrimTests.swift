@@ -37,12 +37,5 @@ struct HeapTrimTests {
 
 /// The process's anonymous memory in KiB, from /proc/self/smaps_rollup.
 private func anonymousKilobytes() -> Int? {
-    guard let rollup = fopen("/proc/self/smaps_rollup", "r") else { return nil }
-    defer { fclose(rollup) }
-    var line = [CChar](repeating: 0, count: 256)
-    while fgets(&line, Int32(line.count), rollup) != nil {
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix("Anonymous:") { return Int(text.dropFirst(10).split(separator: " ").first ?? "") }
-    }
-    return nil
+    procLines("/proc/self/smaps_rollup")?.lazy.compactMap { kilobytes(in: $0, field: "Anonymous") }.first
 }

@@ -133,18 +133,8 @@ private final class TemporaryFile {
 
 /// The Rss of the mapping that starts at `address`, from /proc/self/smaps.
 private func residentKilobytes(at address: UnsafeRawPointer) -> Int? {
-    guard let smaps = fopen("/proc/self/smaps", "r") else { return nil }
-    defer { fclose(smaps) }
+    guard let lines = procLines("/proc/self/smaps") else { return nil }
     let start = String(UInt(bitPattern: address), radix: 16) + "-"
-    var inMapping = false
-    var line = [CChar](repeating: 0, count: 4096)
-    while fgets(&line, Int32(line.count), smaps) != nil {
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        if text.hasPrefix(start) {
-            inMapping = true
-        } else if inMapping, text.hasPrefix("Rss:") {
-            return Int(text.dropFirst(4).split(separator: " ").first ?? "")
-        }
-    }
-    return nil
+    guard let header = lines.firstIndex(where: { $0.hasPrefix(start) }) else { return nil }
+    return lines[header...].lazy.compactMap { kilobytes(in: $0, field: "Rss") }.first
 }

@@ -12,7 +12,7 @@ struct PermissionExplanationTests {
     @Test("the newest processes' explanations are kept, the oldest forgotten, however many are refused")
     func boundedAndRecent() throws {
         let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("herald-explanations-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+            .appendingPathComponent("herald-explanations-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let broker = try PermissionBroker(stateDirectory: directory,
                                           policy: PermissionPolicy(operatorRule: OperatorRule(groupID: nil)),

@@ -36,6 +36,7 @@ struct Status: HeraldCommand {
         StandardOutput.line("memory: \(Self.mebibytes(status.residentKiB)) resident, "
                             + "\(Self.mebibytes(status.heapInUseKiB)) heap in use")
     }
+
     /// `21.4 MiB`.
     static func mebibytes(_ kibibytes: Int) -> String {
         let tenths = (kibibytes * 10 + 512) / 1024
