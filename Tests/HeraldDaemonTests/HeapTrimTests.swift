@@ -4,7 +4,9 @@ import Glibc
 import Logging
 import Testing
 
-@Suite("Heap trim", .serialized)
+/// Trimming the heap, and the memory figures `herald status` reports, in one serialized suite: each test
+/// allocates megabytes or reads figures that another's allocations would move.
+@Suite("Heap trim and memory figures", .serialized)
 struct HeapTrimTests {
     @Test("looked at when the loop goes quiet, at most once per interval")
     func checkedWhenQuiet() {
@@ -14,6 +16,25 @@ struct HeapTrimTests {
         let tooSoon = trim.isDue(nextDeadline: nil, now: 2000 + HeapTrim.interval - 1)
         let later = trim.isDue(nextDeadline: nil, now: 2000 + HeapTrim.interval)
         #expect(!busy && quiet && !tooSoon && later)
+    }
+
+    @Test("heap in use, as herald status reports it, follows what is allocated and freed")
+    func heapInUseFollowsAllocations() {
+        let before = ProcessMemory.heapInUseKiB()
+        let blocks = (0..<16384).map { _ in malloc(2048)! }  // 32 MiB
+        let allocated = ProcessMemory.heapInUseKiB()
+        for block in blocks { free(block) }
+        let freed = ProcessMemory.heapInUseKiB()
+        // 2 MiB of slack for what other tests running at the same time allocate or free.
+        #expect(allocated - before >= 30 * 1024, "before \(before) KiB, allocated \(allocated) KiB")
+        #expect(allocated - freed >= 30 * 1024, "allocated \(allocated) KiB, freed \(freed) KiB")
+    }
+
+    @Test("the resident set, as herald status reports it, is the kernel's VmRSS")
+    func residentMatchesKernel() throws {
+        let kernel = try #require(procLines("/proc/self/status")?.lazy.compactMap { kilobytes(in: $0, field: "VmRSS") }.first)
+        let reported = ProcessMemory.residentKiB()
+        #expect(abs(reported - kernel) < max(1024, kernel / 20), "reported \(reported) KiB, kernel \(kernel) KiB")
     }
 
     @Test("freed memory leaves the resident set")

@@ -6,8 +6,8 @@ func procLines(_ path: String) -> [Substring]? {
     return String(decoding: data, as: UTF8.self).split(separator: "\n")
 }
 
-/// The number after `field` on a `Field:   1234 kB` line.
+/// The number after `field` on a `Field:   1234 kB` line (spaces or a tab after the colon).
 func kilobytes(in line: Substring, field: String) -> Int? {
     guard line.hasPrefix(field + ":") else { return nil }
-    return Int(line.dropFirst(field.count + 1).split(separator: " ").first ?? "")
+    return Int(line.dropFirst(field.count + 1).split(whereSeparator: \.isWhitespace).first ?? "")
 }
