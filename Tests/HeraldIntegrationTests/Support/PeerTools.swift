@@ -32,6 +32,7 @@ struct AvahiBrowseEntry: Sendable, Equatable, CustomStringConvertible {
     init?(parsableLine line: Substring) {
         let fields = line.split(separator: ";", maxSplits: 9, omittingEmptySubsequences: false).map(String.init)
         guard fields.count >= 6, let event = Event(rawValue: fields[0]) else { return nil }
+        if event == .resolved && fields.count != 10 { return nil }  // not a whole resolved line
         self.event = event
         interface = fields[1]
         networkProtocol = fields[2]
@@ -39,7 +40,7 @@ struct AvahiBrowseEntry: Sendable, Equatable, CustomStringConvertible {
         type = fields[4]
         domain = fields[5]
         txt = []
-        if event == .resolved, fields.count == 10 {
+        if event == .resolved {
             hostName = fields[6]
             address = fields[7]
             port = Int(fields[8])

@@ -13,9 +13,13 @@ func waitUntil(timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -
 }
 
 extension RunningProcess {
-    /// The `avahi-browse -p` lines printed so far.
+    /// The complete `avahi-browse -p` lines printed so far (a line still being written is left for the next look:
+    /// cut short, a resolved line would read as one without host, port and TXT).
     var avahiEntries: [AvahiBrowseEntry] {
-        stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+        let output = stdout
+        var lines = output.split(separator: "\n", omittingEmptySubsequences: false)
+        if !output.hasSuffix("\n") { lines.removeLast() }
+        return lines.compactMap(AvahiBrowseEntry.init(parsableLine:))
     }
 
     /// The JSON objects printed so far, one per line.
