@@ -78,8 +78,10 @@ extension MDNSEngine {
     }
 
     private mutating func handle(_ change: CacheChange, for id: OperationID, on link: LinkID) {
-        guard let operation = operations[id] else { return }
-        switch operation.kind {
+        // Only the kind is read: copying the whole operation for each of a thousand browses costs more than
+        // the rest of the dispatch.
+        guard let index = operations.index(forKey: id) else { return }
+        switch operations.values[index].kind {
         case .query:
             switch change {
             case .added(let record): emit(.deliver(id, .recordAdded(record, link)))

@@ -61,6 +61,17 @@ public struct IPCHeader: Hashable, Sendable {
         bytes.append(contentsOf: writer.bytes)
     }
 
+    /// Writes `context` over the client context of an encoded header (at the start of `frame`): replies that
+    /// differ only in it are encoded once.
+    public static func writeContext(_ context: ClientContext, into frame: UnsafeMutableRawBufferPointer) {
+        precondition(frame.count >= length, "an encoded frame starts with a whole header")
+        var value = context.rawValue
+        for offset in (16..<24).reversed() {
+            frame[offset] = UInt8(truncatingIfNeeded: value)
+            value >>= 8
+        }
+    }
+
     /// Reads a header from the first 28 bytes, checking the version and that `datalen` is at most
     /// `maximumDataLength`. Bytes after the header are ignored.
     public static func decode(

@@ -23,6 +23,21 @@ struct HeaderTests {
         #expect(ClientContext.zero.bytes == [UInt8](repeating: 0, count: 8))
     }
 
+    @Test("writing a context into an encoded frame changes those 8 bytes and nothing else")
+    func contextRewrite() throws {
+        let frame = IPCFrame(header: IPCHeader(dataLength: 3, flags: [.noReply], operation: 66,
+                                               context: ClientContext(rawValue: 1), registrationIndex: 9),
+                             body: [0xAA, 0xBB, 0xCC])
+        var bytes = frame.encoded
+        let other = ClientContext(rawValue: 0x0102_0304_0506_0708)
+        bytes.withUnsafeMutableBytes { IPCHeader.writeContext(other, into: $0) }
+        var expected = frame
+        expected.header.context = other
+        #expect(bytes == expected.encoded)
+        #expect(try IPCHeader.decode(bytes).context == other)
+        #expect(Array(bytes[16..<24]) == other.bytes)
+    }
+
     @Test("a short header is refused with its length")
     func truncated() {
         let bytes = Array(headerBytes(dataLength: 0, op: 1).prefix(27))

@@ -23,6 +23,8 @@ final class AppClient: QueuedWriter {
     /// client chose → the context of the record's operation.
     var recordContexts: [UInt32: ClientContext] = [:]
     var closed = false
+    /// The position of this client's last reply in the batch being sent (the others carry MoreComing).
+    var lastReplyInBatch = 0
 
     init(id: Int, fd: Int32, identity: ClientIdentity?) {
         self.id = id

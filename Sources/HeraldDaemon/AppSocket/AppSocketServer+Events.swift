@@ -5,12 +5,16 @@ import HeraldWire
 /// Turning engine events into dnssd replies, and access decisions that change while operations run.
 extension AppSocketServer {
     func deliver(_ event: OperationEvent, for id: OperationID) {
-        guard let owner = owners[id], let client = clients[owner.client] else { return }
-        let context = owner.context
-        // Taken out while it changes, so that its tables are not copied on write, and always put back.
-        guard var operation = client.operations.removeValue(forKey: context) else { return }
-        defer { client.operations[context] = operation }
+        guard let (client, context) = owners[id], !client.closed,
+              let index = client.operations.index(forKey: context) else { return }
+        // Changed where it is stored: copying the operation out and back would cost more than the rest of a
+        // delivery, and one event can go to a thousand browsing clients.
+        deliver(event, to: &client.operations.values[index], of: client)
+    }
+
+    private func deliver(_ event: OperationEvent, to operation: inout AppOperation, of client: AppClient) {
         guard !operation.parked else { return }
+        let context = operation.context
         switch (operation.kind, event) {
         case (.browse(let type), .instanceAdded(let instance, let link)),
              (.browse(let type), .instanceRemoved(let instance, let link)):
@@ -95,9 +99,9 @@ extension AppSocketServer {
     /// browse of the type gets the same event at once (one per client following it), so the last reply built
     /// is kept and handed out again while it fits.
     private func browseReply(instance: DNSName, type: ServiceType, link: LinkID, added: Bool) -> BrowseReply? {
-        if let last = lastBrowseReply, last.added == added, last.link == link, last.type == type,
-           last.instance == instance {
-            return last.reply
+        if lastBrowseReply?.added == added, lastBrowseReply?.link == link, lastBrowseReply?.instance == instance,
+           lastBrowseReply?.type == type, let reply = lastBrowseReply?.reply {
+            return reply
         }
         guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return nil }
         let reply = BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
@@ -157,7 +161,7 @@ extension AppSocketServer {
                     var started = operation
                     started.parked = false
                     client.operations[context] = started
-                    for id in operation.engineOperations { owners[id] = (client.id, context) }
+                    for id in operation.engineOperations { owners[id] = (client, context) }
                     network.perform(operation.start)
                 case (.refuse, false), (.park, false):
                     network.perform { engine, now in
@@ -183,14 +187,18 @@ extension AppOperation {
     /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
     /// (first link to report it, or last one to lose it).
     mutating func changePresence(of key: PresenceKey, added: Bool) -> Bool {
-        let count = presence[key] ?? 0
+        // One lookup of the key either way (hashing a name costs more than the rest).
         if added {
-            presence[key] = count + 1
-            return count == 0
+            func increment(_ count: inout Int) -> Int { count += 1; return count }
+            return increment(&presence[key, default: 0]) == 1
         }
-        guard count > 0 else { return false }
-        presence[key] = count == 1 ? nil : count - 1
-        return count == 1
+        guard let index = presence.index(forKey: key) else { return false }
+        if presence.values[index] > 1 {
+            presence.values[index] -= 1
+            return false
+        }
+        presence.remove(at: index)
+        return true
     }
 
 }

@@ -43,8 +43,8 @@ extension AppSocketServer {
         switch route {
         case .inBand:
             // Replies queued before the status must follow it.
-            let queued = pendingReplies.filter { $0.client == client.id }
-            pendingReplies.removeAll { $0.client == client.id }
+            let queued = pendingReplies.filter { $0.client === client }
+            pendingReplies.removeAll { $0.client === client }
             send(StatusWord.encode(status), to: client)
             pendingReplies += queued
         case .passedSocket:
@@ -264,7 +264,7 @@ extension AppSocketServer {
             return .noError
         case .allow:
             client.operations[operation.context] = operation
-            for id in operation.engineOperations { owners[id] = (client.id, operation.context) }
+            for id in operation.engineOperations { owners[id] = (client, operation.context) }
             network.perform(operation.start)
             return .noError
         }

@@ -32,11 +32,11 @@ public final class AppSocketServer {
     private let ownsPath: Bool
     var clients: [Int: AppClient] = [:]
     /// Which client and context each engine operation belongs to.
-    var owners: [OperationID: (client: Int, context: ClientContext)] = [:]
+    var owners: [OperationID: (client: AppClient, context: ClientContext)] = [:]
     private var nextClientID = 1
     private var nextOperationID: UInt64 = 1000
     /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
-    var pendingReplies: [(client: Int, context: ClientContext, reply: Reply)] = []
+    var pendingReplies: [(client: AppClient, context: ClientContext, reply: Reply)] = []
     /// The browse reply built last, for the other clients that get the same event (see `browseReply`).
     var lastBrowseReply: (instance: DNSName, type: ServiceType, link: LinkID, added: Bool, reply: BrowseReply)?
     /// True while a request is being handled: its status must reach the client before any reply the operation
@@ -175,7 +175,7 @@ public final class AppSocketServer {
 
     /// Queues a reply to be sent at the end of the current batch.
     func queue(_ reply: Reply, to client: AppClient, context: ClientContext) {
-        pendingReplies.append((client.id, context, reply))
+        pendingReplies.append((client, context, reply))
     }
 
     /// Sends the replies of a batch; all but each client's last carry MoreComing.
@@ -183,25 +183,24 @@ public final class AppSocketServer {
         guard !handlingRequest, !pendingReplies.isEmpty else { return }
         let batch = pendingReplies
         pendingReplies.removeAll()
-        var lastIndex: [Int: Int] = [:]
-        for (index, entry) in batch.enumerated() { lastIndex[entry.client] = index }
+        for index in batch.indices { batch[index].client.lastReplyInBatch = index }
         // An event that many clients follow (a browse of a popular type) gives each the same reply: it is
-        // encoded once and only the client context changes.
-        var previous: (reply: Reply, frame: IPCFrame)?
-        for (index, entry) in batch.enumerated() {
-            guard let client = clients[entry.client] else { continue }
-            var reply = entry.reply
-            if index != lastIndex[entry.client] { reply.insertFlags(.moreComing) }
+        // encoded once, and only the client context is written again in the encoded bytes.
+        var previous: (reply: Reply, bytes: [UInt8])?
+        for index in batch.indices {
+            let client = batch[index].client, context = batch[index].context
+            guard !client.closed else { continue }
+            var reply = batch[index].reply
+            if index != client.lastReplyInBatch { reply.insertFlags(.moreComing) }
+            if previous?.reply == reply {
+                previous!.bytes.withUnsafeMutableBytes { IPCHeader.writeContext(context, into: $0) }
+                send(previous!.bytes, to: client)
+                continue
+            }
             do {
-                var frame: IPCFrame
-                if let previous, previous.reply == reply {
-                    frame = previous.frame
-                    frame.header.context = entry.context
-                } else {
-                    frame = try reply.frame(context: entry.context)
-                    previous = (reply, frame)
-                }
-                send(frame.encoded, to: client)
+                let bytes = try reply.frame(context: context).encoded
+                previous = (reply, bytes)
+                send(bytes, to: client)
             } catch {
                 logger.warning("app socket: cannot encode a reply for client \(client.id): \(error)")
             }
