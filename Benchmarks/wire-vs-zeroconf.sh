@@ -11,8 +11,8 @@ corpora=("$@")
 [ ${#corpora[@]} -gt 0 ] || corpora=(Tests/HeraldWireTests/Fixtures/realistic.corpus Tests/HeraldWireTests/Fixtures/large.corpus)
 
 python3 -c 'import zeroconf' 2>/dev/null || pip install --quiet zeroconf
-swift build -c release --product herald-wire-benchmark >/dev/null
-bench=$(swift build -c release --show-bin-path)/herald-wire-benchmark
+swift build -c release --static-swift-stdlib --product herald-wire-benchmark >/dev/null
+bench=$(swift build -c release --static-swift-stdlib --show-bin-path)/herald-wire-benchmark
 
 for corpus in "${corpora[@]}"; do
     echo "== $corpus"

@@ -13,10 +13,10 @@ done
 echo "== building Herald (release; the first build takes a few minutes)"
 build_log=$(mktemp /tmp/herald-demo-build.XXXXXX)
 for product in heraldd herald; do
-    swift build -c release --product "$product" >"$build_log" 2>&1 || { cat "$build_log" >&2; rm -f "$build_log"; exit 1; }
+    swift build -c release --static-swift-stdlib --product "$product" >"$build_log" 2>&1 || { cat "$build_log" >&2; rm -f "$build_log"; exit 1; }
 done
 rm -f "$build_log"
-bin=$(swift build -c release --show-bin-path)
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 
 prefix="hdemo$$"
 run_dir=$(mktemp -d /tmp/herald-demo.XXXXXX)

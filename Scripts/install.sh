@@ -45,9 +45,9 @@ if $uninstall; then
 fi
 
 if [ -z "$bin_dir" ]; then
-    swift build -c release --product heraldd >/dev/null
-    swift build -c release --product herald >/dev/null
-    bin_dir=$(swift build -c release --show-bin-path)
+    swift build -c release --static-swift-stdlib --product heraldd >/dev/null
+    swift build -c release --static-swift-stdlib --product herald >/dev/null
+    bin_dir=$(swift build -c release --static-swift-stdlib --show-bin-path)
 fi
 for binary in heraldd herald; do
     [ -x "$bin_dir/$binary" ] || { echo "install.sh: $bin_dir/$binary is missing; build it first" >&2; exit 66; }

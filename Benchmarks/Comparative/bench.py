@@ -6,7 +6,7 @@
 Benchmarks: cold_browse, time_to_visible, scale, footprint, many_clients, storm (default: all, in that
 order). Each builds its own LAN of network namespaces and deletes it afterwards. Figures are printed as
 they come and all of them are written to --out as JSON (report.py turns that into charts and a table).
-Run as root, after `swift build -c release --product heraldd --product herald` (run.sh does both).
+Run as root, after `swift build -c release --static-swift-stdlib --product heraldd --product herald` (run.sh does both).
 """
 
 import argparse
@@ -596,7 +596,7 @@ def main():
     chosen = args.benchmarks or list(BENCHMARKS)
     for path in (HERALD,):
         if not os.path.exists(path):
-            raise SystemExit(f"{path} is missing: swift build -c release --product heraldd --product herald")
+            raise SystemExit(f"{path} is missing: swift build -c release --static-swift-stdlib --product heraldd --product herald")
     results = {"started": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()), "quick": args.quick,
                "load_before": machine_load(), "benchmarks": {}}
     if os.path.exists(args.out):

@@ -53,7 +53,7 @@ for module in zeroconf matplotlib; do
 done
 
 if [ "$build" = yes ]; then
-    (cd "$repo" && swift build -c release --product heraldd && swift build -c release --product herald)
+    (cd "$repo" && swift build -c release --static-swift-stdlib --product heraldd && swift build -c release --static-swift-stdlib --product herald)
 fi
 
 results="$here/results.json"

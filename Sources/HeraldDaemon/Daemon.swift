@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import CHeraldSystem
 import HeraldBroker
 import HeraldControl
 import HeraldEngine
@@ -104,6 +105,13 @@ public final class Daemon {
         broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }
     }
 
+    /// Gives back the pages of code and constant data mapped so far (see `IdlePages`): called first thing by
+    /// heraldd, after the dynamic loader and the command-line parser, so that what they mapped does not add to what
+    /// start-up maps next.
+    public static func releaseLaunchPages() {
+        _ = herald_release_file_pages()
+    }
+
     /// Runs until SIGTERM or SIGINT; then says goodbye for everything published.
     public func run() {
         appsDirectory.load(into: broker, logger: logger)
@@ -111,6 +119,8 @@ public final class Daemon {
         logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path), \(staticServices.count) static services")
         notify { try $0.ready(status: "serving as \(network.engine.hostName)") }
         scheduleWatchdog()
+        // Opening the store and the sockets ran code that serving does not: given back before serving starts.
+        IdlePages.release(logger: logger)
         loop.run(nextDeadline: { [unowned self] in
             // Decisions made while handling a batch of requests are recorded as soon as the loop is idle.
             let now = MonotonicClock.milliseconds()

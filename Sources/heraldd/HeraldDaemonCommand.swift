@@ -58,6 +58,8 @@ struct HeraldDaemonCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Loading, relocating and parsing the command line have mapped megabytes of code that never runs again.
+        Daemon.releaseLaunchPages()
         let environment = ProcessInfo.processInfo.environment
         var configuration = DaemonConfiguration()
         do {
