@@ -30,6 +30,18 @@ fi
 grep -E "exposure|all checks passed" "$units_log" | tail -n 2
 rm -f "$units_log"
 
+echo "== building heraldd and herald as they are installed (release, Swift runtime linked in)"
+release_log=$(mktemp /tmp/herald-release.XXXXXX)
+for product in heraldd herald; do
+    if ! swift build -c release --static-swift-stdlib --product "$product" >"$release_log" 2>&1; then
+        cat "$release_log"
+        rm -f "$release_log"
+        exit 1
+    fi
+done
+tail -n 1 "$release_log"
+rm -f "$release_log"
+
 echo "== building the fuzz targets"
 bash Fuzz/build.sh >/dev/null
 

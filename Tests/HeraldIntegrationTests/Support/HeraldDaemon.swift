@@ -62,8 +62,10 @@ final class HeraldDaemon: @unchecked Sendable {
 extension TestLAN.Host {
     /// Starts `heraldd --hostname NAME --socket DIR/heraldd-N.sock` (plus `--interface` for each of
     /// `interfaces`, default none: every interface) and waits until its socket exists. Its host name is
-    /// then being probed; it is announced about a second later.
-    func startHeraldd(hostName: String? = nil, interfaces: [String] = [], arguments: [String] = []) throws -> HeraldDaemon {
+    /// then being probed; it is announced about a second later. `binary` replaces the heraldd of this test build
+    /// (the release build as installed, for instance).
+    func startHeraldd(hostName: String? = nil, interfaces: [String] = [], arguments: [String] = [],
+                      binary: String? = nil) throws -> HeraldDaemon {
         let hostName = hostName ?? name
         let tag = UInt16.random(in: 0...UInt16.max)
         func value(of option: String, default fallback: String) -> String {
@@ -75,7 +77,7 @@ extension TestLAN.Host {
         let stateDirectory = value(of: "--state-dir", default: directory + "/state-\(tag)")
         let appsDirectory = value(of: "--apps-dir", default: directory + "/apps-\(tag)")
         try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
-        var argv = [try HeraldBinaries.heraldd(), "--hostname", hostName]
+        var argv = [try binary ?? HeraldBinaries.heraldd(), "--hostname", hostName]
         for interface in interfaces { argv += ["--interface", interface] }
         for (option, path) in [("--socket", socket), ("--control-socket", controlSocket), ("--state-dir", stateDirectory),
                                ("--apps-dir", appsDirectory)] where !arguments.contains(option) {

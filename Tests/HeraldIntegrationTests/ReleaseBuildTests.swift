@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+extension HeraldOnTestLANs {
+    /// The binaries as they are shipped: `Scripts/install.sh` and `Scripts/demo.sh` build them in release mode with
+    /// the Swift runtime and Foundation linked in (`--static-swift-stdlib`), a different link from the debug build
+    /// every other test runs.
+    @Suite("The release build, as installed")
+    struct ReleaseBuildTests {
+        init() throws {
+            try Requirements.check()
+            _ = try HeraldBinaries.directory()
+        }
+
+        @Test("release heraldd and herald load no toolchain library, and serve: a registration is seen from another host, and a browse finds that host's service")
+        func releaseBinariesServe() throws {
+            let release = try ReleaseBinaries.directory()
+            for name in ["heraldd", "herald"] {
+                let needed = try ReleaseBinaries.neededLibraries(of: release + "/" + name)
+                #expect(needed.contains("libc.so.6"), "\(name): \(needed)")
+                let toolchain = needed.filter {
+                    ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"].contains(where: $0.hasPrefix)
+                }
+                #expect(toolchain.isEmpty, "\(name) needs the toolchain's libraries at run time: \(toolchain); rebuild it with \(ReleaseBinaries.buildCommand)")
+            }
+
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (shipped, other) = (lan.hosts[0], lan.hosts[1])
+            let daemon = try shipped.startHeraldd(binary: release + "/heraldd")
+            let peer = try other.startHeraldd()
+            let type = "_hrelease._tcp"
+
+            // The shipped herald registers with the shipped daemon; the other host resolves it.
+            let register = try shipped.spawn([release + "/herald", "register", "Shipped", type, "7600", "v=1",
+                                              "--socket", daemon.socket])
+            defer { register.terminate(grace: 1) }
+            let seen = try peer.herald(["browse", type, "--resolve", "--json", "--timeout", "4"])
+            let resolved = HeraldJSON.objects(seen.stdout).first { $0["event"] as? String == "resolved" && $0["name"] as? String == "Shipped" }
+            #expect(resolved?["port"] as? Int == 7600, "\(seen)\nshipped heraldd:\n\(daemon.log)")
+            #expect(resolved?["txt"] as? [String] == ["v=1"], "\(seen)")
+
+            // And the shipped herald, through the shipped daemon, finds a service of the other host.
+            let remote = try peer.spawnHerald(["register", "Elsewhere", type, "7601"])
+            defer { remote.terminate(grace: 1) }
+            let found = try shipped.run([release + "/herald", "browse", type, "--json", "--timeout", "4", "--socket", daemon.socket])
+            let names = Set(HeraldJSON.objects(found.stdout).filter { $0["event"] as? String == "add" }.compactMap { $0["name"] as? String })
+            #expect(names == ["Shipped", "Elsewhere"], "\(found)\nshipped heraldd:\n\(daemon.log)")
+            #expect(daemon.stop() == 0, "\(daemon.log)")
+        }
+    }
+}
+
+/// The release binaries as the install and demo scripts build them. `Scripts/test.sh` builds them before the suite
+/// runs; they cannot be built from here, since `swift test` holds the build directory's lock.
+enum ReleaseBinaries {
+    static let buildCommand = "swift build -c release --static-swift-stdlib --product heraldd && " +
+        "swift build -c release --static-swift-stdlib --product herald"
+
+    static func directory() throws -> String {
+        let directory = InstallTests.repository.path + "/.build/release"
+        for name in ["heraldd", "herald"] where access(directory + "/" + name, X_OK) != 0 {
+            throw HarnessError.setup("\(directory)/\(name) is missing: build the release binaries first (\(buildCommand)); " +
+                                     "Scripts/test.sh does")
+        }
+        return directory
+    }
+
+    /// The shared libraries an executable names as needed (its dynamic section's NEEDED entries).
+    static func neededLibraries(of binary: String) throws -> [String] {
+        let result = try Command.run(["readelf", "-d", binary])
+        guard result.status == 0 else { throw HarnessError.setup("readelf -d \(binary) failed:\n\(result)") }
+        // Lines like: 0x0000000000000001 (NEEDED)  Shared library: [libc.so.6]
+        return result.stdout.split(separator: "\n").filter { $0.contains("(NEEDED)") }.compactMap { line in
+            guard let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
+            return String(line[line.index(after: open)..<close])
+        }
+    }
+}
