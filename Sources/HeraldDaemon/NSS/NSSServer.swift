@@ -62,7 +62,9 @@ public final class NSSServer {
         }
         let previous = network.onEvent
         network.onEvent = { [unowned self] operation, event in
-            if let key = self.lookupOfOperation[operation] {
+            // Checked for emptiness first: most events are not for a lookup, and one event can go to a
+            // thousand app operations.
+            if !self.lookupOfOperation.isEmpty, let key = self.lookupOfOperation[operation] {
                 self.deliver(event, to: key)
             } else {
                 previous(operation, event)
