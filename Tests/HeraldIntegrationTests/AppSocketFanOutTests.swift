@@ -11,55 +11,103 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
+        /// Python that speaks the dnssd protocol by hand (the socket path is its first argument): `connect()`,
+        /// `request(s, op, context, body, ipc_flags)`, `browse_body(type)`, `expect_status(s)`, and
+        /// `print_reply(s)`, which reads one browse reply and prints its context, op, flags and name.
+        static let client = #"""
+            import socket, struct, sys
+            def exactly(s, n):
+                data = b""
+                while len(data) < n:
+                    chunk = s.recv(n - len(data))
+                    if not chunk:
+                        raise SystemExit("connection closed")
+                    data += chunk
+                return data
+            def connect():
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(sys.argv[1])
+                s.settimeout(15)
+                return s
+            def request(s, op, context, body, ipc_flags=0):
+                s.sendall(struct.pack(">IIII8sI", 1, len(body), ipc_flags, op, context, 0) + body)
+            def browse_body(service_type):
+                return struct.pack(">II", 0, 0) + service_type.encode() + b"\0local.\0"
+            def expect_status(s):
+                if exactly(s, 4) != b"\0\0\0\0":
+                    raise SystemExit("request refused")
+            def print_reply(s):
+                header = exactly(s, 28)
+                version, length, flags, op = struct.unpack(">IIII", header[:16])
+                body = exactly(s, length)
+                reply_flags, interface, error = struct.unpack(">IIi", body[:12])
+                name = body[12:].split(b"\0")[0].decode()
+                print("reply", header[16:24].decode(), "op", op, "more", reply_flags & 1 != 0,
+                      "add", reply_flags & 2 != 0, "error", error, "name", name)
+
+            """#
+
+        /// Runs `script` (after the helpers) as a client on `host`, registers `name` once it prints "ready", and
+        /// returns the replies it printed.
+        func replies(of script: String, registering name: String, type: String, on host: TestLAN.Host) throws -> [String] {
+            let daemon = try host.startHeraldd()
+            let clients = try host.spawn(["python3", "-u", "-c", Self.client + script, daemon.socket])
+            defer { clients.terminate(grace: 1) }
+            try clients.waitForOutput(containing: "ready", in: .stdout, timeout: 10)
+            let register = try daemon.spawnHerald(["register", name, type, "7500"])
+            defer { register.terminate(grace: 1) }
+            #expect(clients.waitForExit(timeout: 15) == 0, "\(clients.output)\nheraldd:\n\(daemon.log)")
+            return clients.stdout.split(separator: "\n").filter { $0.hasPrefix("reply ") }.map(String.init)
+        }
+
         @Test("every browse of a type gets the new instance once, under its own client context")
         func eachBrowseGetsItsOwnContext() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
-            let host = lan.hosts[0]
-            let daemon = try host.startHeraldd()
             // Five connections, each browsing the type under a client context of its own.
-            let clients = try host.spawn(["python3", "-u", "-c", #"""
-                import socket, struct, sys
-                def exactly(s, n):
-                    data = b""
-                    while len(data) < n:
-                        chunk = s.recv(n - len(data))
-                        if not chunk:
-                            raise SystemExit("connection closed")
-                        data += chunk
-                    return data
-                def browse(s, context):
-                    body = struct.pack(">II", 0, 0) + b"_hfan._tcp\0local.\0"
-                    s.sendall(struct.pack(">IIII8sI", 1, len(body), 0, 6, context, 0) + body)
-                    if exactly(s, 4) != b"\0\0\0\0":
-                        raise SystemExit("browse refused")
+            let replies = try replies(of: #"""
                 connections = []
                 for context in (b"ctx-aaaa", b"ctx-bbbb", b"ctx-cccc", b"ctx-dddd", b"ctx-eeee"):
-                    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                    s.connect(sys.argv[1])
-                    s.settimeout(15)
-                    browse(s, context)
+                    s = connect()
+                    request(s, 6, context, browse_body("_hfan._tcp"))
+                    expect_status(s)
                     connections.append(s)
                 print("ready")
                 for s in connections:
-                    header = exactly(s, 28)
-                    version, length, flags, op = struct.unpack(">IIII", header[:16])
-                    body = exactly(s, length)
-                    reply_flags, interface, error = struct.unpack(">IIi", body[:12])
-                    name = body[12:].split(b"\0")[0].decode()
-                    print("reply", header[16:24].decode(), "op", op, "add", reply_flags & 2 != 0, "error", error,
-                          "name", name)
-                """#, daemon.socket])
-            defer { clients.terminate(grace: 1) }
-            try clients.waitForOutput(containing: "ready", in: .stdout, timeout: 10)
-            let register = try daemon.spawnHerald(["register", "Fan Out", "_hfan._tcp", "7500"])
-            defer { register.terminate(grace: 1) }
-            #expect(clients.waitForExit(timeout: 15) == 0, "\(clients.output)\nheraldd:\n\(daemon.log)")
-            let replies = clients.stdout.split(separator: "\n").filter { $0.hasPrefix("reply ") }.map(String.init)
+                    print_reply(s)
+                """#, registering: "Fan Out", type: "_hfan._tcp", on: lan.hosts[0])
             let expected = ["ctx-aaaa", "ctx-bbbb", "ctx-cccc", "ctx-dddd", "ctx-eeee"].map {
-                "reply \($0) op 66 add True error 0 name Fan Out"
+                "reply \($0) op 66 more False add True error 0 name Fan Out"
             }
-            #expect(replies == expected, "\(clients.output)")
+            #expect(replies == expected)
+        }
+
+        @Test("in one batch, MoreComing is set on all but each connection's last reply, whoever shares the reply")
+        func moreComingPerConnection() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            // A shared connection running two browses of the type, and a connection of its own with a third: the
+            // new instance reaches all three in one batch, as one shared reply.
+            let replies = try replies(of: #"""
+                shared = connect()
+                request(shared, 1, b"ctx-conn", b"")
+                expect_status(shared)
+                no_error_socket = 4
+                request(shared, 6, b"ctx-one1", browse_body("_hmore._tcp"), no_error_socket)
+                request(shared, 6, b"ctx-two2", browse_body("_hmore._tcp"), no_error_socket)
+                alone = connect()
+                request(alone, 6, b"ctx-solo", browse_body("_hmore._tcp"))
+                expect_status(alone)
+                print("ready")
+                print_reply(shared)
+                print_reply(shared)
+                print_reply(alone)
+                """#, registering: "More Coming", type: "_hmore._tcp", on: lan.hosts[0])
+            #expect(replies == [
+                "reply ctx-one1 op 66 more True add True error 0 name More Coming",
+                "reply ctx-two2 op 66 more False add True error 0 name More Coming",
+                "reply ctx-solo op 66 more False add True error 0 name More Coming",
+            ])
         }
     }
 }

@@ -44,8 +44,9 @@ final class AppClient: QueuedWriter {
 }
 
 /// One client request that keeps delivering replies, and the bookkeeping that turns the engine's per-link
-/// events into the dnssd API's per-interface results.
-struct AppOperation {
+/// events into the dnssd API's per-interface results. A reference: the client's table and the owner table of
+/// its engine operations hold the same one, so an event reaches it with one lookup and changes it in place.
+final class AppOperation {
     enum Kind {
         case browse(type: ServiceType)
         /// A browse of `_services._dns-sd._udp`: each result is a service type.
@@ -59,14 +60,14 @@ struct AppOperation {
         case record(name: DNSName, type: RecordType, index: UInt32)
     }
 
-    var kind: Kind
-    var context: ClientContext
+    let kind: Kind
+    let context: ClientContext
     /// The engine operations started for it (an address lookup asks for A and AAAA separately).
-    var engineOperations: [OperationID]
+    let engineOperations: [OperationID]
     /// The request, for starting it later if it was parked.
     var start: (inout MDNSEngine, Instant) -> Void
     /// True while waiting for a permission decision.
-    var parked: Bool
+    var parked = false
     /// The request as the access gate judged it.
     var gated: GatedRequest?
     /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
@@ -75,6 +76,14 @@ struct AppOperation {
     var lastResolved: [Int: ResolvedService] = [:]
     /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
     var extras: [UInt32: ServiceExtraRecord] = [:]
+
+    init(kind: Kind, context: ClientContext, engineOperations: [OperationID],
+         start: @escaping (inout MDNSEngine, Instant) -> Void) {
+        self.kind = kind
+        self.context = context
+        self.engineOperations = engineOperations
+        self.start = start
+    }
 }
 
 /// One result as a client sees it on one interface: an instance or service type (browse), a record (query), or

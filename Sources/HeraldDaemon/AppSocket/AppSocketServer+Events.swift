@@ -5,24 +5,16 @@ import HeraldWire
 /// Turning engine events into dnssd replies, and access decisions that change while operations run.
 extension AppSocketServer {
     func deliver(_ event: OperationEvent, for id: OperationID) {
-        guard let (client, context) = owners[id], !client.closed,
-              let index = client.operations.index(forKey: context) else { return }
-        // Changed where it is stored: copying the operation out and back would cost more than the rest of a
-        // delivery, and one event can go to a thousand browsing clients.
-        deliver(event, to: &client.operations.values[index], of: client)
-    }
-
-    private func deliver(_ event: OperationEvent, to operation: inout AppOperation, of client: AppClient) {
-        guard !operation.parked else { return }
+        guard let (client, operation) = owners[id], !client.closed, !operation.parked else { return }
         let context = operation.context
         switch (operation.kind, event) {
         case (.browse(let type), .instanceAdded(let instance, let link)),
              (.browse(let type), .instanceRemoved(let instance, let link)):
             let added = { if case .instanceAdded = event { return true } else { return false } }()
-            guard let reply = browseReply(instance: instance, type: type, link: link, added: added) else { return }
+            guard let shared = browseReply(instance: instance, type: type, link: link, added: added) else { return }
             let key = PresenceKey(interface: link.interfaceIndex, name: instance)
             guard operation.changePresence(of: key, added: added) else { break }
-            queue(.browse(reply), to: client, context: context)
+            queue(shared, to: client, context: context)
 
         case (.browseServiceTypes, .instanceAdded(let type, let link)),
              (.browseServiceTypes, .instanceRemoved(let type, let link)):
@@ -96,19 +88,20 @@ extension AppSocketServer {
     }
 
     /// The browse reply for an instance event, or nil when the name is not an instance of the type. Every
-    /// browse of the type gets the same event at once (one per client following it), so the last reply built
-    /// is kept and handed out again while it fits.
-    private func browseReply(instance: DNSName, type: ServiceType, link: LinkID, added: Bool) -> BrowseReply? {
-        if lastBrowseReply?.added == added, lastBrowseReply?.link == link, lastBrowseReply?.instance == instance,
-           lastBrowseReply?.type == type, let reply = lastBrowseReply?.reply {
-            return reply
+    /// browse of the type gets the same event at once (one per client following it), so the reply built last is
+    /// handed out again while it fits, and is queued once for all of them.
+    private func browseReply(instance: DNSName, type: ServiceType, link: LinkID, added: Bool) -> SharedReply? {
+        if let last = lastBrowseReply, last.added == added, last.link == link, last.instance == instance,
+           last.type == type {
+            return last
         }
         guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return nil }
         let reply = BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                 name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
                                 domain: "local.")
-        lastBrowseReply = (instance, type, link, added, reply)
-        return reply
+        let shared = SharedReply(instance: instance, type: type, link: link, added: added, reply: .browse(reply))
+        lastBrowseReply = shared
+        return shared
     }
 
     /// A service type found by type enumeration, laid out as mDNSResponder reports it (its
@@ -153,27 +146,23 @@ extension AppSocketServer {
     public func accessChanged(for affects: (ClientIdentity) -> Bool) {
         for client in clients.values.sorted(by: { $0.id < $1.id }) {
             guard let identity = client.identity, affects(identity) else { continue }
-            for (context, operation) in client.operations.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            for operation in client.operations.values.sorted(by: { $0.context.rawValue < $1.context.rawValue }) {
                 guard let gated = operation.gated else { continue }
                 let decision = gate.decide(gated, for: identity, isNew: false)
                 switch (decision, operation.parked) {
                 case (.allow, true):
-                    var started = operation
-                    started.parked = false
-                    client.operations[context] = started
-                    for id in operation.engineOperations { owners[id] = (client, context) }
+                    operation.parked = false
+                    for id in operation.engineOperations { owners[id] = (client, operation) }
                     network.perform(operation.start)
                 case (.refuse, false), (.park, false):
                     network.perform { engine, now in
                         for id in operation.engineOperations { engine.cancel(id, at: now) }
                     }
                     for id in operation.engineOperations { owners[id] = nil }
-                    var parked = operation
-                    parked.parked = true
-                    parked.presence.removeAll()
-                    parked.lastResolved.removeAll()
-                    client.operations[context] = parked
-                    queueParkedReply(for: parked, to: client)
+                    operation.parked = true
+                    operation.presence.removeAll()
+                    operation.lastResolved.removeAll()
+                    queueParkedReply(for: operation, to: client)
                 default:
                     break
                 }
@@ -186,7 +175,7 @@ extension AppSocketServer {
 extension AppOperation {
     /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
     /// (first link to report it, or last one to lose it).
-    mutating func changePresence(of key: PresenceKey, added: Bool) -> Bool {
+    func changePresence(of key: PresenceKey, added: Bool) -> Bool {
         // One lookup of the key either way (hashing a name costs more than the rest).
         if added {
             func increment(_ count: inout Int) -> Int { count += 1; return count }

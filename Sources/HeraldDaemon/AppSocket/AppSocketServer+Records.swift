@@ -34,26 +34,26 @@ extension AppSocketServer {
         let status = begin(AppOperation(kind: .record(name: name, type: type, index: request.recordIndex), context: context,
                                         engineOperations: [id], start: { engine, now in
             engine.registerRecord(id, registration, at: now)
-        }, parked: false), gated: gated, client: client)
+        }), gated: gated, client: client)
         if status == .noError { client.recordContexts[request.recordIndex] = context }
         return status
     }
 
     func addRecord(_ request: AddRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard var operation = client.operations[context], case .register = operation.kind else { return .badReference }
+        guard let operation = client.operations[context], case .register = operation.kind else { return .badReference }
         guard request.recordIndex != UpdateRecordRequest.primaryTXTRecordIndex, operation.extras[request.recordIndex] == nil
         else { return .badParam }
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : request.ttl)
-        applyExtras(&operation, client: client)
+        applyExtras(operation)
         return .noError
     }
 
     func removeRecord(_ request: RemoveRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        if var operation = client.operations[context], case .register = operation.kind,
+        if let operation = client.operations[context], case .register = operation.kind,
            operation.extras.removeValue(forKey: request.recordIndex) != nil {
-            applyExtras(&operation, client: client)
+            applyExtras(operation)
             return .noError
         }
         guard let recordContext = client.recordContexts.removeValue(forKey: request.recordIndex) else { return .badReference }
@@ -64,7 +64,7 @@ extension AppSocketServer {
     /// `DNSServiceUpdateRecord`: a registration's own TXT record (the primary record index), a record added to it,
     /// or a record registered by itself. Changes are announced again (RFC 6762 §8.4).
     func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        if var operation = client.operations[context], case .register = operation.kind {
+        if let operation = client.operations[context], case .register = operation.kind {
             if request.recordIndex == UpdateRecordRequest.primaryTXTRecordIndex {
                 let txt: TXTRecord
                 if request.rdata.isEmpty {
@@ -81,7 +81,6 @@ extension AppSocketServer {
                         start(&engine, now)
                         if let id { engine.updateTXT(id, txt: txt, at: now) }
                     }
-                    client.operations[context] = operation
                 }
                 return .noError
             }
@@ -89,12 +88,12 @@ extension AppSocketServer {
                 guard let data = try? RecordData.decode(type: extra.type, uncompressed: request.rdata) else { return .badParam }
                 operation.extras[request.recordIndex] = ServiceExtraRecord(type: extra.type, data: data,
                                                                            ttl: request.ttl == 0 ? extra.ttl : request.ttl)
-                applyExtras(&operation, client: client)
+                applyExtras(operation)
                 return .noError
             }
         }
         guard let recordContext = client.recordContexts[request.recordIndex],
-              var operation = client.operations[recordContext], case .record(_, let type, _) = operation.kind
+              let operation = client.operations[recordContext], case .record(_, let type, _) = operation.kind
         else { return .badReference }
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
@@ -105,7 +104,6 @@ extension AppSocketServer {
                 start(&engine, now)
                 engine.updateRecord(id, data: data, ttl: ttl, at: now)
             }
-            client.operations[recordContext] = operation
         } else {
             network.perform { engine, now in engine.updateRecord(id, data: data, ttl: ttl, at: now) }
         }
@@ -113,7 +111,7 @@ extension AppSocketServer {
     }
 
     /// Hands a registration's added records to the engine (at once, or when a parked registration starts).
-    private func applyExtras(_ operation: inout AppOperation, client: AppClient) {
+    private func applyExtras(_ operation: AppOperation) {
         let extras = operation.extras.sorted { $0.key < $1.key }.map(\.value)
         guard let id = operation.engineOperations.first else { return }
         if operation.parked {
@@ -125,7 +123,6 @@ extension AppSocketServer {
         } else {
             network.perform { engine, now in engine.updateExtraRecords(id, extras, at: now) }
         }
-        client.operations[operation.context] = operation
     }
 
     /// The TTL a record gets when the client leaves it 0: 120 s for records that carry a host name, 4500 s for

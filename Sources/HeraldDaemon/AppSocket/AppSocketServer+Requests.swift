@@ -42,11 +42,8 @@ extension AppSocketServer {
         guard let status else { return }
         switch route {
         case .inBand:
-            // Replies queued before the status must follow it.
-            let queued = pendingReplies.filter { $0.client === client }
-            pendingReplies.removeAll { $0.client === client }
+            // Straight to the client: replies queued before the status stay queued and follow it.
             send(StatusWord.encode(status), to: client)
-            pendingReplies += queued
         case .passedSocket:
             // The status goes on another socket: replies the operation produced at once are sent first, so that a
             // client reading the status finds them already waiting on the connection (a parked operation's NoAuth).
@@ -136,7 +133,8 @@ extension AppSocketServer {
             name = parsed
             kind = .browseServiceTypes
         } else {
-            guard let type = Self.browseType(request.regtype) else { return .badParam }
+            guard let parsed = Self.browseType(request.regtype) else { return .badParam }
+            let type = sharedBrowseTypes.shared(parsed)
             gated = .browse(type)
             name = type.fullName
             kind = .browse(type: type)
@@ -145,7 +143,7 @@ extension AppSocketServer {
         let id = makeOperationID()
         return begin(AppOperation(kind: kind, context: context, engineOperations: [id], start: { engine, now in
             engine.browse(id, type: name, interfaceIndex: interface, at: now)
-        }, parked: false), gated: gated, client: client)
+        }), gated: gated, client: client)
     }
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's
@@ -169,7 +167,7 @@ extension AppSocketServer {
         let id = makeOperationID()
         return begin(AppOperation(kind: .resolve(instance: instance), context: context, engineOperations: [id], start: { engine, now in
             engine.resolve(id, instance: instance.fullName, interfaceIndex: interface, at: now)
-        }, parked: false), gated: .resolve(instance), client: client)
+        }), gated: .resolve(instance), client: client)
     }
 
     private func startRegistration(_ request: RegisterServiceRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
@@ -198,7 +196,7 @@ extension AppSocketServer {
         let id = makeOperationID()
         return begin(AppOperation(kind: .register(type: type, name: request.name), context: context, engineOperations: [id], start: { engine, now in
             engine.register(id, registration, at: now)
-        }, parked: false), gated: .register(type), client: client)
+        }), gated: .register(type), client: client)
     }
 
     private func startQuery(_ request: QueryRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
@@ -224,7 +222,7 @@ extension AppSocketServer {
         return begin(AppOperation(kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
                                   engineOperations: [id], start: { engine, now in
             engine.query(id, name: name, type: type, interfaceIndex: interface, at: now)
-        }, parked: false), gated: gated, client: client)
+        }), gated: gated, client: client)
     }
 
     private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
@@ -239,7 +237,7 @@ extension AppSocketServer {
         return begin(AppOperation(kind: .addressLookup(hostname: request.hostname), context: context, engineOperations: ids,
                                   start: { engine, now in
             for (id, type) in zip(ids, types) { engine.query(id, name: name, type: type, interfaceIndex: interface, at: now) }
-        }, parked: false), gated: .addressLookup(name), client: client)
+        }), gated: .addressLookup(name), client: client)
     }
 
     /// Asks the gate, then starts, parks or refuses the operation (BRIEF §1 rules 2–5).
@@ -250,7 +248,6 @@ extension AppSocketServer {
             return .noMemory
         }
         let identity = client.identity ?? ClientIdentity(pid: -1, uid: UInt32.max, gid: UInt32.max)
-        var operation = operation
         operation.gated = gated
         switch gate.decide(gated, for: identity, isNew: true) {
         case .refuse(let reason):
@@ -264,7 +261,7 @@ extension AppSocketServer {
             return .noError
         case .allow:
             client.operations[operation.context] = operation
-            for id in operation.engineOperations { owners[id] = (client, operation.context) }
+            for id in operation.engineOperations { owners[id] = (client, operation) }
             network.perform(operation.start)
             return .noError
         }

@@ -31,14 +31,16 @@ public final class AppSocketServer {
     /// False when the socket came from the service manager, which then also owns its file.
     private let ownsPath: Bool
     var clients: [Int: AppClient] = [:]
-    /// Which client and context each engine operation belongs to.
-    var owners: [OperationID: (client: AppClient, context: ClientContext)] = [:]
+    /// Which client and operation each engine operation belongs to.
+    var owners: [OperationID: (client: AppClient, operation: AppOperation)] = [:]
     private var nextClientID = 1
     private var nextOperationID: UInt64 = 1000
     /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
-    var pendingReplies: [(client: AppClient, context: ClientContext, reply: Reply)] = []
+    var pendingReplies = ReplyBatch()
     /// The browse reply built last, for the other clients that get the same event (see `browseReply`).
-    var lastBrowseReply: (instance: DNSName, type: ServiceType, link: LinkID, added: Bool, reply: BrowseReply)?
+    var lastBrowseReply: SharedReply?
+    /// One copy of each type being browsed, for all the browses of it.
+    var sharedBrowseTypes = SharedValues<ServiceType>()
     /// True while a request is being handled: its status must reach the client before any reply the operation
     /// produced at once (an answer already in the cache), so the batch is flushed only after the status.
     var handlingRequest = false
@@ -175,35 +177,43 @@ public final class AppSocketServer {
 
     /// Queues a reply to be sent at the end of the current batch.
     func queue(_ reply: Reply, to client: AppClient, context: ClientContext) {
-        pendingReplies.append((client, context, reply))
+        pendingReplies.append(reply, to: client, context: context)
+    }
+
+    /// Queues a reply that other clients get in the same batch.
+    func queue(_ shared: SharedReply, to client: AppClient, context: ClientContext) {
+        pendingReplies.append(shared, to: client, context: context)
     }
 
     /// Sends the replies of a batch; all but each client's last carry MoreComing.
     func flushReplies() {
         guard !handlingRequest, !pendingReplies.isEmpty else { return }
-        let batch = pendingReplies
-        pendingReplies.removeAll()
-        for index in batch.indices { batch[index].client.lastReplyInBatch = index }
-        // An event that many clients follow (a browse of a popular type) gives each the same reply: it is
-        // encoded once, and only the client context is written again in the encoded bytes.
-        var previous: (reply: Reply, bytes: [UInt8])?
-        for index in batch.indices {
-            let client = batch[index].client, context = batch[index].context
+        let (entries, bodies) = pendingReplies.take()
+        for index in entries.indices { entries[index].client.lastReplyInBatch = index }
+        // Each body is encoded at most twice, without and with MoreComing. An event that many clients follow (a
+        // browse of a popular type) gives them all one body: for each client only its context is written again in
+        // the encoded bytes. An empty encoding marks a body that cannot be encoded.
+        var encoded = [[UInt8]?](repeating: nil, count: bodies.count * 2)
+        for index in entries.indices {
+            let entry = entries[index]
+            let client = entry.client
             guard !client.closed else { continue }
-            var reply = batch[index].reply
-            if index != client.lastReplyInBatch { reply.insertFlags(.moreComing) }
-            if previous?.reply == reply {
-                previous!.bytes.withUnsafeMutableBytes { IPCHeader.writeContext(context, into: $0) }
-                send(previous!.bytes, to: client)
-                continue
+            let moreComing = index != client.lastReplyInBatch
+            let slot = entry.body * 2 + (moreComing ? 1 : 0)
+            if encoded[slot] == nil {
+                var reply = bodies[entry.body]
+                if moreComing { reply.insertFlags(.moreComing) }
+                do {
+                    encoded[slot] = try reply.frame(context: entry.context).encoded
+                } catch {
+                    logger.warning("app socket: cannot encode a reply for client \(client.id): \(error)")
+                    encoded[slot] = []
+                }
+            } else {
+                encoded[slot]!.withUnsafeMutableBytes { IPCHeader.writeContext(entry.context, into: $0) }
             }
-            do {
-                let bytes = try reply.frame(context: context).encoded
-                previous = (reply, bytes)
-                send(bytes, to: client)
-            } catch {
-                logger.warning("app socket: cannot encode a reply for client \(client.id): \(error)")
-            }
+            guard let bytes = encoded[slot], !bytes.isEmpty else { continue }
+            send(bytes, to: client)
         }
     }
 }

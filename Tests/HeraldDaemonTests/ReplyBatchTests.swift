@@ -1,0 +1,61 @@
+@testable import HeraldDaemon
+import HeraldEngine
+import HeraldIPC
+@testable import HeraldWire
+import Testing
+
+@Suite("Replies batched for many clients")
+struct ReplyBatchTests {
+    static func client(_ id: Int) -> AppClient { AppClient(id: id, fd: -1, identity: nil) }
+
+    static func shared(_ instance: String) throws -> SharedReply {
+        let type = try ServiceType("_http._tcp")
+        return SharedReply(instance: try DNSName(instance + "._http._tcp.local."), type: type,
+                           link: LinkID(interfaceIndex: 2, family: .ipv4), added: true,
+                           reply: .browse(BrowseReply(flags: .add, interfaceIndex: 2, name: instance,
+                                                      regtype: "_http._tcp.", domain: "local.")))
+    }
+
+    @Test("a shared reply is one body however many clients get it, and again one in the next batch")
+    func sharedReplyIsOneBody() throws {
+        var batch = ReplyBatch()
+        let reply = try Self.shared("Printer")
+        let clients = (1...3).map(Self.client)
+        for (index, client) in clients.enumerated() {
+            batch.append(reply, to: client, context: ClientContext(rawValue: UInt64(index)))
+        }
+        batch.append(.asyncError(AsyncErrorReply(error: .noAuth)), to: clients[0], context: ClientContext(rawValue: 9))
+        let first = batch.take()
+        #expect(first.bodies.count == 2)
+        #expect(first.entries.map(\.body) == [0, 0, 0, 1])
+        #expect(first.entries.map(\.context.rawValue) == [0, 1, 2, 9])
+        #expect(first.entries.map(\.client.id) == [1, 2, 3, 1])
+        #expect(batch.isEmpty)
+
+        batch.append(.asyncError(AsyncErrorReply(error: .noAuth)), to: clients[1], context: ClientContext(rawValue: 5))
+        batch.append(reply, to: clients[1], context: ClientContext(rawValue: 1))
+        let second = batch.take()
+        #expect(second.bodies.count == 2, "the shared reply is queued again in a new batch")
+        #expect(second.entries.map(\.body) == [0, 1])
+        if case .browse(let browse) = second.bodies[1] {
+            #expect(browse.name == "Printer")
+        } else {
+            Issue.record("the second body is not the shared browse reply: \(second.bodies[1])")
+        }
+    }
+
+    @Test("equal values asked for by many operations share one copy, and the table starts afresh at its limit")
+    func sharedValues() throws {
+        var values = SharedValues<ServiceType>(limit: 2)
+        let first = values.shared(try ServiceType("_http._tcp"))
+        let again = values.shared(try ServiceType("_http._tcp"))
+        #expect(again == first)
+        #expect(again.fullName.storage === first.fullName.storage)
+        _ = values.shared(try ServiceType("_ipp._tcp"))
+        #expect(values.count == 2)
+        let third = values.shared(try ServiceType("_ssh._tcp"))
+        #expect(values.count == 1, "past the limit the table holds only the newest value")
+        #expect(values.shared(try ServiceType("_ssh._tcp")).fullName.storage === third.fullName.storage)
+        #expect(values.shared(try ServiceType("_http._tcp")).fullName.storage !== first.fullName.storage)
+    }
+}
