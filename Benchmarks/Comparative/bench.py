@@ -394,6 +394,15 @@ def footprint(args):
 
 # ---------------------------------------------------------------- 5. many clients
 
+def pin(pid, cpus):
+    """Limits every thread of process `pid` to `cpus`."""
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(task), cpus)
+        except ProcessLookupError:
+            pass
+
+
 def many_clients(args):
     """N app-socket clients (one connection each) browse one type on heraldd; a peer then announces new
     instances with hand-built packets. Per client event: the time from the packet's arrival at the host
@@ -403,7 +412,8 @@ def many_clients(args):
     and reads and checks the replies after the round, so a client's stamp never includes the reading of
     others. Two passes over the same clients: the driver and heraldd on separate CPUs (each woken driver
     would otherwise preempt the daemon that is still writing to the other clients: hundreds of involuntary
-    context switches per round), and sharing the CPUs as the scheduler likes. Herald only (Avahi's clients
+    context switches per round; the driver's side, this process with all its threads and the sniffer and
+    announcer, on one CPU, heraldd on the other), and sharing the CPUs as the scheduler likes. Herald only (Avahi's clients
     speak D-Bus, not this protocol)."""
     clients = 100 if args.quick else 1000
     rounds = 3 if args.quick else 10
@@ -477,8 +487,10 @@ def many_clients(args):
                    ("sharing the CPUs", set(cpus), set(cpus))] if len(cpus) > 1 else [("one CPU", set(cpus), set(cpus))]
         for label, daemon_cpus, driver_cpus in layouts:
             for pid in daemon.pids:
-                os.sched_setaffinity(pid, daemon_cpus)
-            os.sched_setaffinity(0, driver_cpus)
+                pin(pid, daemon_cpus)
+            # The driver side is this process with its output threads, the sniffer and the announcer.
+            for pid in (os.getpid(), sniffer.popen.pid, announcer.popen.pid):
+                pin(pid, driver_cpus)
             log(f"  {label}:")
             latencies, per_round = [], []
             for r in range(rounds):
@@ -493,7 +505,7 @@ def many_clients(args):
                 time.sleep(0.5)
             passes.append({"label": label, "samples": latencies, "summary": summary(latencies),
                            "per_round": per_round})
-        os.sched_setaffinity(0, set(cpus))
+        pin(os.getpid(), set(cpus))
         for sock in sockets:
             sock.close()
         daemon.stop()

@@ -8,18 +8,15 @@ import Testing
 struct ReplyBatchTests {
     static func client(_ id: Int) -> AppClient { AppClient(id: id, fd: -1, identity: nil) }
 
-    static func shared(_ instance: String) throws -> SharedReply {
-        let type = try ServiceType("_http._tcp")
-        return SharedReply(instance: try DNSName(instance + "._http._tcp.local."), type: type,
-                           link: LinkID(interfaceIndex: 2, family: .ipv4), added: true,
-                           reply: .browse(BrowseReply(flags: .add, interfaceIndex: 2, name: instance,
-                                                      regtype: "_http._tcp.", domain: "local.")))
+    static func shared(_ instance: String) -> SharedReply {
+        SharedReply(.browse(BrowseReply(flags: .add, interfaceIndex: 2, name: instance, regtype: "_http._tcp.",
+                                        domain: "local.")))
     }
 
     @Test("a shared reply is one body however many clients get it, and again one in the next batch")
     func sharedReplyIsOneBody() throws {
         var batch = ReplyBatch()
-        let reply = try Self.shared("Printer")
+        let reply = Self.shared("Printer")
         let clients = (1...3).map(Self.client)
         for (index, client) in clients.enumerated() {
             batch.append(reply, to: client, context: ClientContext(rawValue: UInt64(index)))

@@ -109,5 +109,47 @@ extension HeraldOnTestLANs {
                 "reply ctx-solo op 66 more False add True error 0 name More Coming",
             ])
         }
+
+        @Test("a browse joining others of its type is told at once what they know, and keeps going when they end")
+        func joiningBrowsesShareWhatIsKnown() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (home, away) = (lan.hosts[0], lan.hosts[1])
+            let daemon = try home.startHeraldd()
+            let peer = try away.startHeraldd()
+            let service = try peer.spawnHerald(["register", "Early Bird", "_hjoin._tcp", "7502"])
+            defer { service.terminate(grace: 1) }
+            try service.waitForOutput(containing: "Early Bird", in: .stdout, timeout: 10)
+            // The first browse ends before the others start; the second and third run together, then the second
+            // ends; the third is left to see the service go.
+            let clients = try home.spawn(["python3", "-u", "-c", Self.client + #"""
+                def browse(context):
+                    s = connect()
+                    request(s, 6, context, browse_body("_hjoin._tcp"))
+                    expect_status(s)
+                    return s
+                first = browse(b"ctx-frst")
+                print_reply(first)
+                first.close()
+                second = browse(b"ctx-scnd")
+                print_reply(second)
+                third = browse(b"ctx-thrd")
+                print_reply(third)
+                second.close()
+                print("ready")
+                print_reply(third)
+                """#, daemon.socket])
+            defer { clients.terminate(grace: 1) }
+            try clients.waitForOutput(containing: "ready", in: .stdout, timeout: 15)
+            #expect(service.terminate(grace: 3) != nil)
+            #expect(clients.waitForExit(timeout: 15) == 0, "\(clients.output)\nheraldd:\n\(daemon.log)")
+            let replies = clients.stdout.split(separator: "\n").filter { $0.hasPrefix("reply ") }.map(String.init)
+            #expect(replies == [
+                "reply ctx-frst op 66 more False add True error 0 name Early Bird",
+                "reply ctx-scnd op 66 more False add True error 0 name Early Bird",
+                "reply ctx-thrd op 66 more False add True error 0 name Early Bird",
+                "reply ctx-thrd op 66 more False add False error 0 name Early Bird",
+            ])
+        }
     }
 }

@@ -76,6 +76,10 @@ final class AppOperation {
     var lastResolved: [Int: ResolvedService] = [:]
     /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
     var extras: [UInt32: ServiceExtraRecord] = [:]
+    /// For a browse of a service type: the group of browses it runs in (it has no engine operation of its own).
+    let groupKey: BrowseGroup.Key?
+    /// The group while the browse runs in it.
+    var group: BrowseGroup?
 
     init(kind: Kind, context: ClientContext, engineOperations: [OperationID],
          start: @escaping (inout MDNSEngine, Instant) -> Void) {
@@ -83,6 +87,16 @@ final class AppOperation {
         self.context = context
         self.engineOperations = engineOperations
         self.start = start
+        groupKey = nil
+    }
+
+    /// A browse of a service type, run in the group of browses of its type.
+    init(browsing key: BrowseGroup.Key, context: ClientContext) {
+        kind = .browse(type: key.type)
+        self.context = context
+        engineOperations = []
+        start = { _, _ in }
+        groupKey = key
     }
 }
 

@@ -5,23 +5,19 @@ import HeraldWire
 /// Turning engine events into dnssd replies, and access decisions that change while operations run.
 extension AppSocketServer {
     func deliver(_ event: OperationEvent, for id: OperationID) {
+        if let group = groupOfOperation[id] {
+            deliver(event, to: group)
+            return
+        }
         guard let (client, operation) = owners[id], !client.closed, !operation.parked else { return }
         let context = operation.context
         switch (operation.kind, event) {
-        case (.browse(let type), .instanceAdded(let instance, let link)),
-             (.browse(let type), .instanceRemoved(let instance, let link)):
-            let added = { if case .instanceAdded = event { return true } else { return false } }()
-            guard let shared = browseReply(instance: instance, type: type, link: link, added: added) else { return }
-            let key = PresenceKey(interface: link.interfaceIndex, name: instance)
-            guard operation.changePresence(of: key, added: added) else { break }
-            queue(shared, to: client, context: context)
-
         case (.browseServiceTypes, .instanceAdded(let type, let link)),
              (.browseServiceTypes, .instanceRemoved(let type, let link)):
             let added = { if case .instanceAdded = event { return true } else { return false } }()
             guard let reply = Self.serviceTypeReply(type, interfaceIndex: link.interfaceIndex, added: added) else { return }
             let key = PresenceKey(interface: link.interfaceIndex, name: type)
-            guard operation.changePresence(of: key, added: added) else { break }
+            guard operation.presence.count(key, added: added) else { break }
             queue(.browse(reply), to: client, context: context)
 
         case (.resolve(let instance), .resolved(let service)):
@@ -63,7 +59,7 @@ extension AppSocketServer {
             let added = { if case .recordAdded = event { return true } else { return false } }()
             let rdata = record.data.uncompressedBytes
             let key = PresenceKey(interface: link.interfaceIndex, name: record.name, type: record.type.rawValue, data: rdata)
-            guard operation.changePresence(of: key, added: added) else { break }
+            guard operation.presence.count(key, added: added) else { break }
             let reply = QueryRecordReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                          fullname: record.name.description, rrtype: record.type.rawValue,
                                          rrclass: recordClass == 255 ? record.recordClass.rawValue : recordClass,
@@ -76,7 +72,7 @@ extension AppSocketServer {
             let added = { if case .recordAdded = event { return true } else { return false } }()
             let rdata = record.data.uncompressedBytes
             let key = PresenceKey(interface: link.interfaceIndex, data: rdata)
-            guard operation.changePresence(of: key, added: added) else { break }
+            guard operation.presence.count(key, added: added) else { break }
             let reply = AddrInfoReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                       hostname: hostname, rrtype: record.type.rawValue, rrclass: 1, rdata: rdata,
                                       ttl: record.ttl)
@@ -87,21 +83,31 @@ extension AppSocketServer {
         }
     }
 
-    /// The browse reply for an instance event, or nil when the name is not an instance of the type. Every
-    /// browse of the type gets the same event at once (one per client following it), so the reply built last is
-    /// handed out again while it fits, and is queued once for all of them.
-    private func browseReply(instance: DNSName, type: ServiceType, link: LinkID, added: Bool) -> SharedReply? {
-        if let last = lastBrowseReply, last.added == added, last.link == link, last.instance == instance,
-           last.type == type {
-            return last
+    /// An instance event of a group's engine operation: counted once for the group, and when it changes what the
+    /// browses see, one reply queued for every member.
+    private func deliver(_ event: OperationEvent, to group: BrowseGroup) {
+        let instance: DNSName, link: LinkID, added: Bool
+        switch event {
+        case .instanceAdded(let name, let on): (instance, link, added) = (name, on, true)
+        case .instanceRemoved(let name, let on): (instance, link, added) = (name, on, false)
+        default: return
         }
+        guard let reply = Self.browseReply(instance: instance, type: group.key.type, interfaceIndex: link.interfaceIndex,
+                                           added: added),
+              group.presence.count(PresenceKey(interface: link.interfaceIndex, name: instance), added: added)
+        else { return }
+        let shared = SharedReply(.browse(reply))
+        for (client, operation) in group.members where !client.closed {
+            queue(shared, to: client, context: operation.context)
+        }
+    }
+
+    /// The browse reply for an instance of `type`, or nil when the name is not an instance of the type.
+    static func browseReply(instance: DNSName, type: ServiceType, interfaceIndex: Int, added: Bool) -> BrowseReply? {
         guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return nil }
-        let reply = BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
-                                name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
-                                domain: "local.")
-        let shared = SharedReply(instance: instance, type: type, link: link, added: added, reply: .browse(reply))
-        lastBrowseReply = shared
-        return shared
+        return BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(interfaceIndex),
+                           name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
+                           domain: "local.")
     }
 
     /// A service type found by type enumeration, laid out as mDNSResponder reports it (its
@@ -152,13 +158,9 @@ extension AppSocketServer {
                 switch (decision, operation.parked) {
                 case (.allow, true):
                     operation.parked = false
-                    for id in operation.engineOperations { owners[id] = (client, operation) }
-                    network.perform(operation.start)
+                    run(operation, of: client)
                 case (.refuse, false), (.park, false):
-                    network.perform { engine, now in
-                        for id in operation.engineOperations { engine.cancel(id, at: now) }
-                    }
-                    for id in operation.engineOperations { owners[id] = nil }
+                    halt([operation])
                     operation.parked = true
                     operation.presence.removeAll()
                     operation.lastResolved.removeAll()
@@ -172,22 +174,21 @@ extension AppSocketServer {
     }
 }
 
-extension AppOperation {
+extension Dictionary where Key == PresenceKey, Value == Int {
     /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
     /// (first link to report it, or last one to lose it).
-    func changePresence(of key: PresenceKey, added: Bool) -> Bool {
+    mutating func count(_ key: PresenceKey, added: Bool) -> Bool {
         // One lookup of the key either way (hashing a name costs more than the rest).
         if added {
             func increment(_ count: inout Int) -> Int { count += 1; return count }
-            return increment(&presence[key, default: 0]) == 1
+            return increment(&self[key, default: 0]) == 1
         }
-        guard let index = presence.index(forKey: key) else { return false }
-        if presence.values[index] > 1 {
-            presence.values[index] -= 1
+        guard let index = index(forKey: key) else { return false }
+        if values[index] > 1 {
+            values[index] -= 1
             return false
         }
-        presence.remove(at: index)
+        remove(at: index)
         return true
     }
-
 }

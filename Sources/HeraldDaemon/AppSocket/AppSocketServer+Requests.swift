@@ -123,27 +123,19 @@ extension AppSocketServer {
 
     private func startBrowse(_ request: BrowseRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
         guard isLocal(request.domain) else { return .unsupported }
-        let gated: GatedRequest
-        let kind: AppOperation.Kind
-        let name: DNSName
-        if let parsed = try? DNSName(request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
-           ServiceType.isServiceEnumeration(parsed) {
-            // Service type enumeration (RFC 6763 §9): browse results name the types found.
-            gated = .browseAllTypes
-            name = parsed
-            kind = .browseServiceTypes
-        } else {
-            guard let parsed = Self.browseType(request.regtype) else { return .badParam }
-            let type = sharedBrowseTypes.shared(parsed)
-            gated = .browse(type)
-            name = type.fullName
-            kind = .browse(type: type)
-        }
         let interface = interfaceFilter(request.interfaceIndex)
-        let id = makeOperationID()
-        return begin(AppOperation(kind: kind, context: context, engineOperations: [id], start: { engine, now in
-            engine.browse(id, type: name, interfaceIndex: interface, at: now)
-        }), gated: gated, client: client)
+        if let name = try? DNSName(request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
+           ServiceType.isServiceEnumeration(name) {
+            // Service type enumeration (RFC 6763 §9): browse results name the types found.
+            let id = makeOperationID()
+            return begin(AppOperation(kind: .browseServiceTypes, context: context, engineOperations: [id], start: { engine, now in
+                engine.browse(id, type: name, interfaceIndex: interface, at: now)
+            }), gated: .browseAllTypes, client: client)
+        }
+        guard let parsed = Self.browseType(request.regtype) else { return .badParam }
+        let type = sharedBrowseTypes.shared(parsed)
+        return begin(AppOperation(browsing: BrowseGroup.Key(type: type, interface: interface), context: context),
+                     gated: .browse(type), client: client)
     }
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's
@@ -261,18 +253,14 @@ extension AppSocketServer {
             return .noError
         case .allow:
             client.operations[operation.context] = operation
-            for id in operation.engineOperations { owners[id] = (client, operation) }
-            network.perform(operation.start)
+            run(operation, of: client)
             return .noError
         }
     }
 
     func cancel(_ context: ClientContext, of client: AppClient) {
         guard let operation = client.operations.removeValue(forKey: context) else { return }
-        network.perform { engine, now in
-            for id in operation.engineOperations { engine.cancel(id, at: now) }
-        }
-        for id in operation.engineOperations { owners[id] = nil }
+        halt([operation])
     }
 
     private func isLocal(_ domain: String) -> Bool {

@@ -37,8 +37,9 @@ public final class AppSocketServer {
     private var nextOperationID: UInt64 = 1000
     /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
     var pendingReplies = ReplyBatch()
-    /// The browse reply built last, for the other clients that get the same event (see `browseReply`).
-    var lastBrowseReply: SharedReply?
+    /// The groups of browses of one type, and which group each group's engine operation serves.
+    var browseGroups: [BrowseGroup.Key: BrowseGroup] = [:]
+    var groupOfOperation: [OperationID: BrowseGroup] = [:]
     /// One copy of each type being browsed, for all the browses of it.
     var sharedBrowseTypes = SharedValues<ServiceType>()
     /// True while a request is being handled: its status must reach the client before any reply the operation
@@ -137,11 +138,7 @@ public final class AppSocketServer {
         guard clients[client.id] != nil else { return }
         if let reason { logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)") }
         loop.unregister(client.fd)
-        let operations = client.operations.values.flatMap(\.engineOperations)
-        network.perform { engine, now in
-            for id in operations { engine.cancel(id, at: now) }
-        }
-        for id in operations { owners[id] = nil }
+        halt(client.operations.values.sorted { $0.context.rawValue < $1.context.rawValue })
         client.operations.removeAll()
         client.close()
         clients[client.id] = nil

@@ -2,23 +2,15 @@ import HeraldEngine
 import HeraldIPC
 import HeraldWire
 
-/// A browse reply that every browse of a type gets at once, one per client following it: built once, queued
-/// once per batch, and encoded once, with only the client context written again for each client.
+/// A reply that many clients get at once (an instance found by every browse of a type): queued once per batch,
+/// and encoded once, with only the client context written again for each client.
 final class SharedReply {
-    let instance: DNSName
-    let type: ServiceType
-    let link: LinkID
-    let added: Bool
     let reply: Reply
     /// Where the reply stands among the bodies of the batch numbered `batch`.
     fileprivate var body = 0
     fileprivate var batch = -1
 
-    init(instance: DNSName, type: ServiceType, link: LinkID, added: Bool, reply: Reply) {
-        self.instance = instance
-        self.type = type
-        self.link = link
-        self.added = added
+    init(_ reply: Reply) {
         self.reply = reply
     }
 }

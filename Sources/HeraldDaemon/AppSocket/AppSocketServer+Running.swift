@@ -1,0 +1,68 @@
+import HeraldEngine
+import HeraldIPC
+import HeraldWire
+
+/// Starting and stopping allowed operations: a browse of a service type joins the group of browses of its type,
+/// every other operation runs engine operations of its own.
+extension AppSocketServer {
+    /// Starts an operation the gate allows.
+    func run(_ operation: AppOperation, of client: AppClient) {
+        if let key = operation.groupKey {
+            join(operation, of: client, groupKey: key)
+            return
+        }
+        for id in operation.engineOperations { owners[id] = (client, operation) }
+        network.perform(operation.start)
+    }
+
+    /// Stops running operations, in one batch of engine work: their engine operations end (registrations say
+    /// goodbye), or they leave their groups. Stopping one that does not run is harmless.
+    func halt(_ operations: [AppOperation]) {
+        var ended: [OperationID] = []
+        for operation in operations {
+            if operation.groupKey != nil {
+                if let id = leave(operation) { ended.append(id) }
+                continue
+            }
+            ended += operation.engineOperations
+            for id in operation.engineOperations { owners[id] = nil }
+        }
+        guard !ended.isEmpty else { return }
+        network.perform { engine, now in
+            for id in ended { engine.cancel(id, at: now) }
+        }
+    }
+
+    private func join(_ operation: AppOperation, of client: AppClient, groupKey key: BrowseGroup.Key) {
+        guard operation.group == nil else { return }
+        if let group = browseGroups[key] {
+            group.add(operation, of: client)
+            for present in group.presentInstances {
+                guard let name = present.name,
+                      let reply = Self.browseReply(instance: name, type: key.type, interfaceIndex: present.interface,
+                                                   added: true)
+                else { continue }
+                queue(.browse(reply), to: client, context: operation.context)
+            }
+            return
+        }
+        let group = BrowseGroup(key: key, engineOperation: makeOperationID())
+        browseGroups[key] = group
+        groupOfOperation[group.engineOperation] = group
+        group.add(operation, of: client)
+        let id = group.engineOperation
+        network.perform { engine, now in
+            engine.browse(id, type: key.type.fullName, interfaceIndex: key.interface, at: now)
+        }
+    }
+
+    /// Takes a browse out of its group; returns the group's engine operation when it was the last member.
+    private func leave(_ operation: AppOperation) -> OperationID? {
+        guard let group = operation.group else { return nil }
+        group.remove(operation)
+        guard group.isEmpty else { return nil }
+        browseGroups[group.key] = nil
+        groupOfOperation[group.engineOperation] = nil
+        return group.engineOperation
+    }
+}

@@ -1,0 +1,45 @@
+import HeraldEngine
+import HeraldWire
+
+/// The running browses of one service type on one interface (or on all), whichever clients they belong to.
+///
+/// They share one engine operation and one record of what is present, the way mDNSResponder merges equal
+/// questions: an instance appearing is counted once for the group and its reply built once, then queued for each
+/// member. A browse that joins a group already running is told at once what the group knows, as a new engine
+/// operation would have been told from the cache.
+final class BrowseGroup {
+    struct Key: Hashable {
+        var type: ServiceType
+        /// The interface the browses are limited to; nil for all.
+        var interface: Int?
+    }
+
+    let key: Key
+    let engineOperation: OperationID
+    /// The member browses, in the order they joined.
+    private(set) var members: [(client: AppClient, operation: AppOperation)] = []
+    /// How many links of an interface report each instance (see `AppOperation.presence`).
+    var presence: [PresenceKey: Int] = [:]
+
+    init(key: Key, engineOperation: OperationID) {
+        self.key = key
+        self.engineOperation = engineOperation
+    }
+
+    var isEmpty: Bool { members.isEmpty }
+
+    func add(_ operation: AppOperation, of client: AppClient) {
+        members.append((client, operation))
+        operation.group = self
+    }
+
+    func remove(_ operation: AppOperation) {
+        members.removeAll { $0.operation === operation }
+        operation.group = nil
+    }
+
+    /// The instances present now, per interface, in a stable order (interface, then name).
+    var presentInstances: [PresenceKey] {
+        presence.keys.sorted { ($0.interface, $0.name ?? .root) < ($1.interface, $1.name ?? .root) }
+    }
+}
