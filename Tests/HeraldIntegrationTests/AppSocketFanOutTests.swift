@@ -151,5 +151,51 @@ extension HeraldOnTestLANs {
                 "reply ctx-thrd op 66 more False add False error 0 name Early Bird",
             ])
         }
+
+        @Test("when the last browse of a type ends, heraldd stops asking for it")
+        func lastBrowseEndsTheQuestion() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (home, away) = (lan.hosts[0], lan.hosts[1])
+            let daemon = try home.startHeraldd()
+            // On the other host: every mDNS question for the type, with the second it was seen.
+            let listener = try away.spawn(["python3", "-u", "-c", #"""
+                import socket, struct, time
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("", 5353))
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
+                             socket.inet_aton("224.0.0.251") + socket.inet_aton("0.0.0.0"))
+                s.settimeout(0.2)
+                print("listening")
+                start = time.monotonic()
+                while time.monotonic() - start < 30:
+                    try:
+                        packet = s.recv(9000)
+                    except socket.timeout:
+                        continue
+                    flags, questions = struct.unpack(">HH", packet[2:6])
+                    if flags & 0x8000 == 0 and questions and b"\x06_hgone\x04_tcp" in packet:
+                        print("question %.2f" % (time.monotonic() - start))
+                """#])
+            defer { listener.terminate(grace: 1) }
+            try listener.waitForOutput(containing: "listening", in: .stdout, timeout: 10)
+            // Two browses of the type from two processes: the question goes out once they start...
+            let browsers = try (0..<2).map { _ in try daemon.spawnHerald(["browse", "_hgone._tcp"]) }
+            defer { for browser in browsers { browser.terminate(grace: 1) } }
+            try listener.waitForOutput(containing: "question", in: .stdout, timeout: 5)
+            // ...keeps going while one of them runs (continuous querying: 1 s, then 2 s, 4 s apart)...
+            #expect(browsers[0].terminate(grace: 2) != nil)
+            Thread.sleep(forTimeInterval: 3.5)
+            let whileOneRuns = listener.stdout.split(separator: "\n").filter { $0.hasPrefix("question") }.count
+            #expect(whileOneRuns >= 2, "\(listener.output)\nheraldd:\n\(daemon.log)")
+            // ...and stops with the last one: the next query would be due within 4 s.
+            #expect(browsers[1].terminate(grace: 2) != nil)
+            Thread.sleep(forTimeInterval: 0.5)
+            let atEnd = listener.stdout.split(separator: "\n").filter { $0.hasPrefix("question") }.count
+            Thread.sleep(forTimeInterval: 6)
+            let afterwards = listener.stdout.split(separator: "\n").filter { $0.hasPrefix("question") }.count
+            #expect(afterwards == atEnd, "questions after the last browse ended:\n\(listener.output)")
+        }
     }
 }
