@@ -41,18 +41,24 @@ struct ReplyBatchTests {
         }
     }
 
-    @Test("equal values asked for by many operations share one copy, and the table starts afresh at its limit")
-    func sharedValues() throws {
-        var values = SharedValues<ServiceType>(limit: 2)
-        let first = values.shared(try ServiceType("_http._tcp"))
-        let again = values.shared(try ServiceType("_http._tcp"))
+    @Test("browses of a type share one copy of its key when they spell it alike; the table starts afresh at its limit")
+    func sharedKeys() throws {
+        func key(_ type: String, _ interface: Int? = nil) throws -> BrowseGroup.Key {
+            BrowseGroup.Key(type: try ServiceType(type), interface: interface)
+        }
+        var keys = SharedValues<BrowseGroup.Key>(limit: 3)
+        let first = keys.shared(try key("_http._tcp"))
+        let again = keys.shared(try key("_http._tcp"))
         #expect(again == first)
-        #expect(again.fullName.storage === first.fullName.storage)
-        _ = values.shared(try ServiceType("_ipp._tcp"))
-        #expect(values.count == 2)
-        let third = values.shared(try ServiceType("_ssh._tcp"))
-        #expect(values.count == 1, "past the limit the table holds only the newest value")
-        #expect(values.shared(try ServiceType("_ssh._tcp")).fullName.storage === third.fullName.storage)
-        #expect(values.shared(try ServiceType("_http._tcp")).fullName.storage !== first.fullName.storage)
+        #expect(again.type.fullName.storage === first.type.fullName.storage)
+        let otherSpelling = keys.shared(try key("_HTTP._tcp"))
+        #expect(otherSpelling != first, "a type spelled otherwise is a key of its own")
+        #expect(otherSpelling.type.description == "_HTTP._tcp")
+        #expect(keys.shared(try key("_http._tcp", 2)) != first, "so is the type on one interface")
+        #expect(keys.count == 3)
+        let fourth = keys.shared(try key("_ssh._tcp"))
+        #expect(keys.count == 1, "past the limit the table holds only the newest value")
+        #expect(keys.shared(try key("_ssh._tcp")).type.fullName.storage === fourth.type.fullName.storage)
+        #expect(keys.shared(try key("_http._tcp")).type.fullName.storage !== first.type.fullName.storage)
     }
 }

@@ -13,7 +13,7 @@ extension HeraldOnTestLANs {
 
         /// Python that speaks the dnssd protocol by hand (the socket path is its first argument): `connect()`,
         /// `request(s, op, context, body, ipc_flags)`, `browse_body(type)`, `expect_status(s)`, and
-        /// `print_reply(s)`, which reads one browse reply and prints its context, op, flags and name.
+        /// `print_reply(s)`, which reads one browse reply and prints its context, op, flags, name and type.
         static let client = #"""
             import socket, struct, sys
             def exactly(s, n):
@@ -41,9 +41,9 @@ extension HeraldOnTestLANs {
                 version, length, flags, op = struct.unpack(">IIII", header[:16])
                 body = exactly(s, length)
                 reply_flags, interface, error = struct.unpack(">IIi", body[:12])
-                name = body[12:].split(b"\0")[0].decode()
+                name, regtype = [field.decode() for field in body[12:].split(b"\0")[:2]]
                 print("reply", header[16:24].decode(), "op", op, "more", reply_flags & 1 != 0,
-                      "add", reply_flags & 2 != 0, "error", error, "name", name)
+                      "add", reply_flags & 2 != 0, "error", error, "name", name, "type", regtype)
 
             """#
 
@@ -77,7 +77,7 @@ extension HeraldOnTestLANs {
                     print_reply(s)
                 """#, registering: "Fan Out", type: "_hfan._tcp", on: lan.hosts[0])
             let expected = ["ctx-aaaa", "ctx-bbbb", "ctx-cccc", "ctx-dddd", "ctx-eeee"].map {
-                "reply \($0) op 66 more False add True error 0 name Fan Out"
+                "reply \($0) op 66 more False add True error 0 name Fan Out type _hfan._tcp."
             }
             #expect(replies == expected)
         }
@@ -104,9 +104,9 @@ extension HeraldOnTestLANs {
                 print_reply(alone)
                 """#, registering: "More Coming", type: "_hmore._tcp", on: lan.hosts[0])
             #expect(replies == [
-                "reply ctx-one1 op 66 more True add True error 0 name More Coming",
-                "reply ctx-two2 op 66 more False add True error 0 name More Coming",
-                "reply ctx-solo op 66 more False add True error 0 name More Coming",
+                "reply ctx-one1 op 66 more True add True error 0 name More Coming type _hmore._tcp.",
+                "reply ctx-two2 op 66 more False add True error 0 name More Coming type _hmore._tcp.",
+                "reply ctx-solo op 66 more False add True error 0 name More Coming type _hmore._tcp.",
             ])
         }
 
@@ -145,10 +145,10 @@ extension HeraldOnTestLANs {
             #expect(clients.waitForExit(timeout: 15) == 0, "\(clients.output)\nheraldd:\n\(daemon.log)")
             let replies = clients.stdout.split(separator: "\n").filter { $0.hasPrefix("reply ") }.map(String.init)
             #expect(replies == [
-                "reply ctx-frst op 66 more False add True error 0 name Early Bird",
-                "reply ctx-scnd op 66 more False add True error 0 name Early Bird",
-                "reply ctx-thrd op 66 more False add True error 0 name Early Bird",
-                "reply ctx-thrd op 66 more False add False error 0 name Early Bird",
+                "reply ctx-frst op 66 more False add True error 0 name Early Bird type _hjoin._tcp.",
+                "reply ctx-scnd op 66 more False add True error 0 name Early Bird type _hjoin._tcp.",
+                "reply ctx-thrd op 66 more False add True error 0 name Early Bird type _hjoin._tcp.",
+                "reply ctx-thrd op 66 more False add False error 0 name Early Bird type _hjoin._tcp.",
             ])
         }
 
@@ -196,6 +196,74 @@ extension HeraldOnTestLANs {
             Thread.sleep(forTimeInterval: 6)
             let afterwards = listener.stdout.split(separator: "\n").filter { $0.hasPrefix("question") }.count
             #expect(afterwards == atEnd, "questions after the last browse ended:\n\(listener.output)")
+        }
+
+        @Test("browses spelling a type differently each get their own spelling back")
+        func eachBrowseKeepsItsSpelling() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let replies = try replies(of: #"""
+                lower = connect()
+                request(lower, 6, b"ctx-lowr", browse_body("_hcase._tcp"))
+                expect_status(lower)
+                mixed = connect()
+                request(mixed, 6, b"ctx-mixd", browse_body("_HCase._tcp"))
+                expect_status(mixed)
+                print("ready")
+                print_reply(lower)
+                print_reply(mixed)
+                """#, registering: "Cased", type: "_hcase._tcp", on: lan.hosts[0])
+            #expect(replies == [
+                "reply ctx-lowr op 66 more False add True error 0 name Cased type _hcase._tcp.",
+                "reply ctx-mixd op 66 more False add True error 0 name Cased type _HCase._tcp.",
+            ])
+        }
+
+        @Test("an instance name the protocol cannot carry (a NUL byte) is skipped for every browse, and the next one arrives")
+        func unencodableNameIsSkipped() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (home, away) = (lan.hosts[0], lan.hosts[1])
+            let daemon = try home.startHeraldd()
+            let clients = try home.spawn(["python3", "-u", "-c", Self.client + #"""
+                connections = []
+                for context in (b"ctx-nul1", b"ctx-nul2", b"ctx-nul3"):
+                    s = connect()
+                    request(s, 6, context, browse_body("_hnul._tcp"))
+                    expect_status(s)
+                    connections.append(s)
+                print("ready")
+                for s in connections:
+                    print_reply(s)
+                """#, daemon.socket])
+            defer { clients.terminate(grace: 1) }
+            try clients.waitForOutput(containing: "ready", in: .stdout, timeout: 10)
+            // A peer announces an instance whose label holds a NUL byte, then an ordinary one.
+            let announcer = try away.spawn(["python3", "-u", "-c", #"""
+                import socket, struct, time
+                def name(*labels):
+                    return b"".join(bytes([len(l)]) + l for l in labels) + b"\0"
+                def announce(label):
+                    ptr = name(b"_hnul", b"_tcp", b"local")
+                    target = name(label, b"_hnul", b"_tcp", b"local")
+                    answer = ptr + struct.pack(">HHIH", 12, 1, 120, len(target)) + target
+                    return struct.pack(">HHHHHH", 0, 0x8400, 0, 1, 0, 0) + answer
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                s.bind(("", 5353))
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 255)
+                s.sendto(announce(b"bad\0name"), ("224.0.0.251", 5353))
+                time.sleep(0.5)
+                s.sendto(announce(b"Plain"), ("224.0.0.251", 5353))
+                print("sent")
+                """#])
+            defer { announcer.terminate(grace: 1) }
+            #expect(clients.waitForExit(timeout: 15) == 0, "\(clients.output)\nheraldd:\n\(daemon.log)")
+            let replies = clients.stdout.split(separator: "\n").filter { $0.hasPrefix("reply ") }.map(String.init)
+            #expect(replies == ["ctx-nul1", "ctx-nul2", "ctx-nul3"].map {
+                "reply \($0) op 66 more False add True error 0 name Plain type _hnul._tcp."
+            })
+            #expect(daemon.process.isRunning, "heraldd:\n\(daemon.log)")
         }
     }
 }

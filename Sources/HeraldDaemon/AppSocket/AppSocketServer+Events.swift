@@ -153,6 +153,8 @@ extension AppSocketServer {
         for client in clients.values.sorted(by: { $0.id < $1.id }) {
             guard let identity = client.identity, affects(identity) else { continue }
             for operation in client.operations.values.sorted(by: { $0.context.rawValue < $1.context.rawValue }) {
+                // A reply sent on the way can find the client gone (disconnected, its operations ended).
+                if client.closed { break }
                 guard let gated = operation.gated else { continue }
                 let decision = gate.decide(gated, for: identity, isNew: false)
                 switch (decision, operation.parked) {

@@ -132,10 +132,9 @@ extension AppSocketServer {
                 engine.browse(id, type: name, interfaceIndex: interface, at: now)
             }), gated: .browseAllTypes, client: client)
         }
-        guard let parsed = Self.browseType(request.regtype) else { return .badParam }
-        let type = sharedBrowseTypes.shared(parsed)
-        return begin(AppOperation(browsing: BrowseGroup.Key(type: type, interface: interface), context: context),
-                     gated: .browse(type), client: client)
+        guard let type = Self.browseType(request.regtype) else { return .badParam }
+        let key = sharedBrowseKeys.shared(BrowseGroup.Key(type: type, interface: interface))
+        return begin(AppOperation(browsing: key, context: context), gated: .browse(key.type), client: client)
     }
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's

@@ -5,8 +5,9 @@ import HeraldWire
 /// Starting and stopping allowed operations: a browse of a service type joins the group of browses of its type,
 /// every other operation runs engine operations of its own.
 extension AppSocketServer {
-    /// Starts an operation the gate allows.
+    /// Starts an operation the gate allows (not for a client that is gone: nothing would end it).
     func run(_ operation: AppOperation, of client: AppClient) {
+        guard !client.closed else { return }
         if let key = operation.groupKey {
             join(operation, of: client, groupKey: key)
             return

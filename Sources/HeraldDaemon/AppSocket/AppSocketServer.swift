@@ -40,11 +40,13 @@ public final class AppSocketServer {
     /// The groups of browses of one type, and which group each group's engine operation serves.
     var browseGroups: [BrowseGroup.Key: BrowseGroup] = [:]
     var groupOfOperation: [OperationID: BrowseGroup] = [:]
-    /// One copy of each type being browsed, for all the browses of it.
-    var sharedBrowseTypes = SharedValues<ServiceType>()
+    /// One copy of each type (and interface) being browsed, for all the browses of it.
+    var sharedBrowseKeys = SharedValues<BrowseGroup.Key>()
     /// True while a request is being handled: its status must reach the client before any reply the operation
     /// produced at once (an answer already in the cache), so the batch is flushed only after the status.
     var handlingRequest = false
+    /// True while a batch is being sent.
+    private var flushing = false
 
     /// The version reported for the `DaemonVersion` property.
     public static let daemonVersion: UInt32 = 100
@@ -184,12 +186,24 @@ public final class AppSocketServer {
 
     /// Sends the replies of a batch; all but each client's last carry MoreComing.
     func flushReplies() {
-        guard !handlingRequest, !pendingReplies.isEmpty else { return }
-        let (entries, bodies) = pendingReplies.take()
+        // A send that fails disconnects its client, which can end engine operations and so produce replies and
+        // a batch end of its own: those replies wait for the loop below, so that a client's last reply is always
+        // judged over everything it gets.
+        guard !handlingRequest, !flushing else { return }
+        flushing = true
+        defer { flushing = false }
+        while !pendingReplies.isEmpty {
+            let (entries, bodies) = pendingReplies.take()
+            send(entries, bodies: bodies)
+        }
+    }
+
+    private func send(_ entries: [ReplyBatch.Entry], bodies: [Reply]) {
         for index in entries.indices { entries[index].client.lastReplyInBatch = index }
         // Each body is encoded at most twice, without and with MoreComing. An event that many clients follow (a
         // browse of a popular type) gives them all one body: for each client only its context is written again in
-        // the encoded bytes. An empty encoding marks a body that cannot be encoded.
+        // the encoded bytes. An empty encoding marks a body that cannot be encoded (a name with a NUL byte, which
+        // the protocol's strings cannot carry).
         var encoded = [[UInt8]?](repeating: nil, count: bodies.count * 2)
         for index in entries.indices {
             let entry = entries[index]
@@ -206,6 +220,8 @@ public final class AppSocketServer {
                     logger.warning("app socket: cannot encode a reply for client \(client.id): \(error)")
                     encoded[slot] = []
                 }
+            } else if encoded[slot]!.isEmpty {
+                continue
             } else {
                 encoded[slot]!.withUnsafeMutableBytes { IPCHeader.writeContext(entry.context, into: $0) }
             }

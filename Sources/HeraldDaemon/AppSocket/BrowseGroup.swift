@@ -8,10 +8,21 @@ import HeraldWire
 /// member. A browse that joins a group already running is told at once what the group knows, as a new engine
 /// operation would have been told from the cache.
 final class BrowseGroup {
+    /// The type as the browses spelled it, and their interface. Types compare ignoring case, but each browse's
+    /// replies name the type as it asked for it, so only browses that spelled it alike share a group.
     struct Key: Hashable {
         var type: ServiceType
         /// The interface the browses are limited to; nil for all.
         var interface: Int?
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.interface == rhs.interface && lhs.type.description == rhs.type.description
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(interface)
+            hasher.combine(type.description)
+        }
     }
 
     let key: Key
