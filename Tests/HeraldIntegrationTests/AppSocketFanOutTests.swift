@@ -12,7 +12,7 @@ extension HeraldOnTestLANs {
         }
 
         /// Python that speaks the dnssd protocol by hand (the socket path is its first argument): `connect()`,
-        /// `request(s, op, context, body, ipc_flags)`, `browse_body(type)`, `expect_status(s)`, and
+        /// `request(s, op, context, body, ipc_flags)`, `browse_body(type, interface)`, `expect_status(s)`, and
         /// `print_reply(s)`, which reads one browse reply and prints its context, op, flags, name and type.
         static let client = #"""
             import socket, struct, sys
@@ -31,8 +31,8 @@ extension HeraldOnTestLANs {
                 return s
             def request(s, op, context, body, ipc_flags=0):
                 s.sendall(struct.pack(">IIII8sI", 1, len(body), ipc_flags, op, context, 0) + body)
-            def browse_body(service_type):
-                return struct.pack(">II", 0, 0) + service_type.encode() + b"\0local.\0"
+            def browse_body(service_type, interface=0):
+                return struct.pack(">II", 0, interface) + service_type.encode() + b"\0local.\0"
             def expect_status(s):
                 if exactly(s, 4) != b"\0\0\0\0":
                     raise SystemExit("request refused")
@@ -264,6 +264,27 @@ extension HeraldOnTestLANs {
                 "reply \($0) op 66 more False add True error 0 name Plain type _hnul._tcp."
             })
             #expect(daemon.process.isRunning, "heraldd:\n\(daemon.log)")
+        }
+
+        @Test("a browse limited to one interface is not grouped with browses of the type on all of them")
+        func interfaceBrowsesAreGroupedApart() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            // Interface 999 does not exist: a browse limited to it finds nothing, whatever the others find.
+            let replies = try replies(of: #"""
+                import select
+                everywhere = connect()
+                request(everywhere, 6, b"ctx-evry", browse_body("_hiface._tcp"))
+                expect_status(everywhere)
+                nowhere = connect()
+                request(nowhere, 6, b"ctx-none", browse_body("_hiface._tcp", 999))
+                expect_status(nowhere)
+                print("ready")
+                print_reply(everywhere)
+                if select.select([nowhere], [], [], 1.5)[0]:
+                    print_reply(nowhere)
+                """#, registering: "Somewhere", type: "_hiface._tcp", on: lan.hosts[0])
+            #expect(replies == ["reply ctx-evry op 66 more False add True error 0 name Somewhere type _hiface._tcp."])
         }
     }
 }
