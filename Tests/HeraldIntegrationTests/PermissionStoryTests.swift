@@ -83,4 +83,41 @@ struct PermissionStoryTests {
         }
         for process in [browse, game, watcher, peerGame] { process.terminate(grace: 1) }
     }
+
+    @Test("a parked browse granted while another browse of its type runs is told at once; denied, it leaves the other running")
+    func parkedBrowseJoinsAndLeavesRunningOnes() throws {
+        let lan = try TestLAN(hosts: 2)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let (home, away) = (lan.hosts[0], lan.hosts[1])
+        let daemon = try home.startPermissionDaemon(area: area)
+        let peer = try away.startHeraldd()
+        let app = try area.registerTicTacToe(on: daemon)
+        let peerGame = try peer.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000"])
+        defer { peerGame.terminate(grace: 1) }
+        try peerGame.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 10)
+
+        // An operator's browse of the type runs and has found the peer's game.
+        let operatorBrowse = try daemon.spawnHerald(["browse", "_tictactoe._tcp"])
+        defer { operatorBrowse.terminate(grace: 1) }
+        try operatorBrowse.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 10)
+
+        // The app's browse of the same type waits for permission, then joins the running one on the grant: told
+        // at once of the game found long before (no new packet announces it).
+        let browse = try home.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
+        defer { browse.terminate(grace: 1) }
+        try browse.waitForOutput(containing: "waiting for permission", in: .stderr, timeout: 10)
+        #expect(!browse.stdout.contains("Peer Game"), "nothing is delivered while parked: \(browse.stdout)")
+        try daemon.control(["grant", "org.example.tictactoe"]).expectSuccess()
+        try browse.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 3)
+
+        // Denied, the app's browse stops; the operator's goes on and sees the next game.
+        try daemon.control(["deny", "org.example.tictactoe"]).expectSuccess()
+        try browse.waitForOutput(containing: "denied", in: .stderr, timeout: 5)
+        let secondGame = try peer.spawnHerald(["register", "Second Game", "_tictactoe._tcp", "5001"])
+        defer { secondGame.terminate(grace: 1) }
+        try operatorBrowse.waitForOutput(containing: "Second Game", in: .stdout, timeout: 10)
+        #expect(!browse.stdout.contains("Second Game"), "a denied browse got results: \(browse.stdout)")
+    }
 }
