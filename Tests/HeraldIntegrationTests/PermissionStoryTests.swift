@@ -12,18 +12,10 @@ import Glibc
 struct PermissionStoryTests {
     @Test("NoAuth for each static rule, parked until granted, results without a restart, withdrawn on deny")
     func ticTacToeStory() throws {
-        let lan = try TestLAN(hosts: 2)
-        defer { lan.shutdown() }
-        let area = try PermissionTestArea()
-        defer { area.remove() }
-        let (home, away) = (lan.hosts[0], lan.hosts[1])
-        let daemon = try home.startPermissionDaemon(area: area)
-        let peer = try away.startHeraldd()
+        let story = try StoryLAN()
+        defer { story.shutdown() }
+        let (area, home, daemon, peer) = (story.area, story.home, story.daemon, story.peer)
         let app = try area.installApp(named: "tictactoe")
-
-        // A player on the other host advertises a game (the peer's herald runs as root: an operator).
-        let peerGame = try peer.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000"])
-        try peerGame.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 10)
 
         // 1. Registered without a usage description: refused at once, no-usage-description.
         let bare = try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app, usage: nil)])
@@ -81,22 +73,15 @@ struct PermissionStoryTests {
                          "grant", "deny"] {
             #expect(log.stdout.contains(expected), "audit log lacks \(expected): \(log.stdout)")
         }
-        for process in [browse, game, watcher, peerGame] { process.terminate(grace: 1) }
+        for process in [browse, game, watcher] { process.terminate(grace: 1) }
     }
 
     @Test("a parked browse granted while another browse of its type runs is told at once; denied, it leaves the other running")
     func parkedBrowseJoinsAndLeavesRunningOnes() throws {
-        let lan = try TestLAN(hosts: 2)
-        defer { lan.shutdown() }
-        let area = try PermissionTestArea()
-        defer { area.remove() }
-        let (home, away) = (lan.hosts[0], lan.hosts[1])
-        let daemon = try home.startPermissionDaemon(area: area)
-        let peer = try away.startHeraldd()
-        let app = try area.registerTicTacToe(on: daemon)
-        let peerGame = try peer.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000"])
-        defer { peerGame.terminate(grace: 1) }
-        try peerGame.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 10)
+        let story = try StoryLAN()
+        defer { story.shutdown() }
+        let (home, daemon, peer) = (story.home, story.daemon, story.peer)
+        let app = try story.area.registerTicTacToe(on: daemon)
 
         // An operator's browse of the type runs and has found the peer's game.
         let operatorBrowse = try daemon.spawnHerald(["browse", "_tictactoe._tcp"])
@@ -119,5 +104,47 @@ struct PermissionStoryTests {
         defer { secondGame.terminate(grace: 1) }
         try operatorBrowse.waitForOutput(containing: "Second Game", in: .stdout, timeout: 10)
         #expect(!browse.stdout.contains("Second Game"), "a denied browse got results: \(browse.stdout)")
+    }
+}
+
+/// Two hosts of a test LAN: on the first, heraldd checking permissions with a store and apps directory of its
+/// own; on the second, a peer heraldd where a player (its herald runs as root: an operator) advertises a game,
+/// "Peer Game".
+final class StoryLAN {
+    let lan: TestLAN
+    let area: PermissionTestArea
+    let home: TestLAN.Host
+    let daemon: HeraldDaemon
+    let peer: HeraldDaemon
+    let peerGame: RunningProcess
+
+    init() throws {
+        let lan = try TestLAN(hosts: 2)
+        let area: PermissionTestArea
+        do {
+            area = try PermissionTestArea()
+        } catch {
+            lan.shutdown()
+            throw error
+        }
+        do {
+            daemon = try lan.hosts[0].startPermissionDaemon(area: area)
+            peer = try lan.hosts[1].startHeraldd()
+            peerGame = try peer.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000"])
+            try peerGame.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 10)
+        } catch {
+            lan.shutdown()
+            area.remove()
+            throw error
+        }
+        self.lan = lan
+        self.area = area
+        home = lan.hosts[0]
+    }
+
+    func shutdown() {
+        peerGame.terminate(grace: 1)
+        lan.shutdown()
+        area.remove()
     }
 }
