@@ -11,47 +11,11 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
-        /// Python that speaks the dnssd protocol by hand (the socket path is its first argument): `connect()`,
-        /// `request(s, op, context, body, ipc_flags)`, `browse_body(type, interface)`, `expect_status(s)`, and
-        /// `print_reply(s)`, which reads one browse reply and prints its context, op, flags, name and type.
-        static let client = #"""
-            import socket, struct, sys
-            def exactly(s, n):
-                data = b""
-                while len(data) < n:
-                    chunk = s.recv(n - len(data))
-                    if not chunk:
-                        raise SystemExit("connection closed")
-                    data += chunk
-                return data
-            def connect():
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                s.connect(sys.argv[1])
-                s.settimeout(15)
-                return s
-            def request(s, op, context, body, ipc_flags=0):
-                s.sendall(struct.pack(">IIII8sI", 1, len(body), ipc_flags, op, context, 0) + body)
-            def browse_body(service_type, interface=0):
-                return struct.pack(">II", 0, interface) + service_type.encode() + b"\0local.\0"
-            def expect_status(s):
-                if exactly(s, 4) != b"\0\0\0\0":
-                    raise SystemExit("request refused")
-            def print_reply(s):
-                header = exactly(s, 28)
-                version, length, flags, op = struct.unpack(">IIII", header[:16])
-                body = exactly(s, length)
-                reply_flags, interface, error = struct.unpack(">IIi", body[:12])
-                name, regtype = [field.decode() for field in body[12:].split(b"\0")[:2]]
-                print("reply", header[16:24].decode(), "op", op, "more", reply_flags & 1 != 0,
-                      "add", reply_flags & 2 != 0, "error", error, "name", name, "type", regtype)
-
-            """#
-
-        /// Runs `script` (after the helpers) as a client on `host`, registers `name` once it prints "ready", and
-        /// returns the replies it printed.
+        /// Runs `script` (after `DNSSDByHand.python`) as a client on `host`, registers `name` once it prints
+        /// "ready", and returns the replies it printed.
         func replies(of script: String, registering name: String, type: String, on host: TestLAN.Host) throws -> [String] {
             let daemon = try host.startHeraldd()
-            let clients = try host.spawn(["python3", "-u", "-c", Self.client + script, daemon.socket])
+            let clients = try host.spawn(["python3", "-u", "-c", DNSSDByHand.python + script, daemon.socket])
             defer { clients.terminate(grace: 1) }
             try clients.waitForOutput(containing: "ready", in: .stdout, timeout: 10)
             let register = try daemon.spawnHerald(["register", name, type, "7500"])
@@ -122,7 +86,7 @@ extension HeraldOnTestLANs {
             try service.waitForOutput(containing: "Early Bird", in: .stdout, timeout: 10)
             // The first browse ends before the others start; the second and third run together, then the second
             // ends; the third is left to see the service go.
-            let clients = try home.spawn(["python3", "-u", "-c", Self.client + #"""
+            let clients = try home.spawn(["python3", "-u", "-c", DNSSDByHand.python + #"""
                 def browse(context):
                     s = connect()
                     request(s, 6, context, browse_body("_hjoin._tcp"))
@@ -225,7 +189,7 @@ extension HeraldOnTestLANs {
             defer { lan.shutdown() }
             let (home, away) = (lan.hosts[0], lan.hosts[1])
             let daemon = try home.startHeraldd()
-            let clients = try home.spawn(["python3", "-u", "-c", Self.client + #"""
+            let clients = try home.spawn(["python3", "-u", "-c", DNSSDByHand.python + #"""
                 connections = []
                 for context in (b"ctx-nul1", b"ctx-nul2", b"ctx-nul3"):
                     s = connect()

@@ -63,20 +63,12 @@ extension HeraldOnTestLANs {
             let register = try daemon.spawnHerald(["register", "Cached", "_hcache._tcp", "7400"])
             defer { register.terminate(grace: 1) }
             try register.waitForOutput(containing: "Cached", in: .stdout, timeout: 10)
-            let result = try lan.hosts[0].run(["python3", "-c", #"""
-                import socket, struct, sys
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                s.connect(sys.argv[1])
+            let result = try lan.hosts[0].run(["python3", "-c", DNSSDByHand.python + #"""
+                s = connect()
                 s.settimeout(3)
-                body = struct.pack(">II", 0, 0) + b"Cached\0_hcache._tcp\0local.\0"
-                s.sendall(struct.pack(">IIII8sI", 1, len(body), 0, 7, b"ctx-rslv", 0) + body)
-                def exactly(n):
-                    data = b""
-                    while len(data) < n:
-                        data += s.recv(n - len(data))
-                    return data
-                print("status", struct.unpack(">i", exactly(4))[0])
-                version, length, flags, op = struct.unpack(">IIII", exactly(28)[:16])
+                request(s, 7, b"ctx-rslv", struct.pack(">II", 0, 0) + b"Cached\0_hcache._tcp\0local.\0")
+                print("status", status_of(s))
+                version, length, flags, op = struct.unpack(">IIII", exactly(s, 28)[:16])
                 print("reply version", version, "op", op)
                 """#, daemon.socket])
             #expect(result.stdout.contains("status 0"), "\(result)")

@@ -21,7 +21,8 @@ extension HeraldOnTestLANs {
             usleep(1_200_000)  // the daemon's host name is announced about a second after it starts
             let removeFlag = local.directory + "/remove-first"
             let closeFlag = local.directory + "/close"
-            let client = try local.spawn(["python3", "-c", Self.recordClient, daemon.socket, removeFlag, closeFlag])
+            let client = try local.spawn(["python3", "-c", DNSSDByHand.python + Self.recordClient, daemon.socket,
+                                          removeFlag, closeFlag])
             defer { client.terminate(grace: 1) }
             let both = waitUntil(timeout: 15) { client.stdout.contains("registered 0 0") && client.stdout.contains("registered 1 0") }
             #expect(both.held && client.stdout.contains("status connection 0") && client.stdout.contains("status record 0 0")
@@ -63,7 +64,7 @@ extension HeraldOnTestLANs {
             try watch.waitForOutput(containing: "watching", in: .stdout, timeout: 15)
             usleep(1_200_000)
             let flags = ["update", "remove", "close"].map { local.directory + "/added-\($0)" }
-            let client = try local.spawn(["python3", "-c", Self.addingClient, daemon.socket] + flags)
+            let client = try local.spawn(["python3", "-c", DNSSDByHand.python + Self.addingClient, daemon.socket] + flags)
             defer { client.terminate(grace: 1) }
             func lastSeen() -> String { watch.stdout.split(separator: "\n").last.map(String.init) ?? "" }
 
@@ -110,9 +111,10 @@ extension HeraldOnTestLANs {
             print(json.dumps(sorted(f"{r.cpu}|{r.os}" for r in live)), flush=True)
         """#
 
-        /// argv: SOCKET UPDATE-FLAG REMOVE-FLAG CLOSE-FLAG. Registers `Added Records._hadd._tcp` (the connection's
-        /// first request, status in band), adds an HINFO record to it, then updates it, removes it and closes as
-        /// each flag file appears (statuses of the later requests on passed sockets).
+        /// After `DNSSDByHand.python`; argv: SOCKET UPDATE-FLAG REMOVE-FLAG CLOSE-FLAG. Registers
+        /// `Added Records._hadd._tcp` (the connection's first request, status in band), adds an HINFO record to it,
+        /// then updates it, removes it and closes as each flag file appears (statuses of the later requests on
+        /// passed sockets).
         static let addingClient = #"""
         import os, socket, struct, sys, time
         path, update_flag, remove_flag, close_flag = sys.argv[1:5]
@@ -124,15 +126,6 @@ extension HeraldOnTestLANs {
         def header(length, op, index=0):
             return struct.pack(">IIII8sI", 1, length, 0, op, CONTEXT, index)
 
-        def status_of(reader):
-            data = b""
-            while len(data) < 4:
-                chunk = reader.recv(4 - len(data))
-                if not chunk:
-                    raise SystemExit("closed before a status")
-                data += chunk
-            return struct.unpack(">i", data)[0]
-
         def subordinate(op, index, body):
             body = b"\0" + body  # empty error-return path: the status comes back on a passed socket
             mine, theirs = socket.socketpair()
@@ -142,15 +135,6 @@ extension HeraldOnTestLANs {
             value = status_of(mine)
             mine.close()
             return value
-
-        def read_exact(n):
-            data = b""
-            while len(data) < n:
-                chunk = s.recv(n - len(data))
-                if not chunk:
-                    raise SystemExit("connection closed")
-                data += chunk
-            return data
 
         def hinfo(os_name):
             return bytes([6]) + b"Herald" + bytes([len(os_name)]) + os_name.encode()
@@ -162,8 +146,8 @@ extension HeraldOnTestLANs {
         body = struct.pack(">II", 0, 0) + b"Added Records\0_hadd._tcp\0\0\0" + struct.pack(">HH", 4242, 1) + b"\0"
         s.sendall(header(len(body), 5) + body)
         print("status register", status_of(s), flush=True)
-        version, length, flags, op, context, index = struct.unpack(">IIII8sI", read_exact(28))
-        reply = read_exact(length)
+        version, length, flags, op, context, index = struct.unpack(">IIII8sI", exactly(s, 28))
+        reply = exactly(s, length)
         print("registered", struct.unpack(">i", reply[8:12])[0], flush=True)
         data = hinfo("Version 1")
         print("added", subordinate(10, 1, struct.pack(">IHH", 0, 13, len(data)) + data + struct.pack(">I", 4500)), flush=True)
@@ -176,7 +160,7 @@ extension HeraldOnTestLANs {
         s.close()
         """#
 
-        /// argv: SOCKET REMOVE-FLAG CLOSE-FLAG. Speaks the dnssd IPC framing by hand (28-byte big-endian header):
+        /// After `DNSSDByHand.python`; argv: SOCKET REMOVE-FLAG CLOSE-FLAG. Speaks the dnssd IPC framing by hand (28-byte big-endian header):
         /// a shared connection, two unique A records (statuses on passed sockets), their register-record replies,
         /// then removes the first when REMOVE-FLAG exists and closes when CLOSE-FLAG does.
         static let recordClient = #"""
@@ -189,15 +173,6 @@ extension HeraldOnTestLANs {
         def header(length, op, context, index=0, flags=0):
             return struct.pack(">IIII8sI", 1, length, flags, op, context, index)
 
-        def status_of(reader):
-            data = b""
-            while len(data) < 4:
-                chunk = reader.recv(4 - len(data))
-                if not chunk:
-                    raise SystemExit("closed before a status")
-                data += chunk
-            return struct.unpack(">i", data)[0]
-
         def subordinate(op, context, index, body):
             # On an established connection the body starts with the error-return path; empty: a socket is passed.
             body = b"\0" + body
@@ -209,15 +184,6 @@ extension HeraldOnTestLANs {
             mine.close()
             return value
 
-        def read_exact(n):
-            data = b""
-            while len(data) < n:
-                chunk = s.recv(n - len(data))
-                if not chunk:
-                    raise SystemExit("connection closed")
-                data += chunk
-            return data
-
         body = b""
         s.sendall(header(len(body), 1, b"shared00") + body)
         print("status connection", status_of(s), flush=True)
@@ -228,8 +194,8 @@ extension HeraldOnTestLANs {
             print("status record", index, subordinate(2, b"record0" + str(index).encode(), index, record), flush=True)
         replies = 0
         while replies < 2:
-            version, length, flags, op, context, index = struct.unpack(">IIII8sI", read_exact(28))
-            body = read_exact(length)
+            version, length, flags, op, context, index = struct.unpack(">IIII8sI", exactly(s, 28))
+            body = exactly(s, length)
             if op == 69:
                 reply_flags, interface, error = struct.unpack(">IIi", body[:12])
                 print("registered", int(context[-1:]), error, flush=True)

@@ -96,10 +96,8 @@ extension AppSocketServer {
                                            added: added),
               group.presence.count(PresenceKey(interface: link.interfaceIndex, name: instance), added: added)
         else { return }
-        let shared = SharedReply(.browse(reply))
-        for (client, operation) in group.members where !client.closed {
-            queue(shared, to: client, context: operation.context)
-        }
+        let recipients = group.members.lazy.filter { !$0.client.closed }.map { (client: $0.client, context: $0.operation.context) }
+        queue(.browse(reply), to: recipients)
     }
 
     /// The browse reply for an instance of `type`, or nil when the name is not an instance of the type.

@@ -133,8 +133,8 @@ extension AppSocketServer {
             }), gated: .browseAllTypes, client: client)
         }
         guard let type = Self.browseType(request.regtype) else { return .badParam }
-        let key = sharedBrowseKeys.shared(BrowseGroup.Key(type: type, interface: interface))
-        return begin(AppOperation(browsing: key, context: context), gated: .browse(key.type), client: client)
+        return begin(AppOperation(browsing: BrowseGroup.Key(type: type, interface: interface), context: context),
+                     gated: .browse(type), client: client)
     }
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's

@@ -40,8 +40,6 @@ public final class AppSocketServer {
     /// The groups of browses of one type, and which group each group's engine operation serves.
     var browseGroups: [BrowseGroup.Key: BrowseGroup] = [:]
     var groupOfOperation: [OperationID: BrowseGroup] = [:]
-    /// One copy of each type (and interface) being browsed, for all the browses of it.
-    var sharedBrowseKeys = SharedValues<BrowseGroup.Key>()
     /// True while a request is being handled: its status must reach the client before any reply the operation
     /// produced at once (an answer already in the cache), so the batch is flushed only after the status.
     var handlingRequest = false
@@ -179,9 +177,10 @@ public final class AppSocketServer {
         pendingReplies.append(reply, to: client, context: context)
     }
 
-    /// Queues a reply that other clients get in the same batch.
-    func queue(_ shared: SharedReply, to client: AppClient, context: ClientContext) {
-        pendingReplies.append(shared, to: client, context: context)
+    /// Queues one reply for many clients, each with its own context.
+    func queue(_ reply: Reply, to recipients: some Sequence<(client: AppClient, context: ClientContext)>) {
+        let body = pendingReplies.add(reply)
+        for (client, context) in recipients { pendingReplies.append(body: body, to: client, context: context) }
     }
 
     /// Sends the replies of a batch; all but each client's last carry MoreComing.
@@ -220,9 +219,7 @@ public final class AppSocketServer {
                     logger.warning("app socket: cannot encode a reply for client \(client.id): \(error)")
                     encoded[slot] = []
                 }
-            } else if encoded[slot]!.isEmpty {
-                continue
-            } else {
+            } else if !encoded[slot]!.isEmpty {
                 encoded[slot]!.withUnsafeMutableBytes { IPCHeader.writeContext(entry.context, into: $0) }
             }
             guard let bytes = encoded[slot], !bytes.isEmpty else { continue }

@@ -1,19 +1,4 @@
-import HeraldEngine
 import HeraldIPC
-import HeraldWire
-
-/// A reply that many clients get at once (an instance found by every browse of a type): queued once per batch,
-/// and encoded once, with only the client context written again for each client.
-final class SharedReply {
-    let reply: Reply
-    /// Where the reply stands among the bodies of the batch numbered `batch`.
-    fileprivate var body = 0
-    fileprivate var batch = -1
-
-    init(_ reply: Reply) {
-        self.reply = reply
-    }
-}
 
 /// The replies produced while handling one batch of engine actions (or one request), sent together at its end.
 /// Each entry names a client, the context of its operation, and a body: a reply that several entries may share.
@@ -27,23 +12,23 @@ struct ReplyBatch {
 
     private(set) var entries: [Entry] = []
     private(set) var bodies: [Reply] = []
-    /// Counts the batches taken, so that a shared reply knows whether it is already among this one's bodies.
-    private var number = 0
 
     var isEmpty: Bool { entries.isEmpty }
 
+    /// Queues `reply` for one client.
     mutating func append(_ reply: Reply, to client: AppClient, context: ClientContext) {
-        bodies.append(reply)
-        entries.append(Entry(client: client, context: context, body: bodies.count - 1))
+        append(body: add(reply), to: client, context: context)
     }
 
-    mutating func append(_ shared: SharedReply, to client: AppClient, context: ClientContext) {
-        if shared.batch != number {
-            shared.batch = number
-            shared.body = bodies.count
-            bodies.append(shared.reply)
-        }
-        entries.append(Entry(client: client, context: context, body: shared.body))
+    /// Adds a reply that entries of this batch can then share; returns its body index.
+    mutating func add(_ reply: Reply) -> Int {
+        bodies.append(reply)
+        return bodies.count - 1
+    }
+
+    /// Queues the body at `body` (from ``add(_:)`` in this batch) for one client.
+    mutating func append(body: Int, to client: AppClient, context: ClientContext) {
+        entries.append(Entry(client: client, context: context, body: body))
     }
 
     /// Hands over the batch and starts an empty one.
@@ -51,7 +36,6 @@ struct ReplyBatch {
         defer {
             entries = []
             bodies = []
-            number += 1
         }
         return (entries, bodies)
     }
