@@ -10,7 +10,7 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
-        @Test("SIGTERM withdraws every advertised service with goodbyes, and a restarted daemon advertises again")
+        @Test("SIGTERM withdraws every advertised service with goodbyes and removes the sockets, and a restarted daemon advertises again")
         func goodbyesOnTerminateAndCleanRestart() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -28,6 +28,10 @@ extension HeraldOnTestLANs {
             let status = daemon.stop()
             #expect(status == 0, "heraldd exited with \(String(describing: status)) on SIGTERM:\n\(daemon.log)")
             #expect(daemon.log.contains("sending goodbyes"), "\(daemon.log)")
+            // The socket files heraldd made go with it.
+            for path in [daemon.socket, daemon.controlSocket] {
+                #expect(!FileManager.default.fileExists(atPath: path), "\(path) is left behind")
+            }
             // The goodbye (TTL 0) makes Avahi drop the service one second later, long before its TTL would.
             _ = try observer.waitForAvahiBrowse(type, resolve: false, timeout: 5) { entries in
                 !entries.contains { $0.name == "Short Lived" }

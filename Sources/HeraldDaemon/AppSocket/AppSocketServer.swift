@@ -26,10 +26,8 @@ public final class AppSocketServer {
     let gate: AccessGate
     let limits: ClientLimits
     let logger: Logger
-    let listener: Int32
-    public let path: String
-    /// False when the socket came from the service manager, which then also owns its file.
-    private let ownsPath: Bool
+    private let listener: UnixListener
+    public var path: String { listener.path }
     var clients: [Int: AppClient] = [:]
     /// Which client and operation each engine operation belongs to.
     var owners: [OperationID: (client: AppClient, operation: AppOperation)] = [:]
@@ -53,28 +51,15 @@ public final class AppSocketServer {
     /// whose file then belongs to the service manager.
     public init(path: String, inherited: Int32? = nil, loop: EventLoop, network: NetworkService, gate: AccessGate,
                 limits: ClientLimits, logger: Logger) throws(SystemError) {
-        self.path = path
         self.loop = loop
         self.network = network
         self.gate = gate
         self.limits = limits
         self.logger = logger
-        if let inherited {
-            _ = fcntl(inherited, F_SETFL, fcntl(inherited, F_GETFL) | O_NONBLOCK)
-            listener = inherited
-            ownsPath = false
-        } else {
-            listener = try UnixSocket.listen(at: path)
-            ownsPath = true
-        }
-        try loop.register(listener, for: .readable) { [unowned self] _ in self.acceptClients() }
+        listener = try UnixListener(path: path, inherited: inherited, loop: loop)
+        listener.accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
         network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
         network.onBatchEnd = { [unowned self] in self.flushReplies() }
-    }
-
-    deinit {
-        close(listener)
-        if ownsPath { unlink(path) }
     }
 
     /// The number of connected clients.
@@ -87,26 +72,23 @@ public final class AppSocketServer {
 
     // MARK: - Connections
 
-    private func acceptClients() {
-        while let fd = UnixSocket.accept(listener) {
-            guard clients.count < limits.clients else {
-                logger.warning("app socket: refusing a client: the limit of \(limits.clients) clients is reached")
-                close(fd)
-                continue
+    private func accept(_ fd: Int32) {
+        guard clients.count < limits.clients else {
+            logger.warning("app socket: refusing a client: the limit of \(limits.clients) clients is reached")
+            close(fd)
+            return
+        }
+        let client = AppClient(id: nextClientID, fd: fd, identity: ClientIdentity.ofPeer(fd))
+        nextClientID += 1
+        do {
+            try loop.register(fd, for: .readable) { [unowned self] events in
+                if events.contains(.writable) { self.writePending(client) }
+                if events.contains(.readable) { self.readRequests(from: client) }
             }
-            let identity = ClientIdentity.ofPeer(fd)
-            let client = AppClient(id: nextClientID, fd: fd, identity: identity)
-            nextClientID += 1
-            do {
-                try loop.register(fd, for: .readable) { [unowned self] events in
-                    if events.contains(.writable) { self.writePending(client) }
-                    if events.contains(.readable) { self.readRequests(from: client) }
-                }
-                clients[client.id] = client
-            } catch {
-                logger.warning("app socket: cannot watch a new client: \(error)")
-                client.close()
-            }
+            clients[client.id] = client
+        } catch {
+            logger.warning("app socket: cannot watch a new client: \(error)")
+            client.close()
         }
     }
 

@@ -15,9 +15,8 @@ public final class ControlSocketServer {
     let broker: PermissionBroker
     let operators: OperatorRule
     let logger: Logger
-    let listener: Int32
-    public let path: String
-    private let ownsPath: Bool
+    private let listener: UnixListener
+    public var path: String { listener.path }
     var clients: [Int: ControlClient] = [:]
     private var nextClientID = 1
     /// Answers `status`.
@@ -29,48 +28,32 @@ public final class ControlSocketServer {
     /// Listens on `path` (or on `inherited`, a socket passed by the service manager).
     public init(path: String, inherited: Int32? = nil, loop: EventLoop, broker: PermissionBroker, operators: OperatorRule,
                 logger: Logger, status: @escaping () -> ControlStatus) throws(SystemError) {
-        self.path = path
         self.loop = loop
         self.broker = broker
         self.operators = operators
         self.logger = logger
         self.statusProvider = status
-        if let inherited {
-            _ = fcntl(inherited, F_SETFL, fcntl(inherited, F_GETFL) | O_NONBLOCK)
-            listener = inherited
-            ownsPath = false
-        } else {
-            listener = try UnixSocket.listen(at: path, mode: 0o660)
-            ownsPath = true
-            if let group = operators.groupID { _ = chown(path, uid_t.max, group) }
+        listener = try UnixListener(path: path, inherited: inherited, mode: 0o660, group: operators.groupID, loop: loop)
+        listener.accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
+    }
+
+    private func accept(_ fd: Int32) {
+        guard clients.count < Self.clientLimit else {
+            logger.warning("control socket: refusing a client: \(Self.clientLimit) are connected")
+            close(fd)
+            return
         }
-        try loop.register(listener, for: .readable) { [unowned self] _ in self.acceptClients() }
-    }
-
-    deinit {
-        close(listener)
-        if ownsPath { unlink(path) }
-    }
-
-    private func acceptClients() {
-        while let fd = UnixSocket.accept(listener) {
-            guard clients.count < Self.clientLimit else {
-                logger.warning("control socket: refusing a client: \(Self.clientLimit) are connected")
-                close(fd)
-                continue
+        let client = ControlClient(id: nextClientID, fd: fd, identity: ClientIdentity.ofPeer(fd))
+        nextClientID += 1
+        do {
+            try loop.register(fd, for: .readable) { [unowned self] events in
+                if events.contains(.writable) { self.writePending(client) }
+                if events.contains(.readable) { self.readRequests(from: client) }
             }
-            let client = ControlClient(id: nextClientID, fd: fd, identity: ClientIdentity.ofPeer(fd))
-            nextClientID += 1
-            do {
-                try loop.register(fd, for: .readable) { [unowned self] events in
-                    if events.contains(.writable) { self.writePending(client) }
-                    if events.contains(.readable) { self.readRequests(from: client) }
-                }
-                clients[client.id] = client
-            } catch {
-                logger.warning("control socket: cannot watch a new client: \(error)")
-                client.close()
-            }
+            clients[client.id] = client
+        } catch {
+            logger.warning("control socket: cannot watch a new client: \(error)")
+            client.close()
         }
     }
 

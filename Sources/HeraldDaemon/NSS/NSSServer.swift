@@ -30,8 +30,8 @@ public final class NSSServer {
     private let timing: NSSTiming
     private let limits: NSSLimits
     private let logger: Logger
-    private let listener: Int32
-    public let path: String
+    private let listener: UnixListener
+    public var path: String { listener.path }
     private var timer: LoopTimer!
     private var clients: [Int: NSSClient] = [:]
     private var nextClientID = 1
@@ -44,22 +44,15 @@ public final class NSSServer {
     /// passed on to the handler already installed there (the app socket's), so create this one after it.
     public init(path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, timing: NSSTiming = NSSTiming(),
                 limits: NSSLimits = NSSLimits(), logger: Logger) throws(SystemError) {
-        self.path = path
         self.loop = loop
         self.network = network
         self.gate = gate
         self.timing = timing
         self.limits = limits
         self.logger = logger
-        listener = try UnixSocket.listen(at: path)
-        do {
-            timer = try LoopTimer(loop: loop) { [unowned self] in self.review() }
-            try loop.register(listener, for: .readable) { [unowned self] _ in self.acceptClients() }
-        } catch {
-            close(listener)
-            unlink(path)
-            throw error
-        }
+        listener = try UnixListener(path: path, loop: loop)
+        timer = try LoopTimer(loop: loop) { [unowned self] in self.review() }
+        listener.accepted = { [unowned self] connections in self.accept(connections) }
         let previous = network.onEvent
         network.onEvent = { [unowned self] operation, event in
             // Checked for emptiness first: most events are not for a lookup, and one event can go to a
@@ -73,9 +66,6 @@ public final class NSSServer {
     }
 
     deinit {
-        loop.unregister(listener)
-        close(listener)
-        unlink(path)
         for client in clients.values { client.close() }
     }
 
@@ -86,8 +76,8 @@ public final class NSSServer {
 
     // MARK: - Connections
 
-    private func acceptClients() {
-        while let fd = UnixSocket.accept(listener) {
+    private func accept(_ connections: [Int32]) {
+        for fd in connections {
             let identity = ClientIdentity.ofPeer(fd)
             let client = NSSClient(id: nextClientID, fd: fd, identity: identity, connectedAt: MonotonicClock.milliseconds())
             nextClientID += 1
