@@ -37,6 +37,9 @@ public final class Daemon {
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
     private let notifier = SystemdNotifier.fromProcessEnvironment(unsetEnvironment: true)
     private var nextWatchdog: Int64?
+    /// What the loop had handled when it last looked, and whether a deadline did work since (for `IdlePages`).
+    private var handledEventsSeen: UInt64 = 0
+    private var deadlineWorked = false
 
     /// Opens the permission store and every socket. `port` is 5353 except in tests on an isolated network.
     public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws {
@@ -127,11 +130,18 @@ public final class Daemon {
             let recordNow = self.broker.hasUnrecordedDecisions ? now : nil
             let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
             // Once start-up, or later work, has gone quiet, the pages of code it used are given back.
-            if self.idlePages.isDue(nextDeadline: next, now: now) { IdlePages.release(logger: self.logger) }
+            let worked = self.deadlineWorked || self.loop.handledEvents != self.handledEventsSeen
+            (self.handledEventsSeen, self.deadlineWorked) = (self.loop.handledEvents, false)
+            if self.idlePages.isDue(nextDeadline: next, now: now, worked: worked) { IdlePages.release(logger: self.logger) }
             // And whenever it goes quiet, what was freed goes back to the kernel.
             if self.heapTrim.isDue(nextDeadline: next, now: now) { self.heapTrim.trimIfWorthIt(logger: self.logger) }
             return [next, self.idlePages.deadline(now: now)].compactMap { $0 }.min()
         }, onDeadline: { [unowned self] in
+            // Only a watchdog ping, or nothing at all, is not work.
+            let now = MonotonicClock.milliseconds()
+            if self.broker.hasUnrecordedDecisions || self.network.nextDeadline.map({ $0 <= now }) == true {
+                self.deadlineWorked = true
+            }
             self.broker.flush()
             if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {
                 self.notify { try $0.watchdog() }

@@ -10,53 +10,74 @@ struct IdlePagesTests {
         var pages = IdlePages(startedAt: 1000)
         #expect(pages.deadline(now: 1000) == 1000 + IdlePages.latest)
         // Probing and announcing: something is due within the quiet period.
-        let probing = pages.isDue(nextDeadline: 1250, now: 1000)
-        let announcing = pages.isDue(nextDeadline: 3000 + IdlePages.quietPeriod - 1, now: 3000)
+        let probing = pages.isDue(nextDeadline: 1250, now: 1000, worked: true)
+        let announcing = pages.isDue(nextDeadline: 3000 + IdlePages.quietPeriod - 1, now: 3000, worked: true)
         #expect(!probing && !announcing)
         // Nothing due for the quiet period: released.
-        let quiet = pages.isDue(nextDeadline: 4000 + IdlePages.quietPeriod, now: 4000)
+        let quiet = pages.isDue(nextDeadline: 4000 + IdlePages.quietPeriod, now: 4000, worked: true)
         #expect(quiet)
         // Once more a quiet period later, for what the first release's aftermath mapped back; the loop is woken
         // for it, and it waits while the loop is busy.
         let settling = 4000 + IdlePages.quietPeriod
         #expect(pages.deadline(now: 4000) == settling)
-        let tooEarly = pages.isDue(nextDeadline: nil, now: settling - 1)
-        let busy = pages.isDue(nextDeadline: settling + 10, now: settling)
+        let tooEarly = pages.isDue(nextDeadline: nil, now: settling - 1, worked: true)
+        let busy = pages.isDue(nextDeadline: settling + 10, now: settling, worked: true)
         #expect(!tooEarly && !busy)
         #expect(pages.deadline(now: settling) == settling + IdlePages.quietPeriod)
-        let settled = pages.isDue(nextDeadline: nil, now: settling + 20)
+        let settled = pages.isDue(nextDeadline: nil, now: settling + 20, worked: true)
         #expect(settled)
         // An idle loop is not woken for it again.
         #expect(pages.deadline(now: settling + 20) == nil)
 
         // With nothing to probe (no interface yet), start-up is over at the first turn.
         var nothingToDo = IdlePages(startedAt: 0)
-        let first = nothingToDo.isDue(nextDeadline: nil, now: 10)
+        let first = nothingToDo.isDue(nextDeadline: nil, now: 10, worked: true)
         #expect(first)
         // A loop never quiet for long releases at the latest time.
         var neverQuiet = IdlePages(startedAt: 0)
-        let before = neverQuiet.isDue(nextDeadline: IdlePages.latest + 9, now: IdlePages.latest - 1)
-        let atLatest = neverQuiet.isDue(nextDeadline: IdlePages.latest + 10, now: IdlePages.latest)
+        let before = neverQuiet.isDue(nextDeadline: IdlePages.latest + 9, now: IdlePages.latest - 1, worked: true)
+        let atLatest = neverQuiet.isDue(nextDeadline: IdlePages.latest + 10, now: IdlePages.latest, worked: true)
         #expect(!before && atLatest)
     }
 
     @Test("released again once later work has gone quiet, at most every interval")
     func releasedAgainAfterWork() {
         var pages = IdlePages(startedAt: 0)
-        let first = pages.isDue(nextDeadline: nil, now: 2000 - IdlePages.quietPeriod)
-        let settled = pages.isDue(nextDeadline: nil, now: 5000)
+        let first = pages.isDue(nextDeadline: nil, now: 2000 - IdlePages.quietPeriod, worked: true)
+        let settled = pages.isDue(nextDeadline: nil, now: 5000, worked: true)
         #expect(first && settled)
         // A client comes and goes: the loop turns, then is quiet, too soon for another release.
-        let tooSoon = pages.isDue(nextDeadline: nil, now: 6000)
+        let tooSoon = pages.isDue(nextDeadline: nil, now: 6000, worked: true)
         #expect(!tooSoon)
         // So the loop is asked to wake when the interval is over, and releases then if it is quiet.
         #expect(pages.deadline(now: 6000) == 5000 + IdlePages.interval)
-        let busy = pages.isDue(nextDeadline: 5000 + IdlePages.interval + 10, now: 5000 + IdlePages.interval)
+        let busy = pages.isDue(nextDeadline: 5000 + IdlePages.interval + 10, now: 5000 + IdlePages.interval, worked: true)
         #expect(!busy)
         #expect(pages.deadline(now: 5000 + IdlePages.interval) == 5000 + IdlePages.interval + IdlePages.quietPeriod)
-        let later = pages.isDue(nextDeadline: nil, now: 5000 + IdlePages.interval + 20)
+        let later = pages.isDue(nextDeadline: nil, now: 5000 + IdlePages.interval + 20, worked: true)
         #expect(later)
         #expect(pages.deadline(now: 5000 + IdlePages.interval + 20) == nil)
+    }
+
+    @Test("turns that did no work (the watchdog's pings) bring no release; the next work does, once quiet")
+    func watchdogPingsAreNotWork() {
+        var pages = IdlePages(startedAt: 0)
+        let first = pages.isDue(nextDeadline: nil, now: 2000, worked: true)
+        let settled = pages.isDue(nextDeadline: nil, now: 5000, worked: false)
+        #expect(first && settled)
+        // A watchdog of 30 s wakes the loop every 15 s, long after the interval; nothing else happens.
+        var released: [Int64] = []
+        for ping in stride(from: Int64(20_000), through: 200_000, by: 15_000) {
+            if pages.isDue(nextDeadline: ping + 15_000, now: ping, worked: false) { released.append(ping) }
+            #expect(pages.deadline(now: ping) == nil)
+        }
+        #expect(released.isEmpty, "released at \(released)")
+        // A client comes: that is work, and once the loop is quiet again the pages go.
+        let serving = pages.isDue(nextDeadline: 200_100, now: 200_050, worked: true)
+        #expect(!serving)
+        #expect(pages.deadline(now: 200_050) == 200_050 + IdlePages.quietPeriod)
+        let quietAgain = pages.isDue(nextDeadline: 215_000, now: 200_050 + IdlePages.quietPeriod, worked: false)
+        #expect(quietAgain)
     }
 
     @Test("a read-only file mapping's pages leave the resident set and read back the same")

@@ -18,6 +18,8 @@ public final class EventLoop {
     private let epollFD: Int32
     private var handlers: [Int32: (Events) -> Void] = [:]
     private var running = false
+    /// How many times a descriptor's handler has run: a count that moves when the loop handled I/O.
+    public private(set) var handledEvents: UInt64 = 0
 
     public init() throws(SystemError) {
         let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -64,6 +66,7 @@ public final class EventLoop {
                 let mask = herald_epoll_event_mask(&events[index])
                 var happened = Events(rawValue: mask & (herald_epollin() | herald_epollout()))
                 if mask & (herald_epollerr() | herald_epollhup()) != 0 { happened.insert(.readable) }
+                handledEvents &+= 1
                 handlers[fd]?(happened)
             }
             if let deadline = nextDeadline(), deadline <= MonotonicClock.milliseconds() { onDeadline() }

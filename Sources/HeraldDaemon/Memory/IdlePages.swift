@@ -17,6 +17,8 @@ import Logging
 /// more when the loop has again been quiet for ``quietPeriod``: what runs right after the first release, some of
 /// it for the first time, maps back about 2 MiB (measured with heraldd's release build) that a daemon with nothing
 /// to do does not touch again. Then again once the loop has worked and gone quiet, at most every ``interval``.
+/// A turn that only pinged the service manager's watchdog is not work: it runs a few pages of code, and counting
+/// it would bring a release, and faulting back in, every interval for a daemon with nothing to do.
 struct IdlePages {
     static let quietPeriod: Int64 = 3000
     static let latest: Int64 = 30_000
@@ -26,7 +28,7 @@ struct IdlePages {
     private var lastRelease: Int64?
     /// Whether the release that follows the first one has been made.
     private var settled = false
-    /// Whether the loop has run since the last release (each of its turns asks ``isDue(nextDeadline:now:)``).
+    /// Whether the loop has worked since the last release (each of its turns asks ``isDue(nextDeadline:now:worked:)``).
     private var workedSinceRelease = false
 
     init(startedAt: Int64) {
@@ -42,21 +44,24 @@ struct IdlePages {
         return workedSinceRelease ? max(lastRelease + Self.interval, now + Self.quietPeriod) : nil
     }
 
-    /// Whether to release now, asked each time the loop is about to wait until `nextDeadline`.
-    mutating func isDue(nextDeadline: Int64?, now: Int64) -> Bool {
+    /// Whether to release now, asked each time the loop is about to wait until `nextDeadline`; `worked` tells
+    /// whether the loop handled anything (a socket, an engine timer, decisions to record) since it last asked.
+    mutating func isDue(nextDeadline: Int64?, now: Int64, worked: Bool) -> Bool {
+        if worked, lastRelease != nil { workedSinceRelease = true }
         let quiet = nextDeadline.map { $0 - now >= Self.quietPeriod } ?? true
         let due: Bool
         if let lastRelease, !settled {
             due = quiet && now - lastRelease >= Self.quietPeriod
             settled = due
         } else if let lastRelease {
-            due = quiet && now - lastRelease >= Self.interval
+            due = quiet && workedSinceRelease && now - lastRelease >= Self.interval
         } else {
             due = quiet || now - startedAt >= Self.latest
         }
-        if due { lastRelease = now }
-        // Asked after a release, the loop has turned since: something woke it.
-        workedSinceRelease = !due && lastRelease != nil
+        if due {
+            lastRelease = now
+            workedSinceRelease = false
+        }
         return due
     }
 
