@@ -35,7 +35,7 @@ extension HeraldOnTestLANs {
             #expect(second.stdout == "herald-record-b.local\t10.213.99.2\n", "\(second)\n\(daemon.log)")
 
             // Removing the first: its goodbye takes it off the peer; the second stays.
-            FileManager.default.createFile(atPath: removeFlag, contents: Data())
+            try #require(FileManager.default.createFile(atPath: removeFlag, contents: Data()), "cannot create \(removeFlag)")
             _ = try client.waitForOutput(containing: "removed 0 0", in: .stdout, timeout: 10)
             usleep(2_000_000)  // goodbye, then one second in the peer's cache (RFC 6762 §10.1)
             let firstAfter = try peer.run(["avahi-resolve", "-4", "-n", "herald-record-a.local"], timeout: 15)
@@ -44,7 +44,7 @@ extension HeraldOnTestLANs {
             #expect(secondStill.stdout == "herald-record-b.local\t10.213.99.2\n", "\(secondStill)\n\(daemon.log)")
 
             // Closing the connection withdraws the other.
-            FileManager.default.createFile(atPath: closeFlag, contents: Data())
+            try #require(FileManager.default.createFile(atPath: closeFlag, contents: Data()), "cannot create \(closeFlag)")
             #expect(client.waitForExit(timeout: 10) == 0, "\(client.output)")
             usleep(2_000_000)
             let secondAfter = try peer.run(["avahi-resolve", "-4", "-n", "herald-record-b.local"], timeout: 15)
@@ -74,7 +74,7 @@ extension HeraldOnTestLANs {
 
             // RFC 6762 §10.2: new data flushes only what a peer received more than a second earlier.
             usleep(1_200_000)
-            FileManager.default.createFile(atPath: flags[0], contents: Data())
+            try #require(FileManager.default.createFile(atPath: flags[0], contents: Data()), "cannot create \(flags[0])")
             _ = try client.waitForOutput(containing: "updated 0", in: .stdout, timeout: 10)
             #expect(waitUntil(timeout: 10) { lastSeen().contains("Herald|Version 2") }.held, "\(watch.stdout)\n\(daemon.log)")
             // The new data is announced with the cache-flush bit (a simulated-LAN test shows a peer's cache left with
@@ -84,12 +84,12 @@ extension HeraldOnTestLANs {
                 #expect(waitUntil(timeout: 5) { lastSeen() == #"["Herald|Version 2"]"# }.held, "\(watch.stdout)")
             }
 
-            FileManager.default.createFile(atPath: flags[1], contents: Data())
+            try #require(FileManager.default.createFile(atPath: flags[1], contents: Data()), "cannot create \(flags[1])")
             _ = try client.waitForOutput(containing: "removed 0", in: .stdout, timeout: 10)
             #expect(waitUntil(timeout: 10) { !lastSeen().contains("Version 2") && lastSeen().hasPrefix("[") }.held,
                     "the goodbye removed it: \(watch.stdout)\n\(daemon.log)")
 
-            FileManager.default.createFile(atPath: flags[2], contents: Data())
+            try #require(FileManager.default.createFile(atPath: flags[2], contents: Data()), "cannot create \(flags[2])")
             #expect(client.waitForExit(timeout: 10) == 0, "\(client.output)")
             #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
         }
