@@ -36,6 +36,62 @@ extension HeraldOnTestLANs {
             #expect(lines.contains("activated sockets kept: True True"), "\(result.stdout)")
         }
 
+        @Test("an idle heraldd that only pings the watchdog does not give back its pages again and again")
+        func watchdogPingsAreNotWork() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let result = try lan.hosts[0].run(["python3", "-c", Self.idleUnderWatchdog, try HeraldBinaries.heraldd(),
+                                               lan.hosts[0].directory], timeout: 120)
+            #expect(result.status == 0, "\(result)")
+            let lines = result.stdout.split(separator: "\n").map(String.init)
+            let pings = lines.first { $0.hasPrefix("pings ") }.flatMap { Int($0.dropFirst(6)) } ?? 0
+            #expect(pings >= 15, "\(result.stdout)")
+            // Start-up gives its pages back at once and a quiet period later; after that, pings every 4 s until the
+            // SIGTERM at 72 s, past IdlePages' 60 s interval, must not bring another release. (The SIGTERM is work
+            // and may bring one.)
+            let releases = lines.filter { $0.hasPrefix("released at ") }.compactMap { Double($0.dropFirst(12)) }
+            #expect(!releases.isEmpty, "the debug log shows no release at all: \(result.stdout)")
+            let whileIdle = releases.filter { $0 >= 15 && $0 < 71.5 }
+            #expect(whileIdle.isEmpty, "released while only the watchdog woke it: \(releases)")
+        }
+
+        /// argv: HERALDD DIR. Runs heraldd for 72 s with a watchdog of 8 s and nothing else to do; prints the number
+        /// of pings and, for each page release in its debug log, the seconds since it started.
+        static let idleUnderWatchdog = #"""
+        import os, socket, subprocess, sys, threading, time
+        heraldd, directory = sys.argv[1], sys.argv[2]
+        notify_path = os.path.join(directory, "idle-notify.sock")
+        if os.path.exists(notify_path): os.unlink(notify_path)
+        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        notify.bind(notify_path)
+        notify.settimeout(0.5)
+        started = time.monotonic()
+        process = subprocess.Popen(
+            [heraldd, "--hostname", "idlewatch", "--socket", os.path.join(directory, "idle.sock"),
+             "--control-socket", os.path.join(directory, "idle-control.sock"),
+             "--state-dir", os.path.join(directory, "idle-state"), "--log-level", "debug"],
+            env=dict(os.environ, NOTIFY_SOCKET=notify_path, WATCHDOG_USEC="8000000"),
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        releases = []
+        def read_log():
+            for line in process.stderr:
+                if "pages released" in line:
+                    releases.append(time.monotonic() - started)
+        reader = threading.Thread(target=read_log)
+        reader.start()
+        pings = 0
+        while time.monotonic() - started < 72:
+            try:
+                if b"WATCHDOG=1" in notify.recv(4096): pings += 1
+            except socket.timeout:
+                pass
+        process.terminate()
+        process.wait(timeout=10)
+        reader.join()
+        print("pings", pings)
+        for when in releases: print("released at %.1f" % when)
+        """#
+
         /// argv: HERALDD DIR. Plays the service manager: binds a notification socket, starts heraldd through
         /// systemd-socket-activate (which passes listening app and control sockets, named "dnssd" and "control";
         /// heraldd's own setting names another app socket and the passed control socket), asks for a 1 s watchdog,

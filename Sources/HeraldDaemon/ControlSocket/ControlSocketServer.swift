@@ -45,15 +45,9 @@ public final class ControlSocketServer {
         }
         let client = ControlClient(id: nextClientID, fd: fd, identity: ClientIdentity.ofPeer(fd))
         nextClientID += 1
-        do {
-            try loop.register(fd, for: .readable) { [unowned self] events in
-                if events.contains(.writable) { self.writePending(client) }
-                if events.contains(.readable) { self.readRequests(from: client) }
-            }
+        if loop.watch(client, server: "control socket", logger: logger,
+                      read: { [unowned self] in self.readRequests(from: $0) }, write: { [unowned self] in self.writePending($0) }) {
             clients[client.id] = client
-        } catch {
-            logger.warning("control socket: cannot watch a new client: \(error)")
-            client.close()
         }
     }
 

@@ -81,16 +81,9 @@ public final class NSSServer {
             let identity = ClientIdentity.ofPeer(fd)
             let client = NSSClient(id: nextClientID, fd: fd, identity: identity, connectedAt: MonotonicClock.milliseconds())
             nextClientID += 1
-            do {
-                try loop.register(fd, for: .readable) { [unowned self] events in
-                    if events.contains(.writable) { self.writePending(client) }
-                    if events.contains(.readable) { self.read(from: client) }
-                }
-            } catch {
-                logger.warning("nss: cannot watch a new client: \(error)")
-                client.close()
-                continue
-            }
+            guard loop.watch(client, server: "nss", logger: logger, read: { [unowned self] in self.read(from: $0) },
+                             write: { [unowned self] in self.writePending($0) })
+            else { continue }
             clients[client.id] = client
             if clients.count > limits.clients {
                 logger.warning("nss: refusing a client: the limit of \(limits.clients) clients is reached")
