@@ -384,7 +384,8 @@ def footprint(args):
                 run["dbus_rss_kib"] = status_kib(daemon.bus.pid, "VmRSS")
             daemon.stop()
             runs.append(run)
-            log(f"  {label}: idle {idle / 1024:.1f} MiB ({len(daemon.pids)} processes), with the cache filled "
+            log(f"  {label}: peak at start {idle_memory['peak_kib'] / 1024:.1f} MiB, idle {idle / 1024:.1f} MiB "
+                f"({len(daemon.pids)} processes), with the cache filled "
                 f"{loaded / 1024:.1f} MiB ({outcome['resolved']} resolved)")
             time.sleep(2)
     finally:

@@ -164,9 +164,11 @@ def rollup_kib(pid, key):
 
 
 def memory_breakdown(daemon):
-    """RSS, PSS and anonymous memory of all the daemon's processes, in KiB."""
+    """RSS, PSS and anonymous memory of all the daemon's processes, and the sum of their peak RSS so far (VmHWM),
+    in KiB."""
     pids = [pid for pid in daemon.pids if os.path.exists(f"/proc/{pid}")]
     return {"rss_kib": sum(status_kib(p, "VmRSS") for p in pids),
+            "peak_kib": sum(status_kib(p, "VmHWM") for p in pids),
             "pss_kib": sum(rollup_kib(p, "Pss") for p in pids),
             "anon_kib": sum(rollup_kib(p, "Anonymous") for p in pids)}
 

@@ -167,9 +167,10 @@ def main():
                   f"from serving {r['instances']:,} resolves (tables grown for the operations, Herald's audit log of "
                   "requests).",
                   "Avahi's default cache holds 4,096 entries, so it is full here and resolves only some instances.",
-                  "", "| daemon | processes | idle RSS | idle PSS | idle anonymous | loaded RSS | loaded anonymous | "
-                  "bytes per record (estimate, anonymous) |",
-                  "|---|---:|---:|---:|---:|---:|---:|---:|"]
+                  "Peak at start: the processes' peak RSS (VmHWM) at the idle reading.",
+                  "", "| daemon | processes | peak at start | idle RSS | idle PSS | idle anonymous | loaded RSS | "
+                  "loaded anonymous | bytes per record (estimate, anonymous) |",
+                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for x in r["runs"]:
             records = min(x["resolved"], x["discovered"]) * 3 + 4
             if x["label"].startswith("Avahi"):
@@ -178,7 +179,8 @@ def main():
             idle, loaded = x["idle"], x["loaded"]
             per = (loaded["anon_kib"] - idle["anon_kib"]) * 1024 / records if records > 4 else None
             extra = f" (+ dbus-daemon {mib(x['dbus_rss_kib'])})" if "dbus_rss_kib" in x else ""
-            lines.append(f"| {x['label']} | {x['processes']} | {mib(idle['rss_kib'])}{extra} | {mib(idle['pss_kib'])} | "
+            peak = mib(idle["peak_kib"]) if "peak_kib" in idle else "—"
+            lines.append(f"| {x['label']} | {x['processes']} | {peak} | {mib(idle['rss_kib'])}{extra} | {mib(idle['pss_kib'])} | "
                          f"{mib(idle['anon_kib'])} | {mib(loaded['rss_kib'])} | {mib(loaded['anon_kib'])} | "
                          + (f"{per:.0f} ({records:,} records) |" if per is not None else "— |"))
         lines.append("")

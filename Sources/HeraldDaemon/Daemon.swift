@@ -64,6 +64,7 @@ public final class Daemon {
         } catch {
             throw DaemonStartError("\(error)")
         }
+        StartupPages.release(after: "checking the permission store", logger: logger)
         appsDirectory = AppsDirectory(path: configuration.appsDirectory)
         signals = try SignalSource()
         loop = try EventLoop()
@@ -80,6 +81,7 @@ public final class Daemon {
             configuration: engine, policy: InterfacePolicy(allow: configuration.interfaces, deny: configuration.denyInterfaces),
             loop: loop, logger: logger, port: port, families: families,
             rateLimiter: SourceRateLimiter(rate: configuration.packetsPerSecondPerSource, burst: configuration.packetBurstPerSource))
+        StartupPages.release(after: "opening the network sockets", logger: logger)
         var limits = ClientLimits()
         limits.clients = configuration.clients
         limits.operationsPerClient = configuration.operationsPerClient
@@ -108,13 +110,6 @@ public final class Daemon {
         broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }
     }
 
-    /// Gives back the pages of code and constant data mapped so far (see `IdlePages`): called first thing by
-    /// heraldd, after the dynamic loader and the command-line parser, so that what they mapped does not add to what
-    /// start-up maps next.
-    public static func releaseLaunchPages() {
-        _ = herald_release_file_pages()
-    }
-
     /// Runs until SIGTERM or SIGINT; then says goodbye for everything published.
     public func run() {
         appsDirectory.load(into: broker, logger: logger)
@@ -122,8 +117,7 @@ public final class Daemon {
         logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path), \(staticServices.count) static services")
         notify { try $0.ready(status: "serving as \(network.engine.hostName)") }
         scheduleWatchdog()
-        // Opening the store and the sockets ran code that serving does not: given back before serving starts.
-        IdlePages.release(logger: logger)
+        StartupPages.release(after: "opening the app sockets and loading apps and services", logger: logger)
         loop.run(nextDeadline: { [unowned self] in
             // Decisions made while handling a batch of requests are recorded as soon as the loop is idle.
             let now = MonotonicClock.milliseconds()

@@ -17,6 +17,13 @@ struct HeraldDaemonCommand: ParsableCommand {
             """
     )
 
+    /// Loading and relocating heraldd, and the runtime's set-up, have mapped megabytes that never run again: given
+    /// back before the command line is parsed (see `StartupPages`).
+    static func main() {
+        StartupPages.release(after: "loading")
+        main(nil)
+    }
+
     @Option(name: .long, help: ArgumentHelp("The configuration file.", valueName: "file"))
     var config: String = DaemonPaths.system.configFile
 
@@ -58,8 +65,6 @@ struct HeraldDaemonCommand: ParsableCommand {
     }
 
     func run() throws {
-        // Loading, relocating and parsing the command line have mapped megabytes of code that never runs again.
-        Daemon.releaseLaunchPages()
         let environment = ProcessInfo.processInfo.environment
         var configuration = DaemonConfiguration()
         do {
@@ -94,6 +99,7 @@ struct HeraldDaemonCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "heraldd")
+        StartupPages.release(after: "reading the configuration", logger: logger)
         do {
             let daemon = try Daemon(configuration: configuration, logger: logger)
             daemon.run()

@@ -80,7 +80,7 @@ struct FaultInjectionTests {
         try watcher.waitForOutput(containing: " -  ", in: .stdout, timeout: 10)
         usleep(1_000_000)
         try home.check(["ip", "link", "set", interface, "up"])
-        let back = try waitUntil(timeout: 15) {
+        let back = waitUntil(timeout: 15) {
             watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" +  ") }.count >= 2
         }
         #expect(back.held, "the service did not come back after the interface returned:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))")
@@ -89,7 +89,7 @@ struct FaultInjectionTests {
         let old = try #require(home.interfaces.first)
         let replaced = try home.replaceInterface(old)
         #expect(replaced.index != old.index)
-        let returned = try waitUntil(timeout: 15) {
+        let returned = waitUntil(timeout: 15) {
             watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" +  ") }.count >= 3
         }
         #expect(returned.held, "the service did not come back on the re-added interface:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))")
@@ -123,7 +123,7 @@ struct FaultInjectionTests {
         let argv = [try HeraldBinaries.heraldd(), "--hostname", "readonly", "--socket", area.appSocket,
                     "--control-socket", area.directory + "/control.sock", "--state-dir", state]
         let attempt = try host.spawn(argv)
-        let outcome = try waitUntil(timeout: 10) { !attempt.isRunning || TestLAN.Host.accepts(area.directory + "/control.sock") }
+        let outcome = waitUntil(timeout: 10) { !attempt.isRunning || TestLAN.Host.accepts(area.directory + "/control.sock") }
         #expect(outcome.held)
         if attempt.isRunning {
             // It runs on a store it can read but not write: changes fail with a clear error, reads work.

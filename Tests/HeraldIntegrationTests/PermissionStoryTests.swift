@@ -63,7 +63,7 @@ struct PermissionStoryTests {
         let deny = try daemon.control(["deny", "org.example.tictactoe"])
         #expect(deny.status == 0 && deny.stdout.contains("denied (was granted)"), "\(deny)")
         try browse.waitForOutput(containing: "denied", in: .stderr, timeout: 5)
-        let gone = try waitUntil(timeout: 5) { watcher.stdout.contains("- ") && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") } }
+        let gone = waitUntil(timeout: 5) { watcher.stdout.contains("- ") && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") } }
         #expect(gone.held, "the peer did not see the game withdrawn: \(watcher.stdout)")
         #expect(Date().timeIntervalSince(denied) < 2.0, "withdrawn \(Date().timeIntervalSince(denied)) s after deny")
 

@@ -48,6 +48,44 @@ extension HeraldOnTestLANs {
             #expect(names == ["Shipped", "Elsewhere"], "\(found)\nshipped heraldd:\n\(daemon.log)")
             #expect(daemon.stop() == 0, "\(daemon.log)")
         }
+
+        @Test("release heraldd gives back what each start-up step mapped, so its peak at start is that of one step, not of all")
+        func startupStepsReleaseTheirPages() throws {
+            let release = try ReleaseBinaries.directory()
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let daemon = try lan.hosts[0].startHeraldd(arguments: ["--log-level", "debug"], binary: release + "/heraldd")
+            defer { daemon.stop() }
+            let steps = ["reading the configuration", "opening the permission store", "checking the permission store",
+                         "opening the network sockets", "opening the app sockets and loading apps and services"]
+            let lastStep = "pages released after \(steps.last!)"
+            #expect(waitUntil(timeout: 10) { daemon.log.contains(lastStep) }.held, "\(daemon.log)")
+            let peak = try Self.statusKiB("VmHWM", of: daemon.process.pid)
+            // Lines like: start-up: pages released after opening the permission store: resident 14328 KiB -> 5496 KiB
+            var largestStep = 0
+            for step in steps {
+                let line = daemon.log.split(separator: "\n").first { $0.contains("pages released after \(step):") }
+                let figures = line.map { $0.split(separator: " ").compactMap { Int($0) } } ?? []
+                #expect(figures.count == 2, "no release logged after \(step):\n\(daemon.log)")
+                guard figures.count == 2 else { continue }
+                // Every step maps megabytes of code that the release gives back.
+                #expect(figures[1] + 1024 < figures[0], "after \(step): resident \(figures[0]) KiB -> \(figures[1]) KiB")
+                largestStep = max(largestStep, figures[0])
+            }
+            // The peak is that of the largest step logged: loading, before logging starts, maps no more, and no step
+            // maps more in its course than it holds at its end.
+            #expect(peak <= largestStep + 2048, "peak \(peak) KiB, largest step \(largestStep) KiB:\n\(daemon.log)")
+        }
+
+        /// A field of /proc/PID/status, in KiB.
+        static func statusKiB(_ field: String, of pid: pid_t) throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+            guard let value = line?.split(separator: " ").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }).first else {
+                throw HarnessError.setup("/proc/\(pid)/status has no \(field): \(status)")
+            }
+            return value
+        }
     }
 }
 

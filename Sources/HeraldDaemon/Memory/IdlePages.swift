@@ -9,8 +9,8 @@ import Logging
 /// mapped with their neighbours (the kernel's fault-around), and they stay mapped: with the Swift libraries linked
 /// dynamically, about 20 of an idle heraldd's 29 MiB after start, 15 more after a few clients.
 /// `herald_release_file_pages` unmaps them; they stay in the page cache, and what the loop needs again is mapped
-/// back on first use (minor faults, a few milliseconds of them for a burst of work). heraldd also releases once on
-/// entering its own code and once before its loop starts (`Daemon.releaseLaunchPages`, `Daemon.run`).
+/// back on first use (minor faults, a few milliseconds of them for a burst of work). Start-up releases what each of
+/// its steps mapped as the step ends (``StartupPages``); this type releases what the running daemon maps.
 ///
 /// Released once start-up is over: when nothing is due for ``quietPeriod`` (longer than the gaps between the host
 /// name's announcements), or at the latest ``latest`` after start on a network that keeps the daemon busy. Once

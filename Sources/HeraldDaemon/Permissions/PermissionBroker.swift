@@ -47,6 +47,7 @@ public final class PermissionBroker: AccessGate {
                                                      attributes: [.posixPermissions: 0o700])
         }
         store = try PermissionStore(stateDirectory: stateDirectory, options: options)
+        StartupPages.release(after: "opening the permission store", logger: logger)
         // Decisions and manifests are the operators' business: no other user may read the store.
         for suffix in ["", "-wal", "-shm"] { chmod(store.path + suffix, 0o600) }
         let integrity = try store.integrityCheck()
