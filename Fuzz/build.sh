@@ -7,7 +7,7 @@
 #   services  services-fuzzer  Sources/HeraldDaemon/ServiceFiles (Avahi .service and systemd .dnssd files)
 # Each target is compiled into the module it fuzzes (its file sits next to the module's sources), so the
 # sources need no changes and the target sees the same code the package builds. Modules a target imports
-# (HeraldWire) are built first, with the same flags, and linked.
+# (HeraldWire; for services, HeraldBroker's XMLParserInput) are built first, with the same flags, and linked.
 #
 # Usage: Fuzz/build.sh [TARGET...]      (no target: all of them; from any directory)
 #   SWIFTC=/path/to/swiftc              to use another compiler (default: swiftc on PATH)
@@ -55,18 +55,21 @@ snapshot() {
     files=("$dir"/*.swift)
 }
 
-# HeraldWire as a module (object + .swiftmodule) for the targets that import it; built once per run.
-wire_module_built=0
-build_wire_module() {
-    [ "$wire_module_built" = 1 ] && return
-    local originals=(Sources/HeraldWire/*.swift)
-    snapshot "$out/src/HeraldWire-module" "${originals[@]}"
+# build_module NAME SOURCE...: NAME as a module (object + .swiftmodule in $out/modules) for the targets that
+# import it; built once per run.
+built_modules=" "
+build_module() {
+    local name="$1"
+    shift
+    case "$built_modules" in *" $name "*) return ;; esac
+    snapshot "$out/src/$name-module" "$@"
     mkdir -p "$out/modules"
-    echo "building the HeraldWire module for the other targets (${#originals[@]} files)" >&2
-    "$swiftc" "${flags[@]}" -module-name HeraldWire -wmo -emit-module \
-        -emit-module-path "$out/modules/HeraldWire.swiftmodule" -c "${files[@]}" -o "$out/modules/HeraldWire.o"
-    wire_module_built=1
+    echo "building the $name module for the other targets ($# files)" >&2
+    "$swiftc" "${flags[@]}" -module-name "$name" -wmo -emit-module \
+        -emit-module-path "$out/modules/$name.swiftmodule" -c "${files[@]}" -o "$out/modules/$name.o"
+    built_modules="$built_modules$name "
 }
+build_wire_module() { build_module HeraldWire Sources/HeraldWire/*.swift; }
 
 # link TARGET MODULE [extra objects...]: compiles `files` as MODULE with the fuzz target inside, into
 # $out/TARGET-fuzzer.
@@ -110,10 +113,12 @@ for target in "${targets[@]}"; do
         ;;
     services)
         build_wire_module
+        # The Avahi reader's checks before XMLParser, the one part of HeraldBroker it uses.
+        build_module HeraldBroker Sources/HeraldBroker/Manifest/XMLParserInput.swift
         snapshot "$out/src/services" Sources/HeraldDaemon/ServiceFiles/AvahiServiceFile.swift \
             Sources/HeraldDaemon/ServiceFiles/SystemdDNSSDFile.swift Sources/HeraldDaemon/ServiceFiles/StaticService.swift \
             Fuzz/ServiceFileFuzzer.swift Fuzz/Support/FuzzSupport.swift
-        link services HeraldDaemon "$out/modules/HeraldWire.o"
+        link services HeraldDaemon "$out/modules/HeraldWire.o" "$out/modules/HeraldBroker.o"
         ;;
     esac
 done

@@ -13,12 +13,8 @@ import FoundationXML
 public enum PropertyListDocumentReader {
     /// Reads an XML property list.
     public static func read(_ bytes: [UInt8]) throws(ManifestSyntaxError) -> ManifestDocument {
-        // Foundation's XMLParser traps on an element name that is not UTF-8, so such bytes never reach it.
-        guard String(validating: bytes, as: UTF8.self) != nil else {
-            throw ManifestSyntaxError(message: "the file is not valid UTF-8 text")
-        }
-        guard !hasProcessingInstruction(bytes) else {
-            throw ManifestSyntaxError(message: "property list: processing instructions (<?…?>) other than the XML declaration are not allowed")
+        if let refusal = XMLParserInput.refusal(of: bytes) {
+            throw ManifestSyntaxError(message: refusal == .notUTF8 ? "\(refusal)" : "property list: \(refusal)")
         }
         let builder = Builder()
         let parser = XMLParser(data: Data(bytes))
@@ -38,23 +34,6 @@ public enum PropertyListDocumentReader {
     }
 
     /// Builds the value tree from parser events. Used by one parser on one thread, then dropped.
-    /// True when the bytes hold a processing instruction other than a leading XML declaration. Foundation's
-    /// XMLParser crashes on one without data (`<?name?>`), and the format uses none.
-    static func hasProcessingInstruction(_ bytes: [UInt8]) -> Bool {
-        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        var index = 0
-        while index + 1 < bytes.count {
-            if bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "?") {
-                let isDeclaration = index == start && bytes.count > index + 5
-                    && bytes[(index + 2)..<(index + 5)].elementsEqual("xml".utf8)
-                    && [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index + 5])
-                if !isDeclaration { return true }
-            }
-            index += 1
-        }
-        return false
-    }
-
     private final class Builder: NSObject, XMLParserDelegate {
         /// An element being read.
         enum Frame {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
+import HeraldBroker
 import HeraldWire
 
 /// An Avahi static service file (avahi.service(5)), as found in `/etc/avahi/services/*.service`:
@@ -31,17 +32,9 @@ public struct AvahiServiceFile: Sendable {
     /// `replace-wildcards="yes"`.
     public init(data: Data, file: String, hostName: String) throws(ServiceFileError) {
         var problems: [ServiceFileProblem] = []
-        // Foundation's XMLParser traps on names, comments and other text that are not UTF-8, so such bytes never
-        // reach it.
-        guard String(validating: data, as: UTF8.self) != nil else {
-            throw ServiceFileError(file: file, problems: [
-                ServiceFileProblem(file: file, message: "not well-formed XML: the file is not valid UTF-8 text"),
-            ])
-        }
-        guard !XMLTreeBuilder.hasProcessingInstruction(Array(data)) else {
-            throw ServiceFileError(file: file, problems: [
-                ServiceFileProblem(file: file, message: "processing instructions (<?…?>) other than the XML declaration are not allowed"),
-            ])
+        if let refusal = XMLParserInput.refusal(of: Array(data)) {
+            let message = refusal == .notUTF8 ? "not well-formed XML: \(refusal)" : "\(refusal)"
+            throw ServiceFileError(file: file, problems: [ServiceFileProblem(file: file, message: message)])
         }
         let root: ServiceXMLNode
         switch XMLTreeBuilder.parse(data) {
@@ -345,23 +338,6 @@ private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
     /// Counts of each child name, per open element, for `[n]` in paths.
     private var counts: [[String: Int]] = [[:]]
     private weak var parser: XMLParser?
-
-    /// True when the bytes hold a processing instruction other than a leading XML declaration. Foundation's
-    /// XMLParser crashes on one without data (`<?name?>`), and the format uses none.
-    static func hasProcessingInstruction(_ bytes: [UInt8]) -> Bool {
-        let start = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
-        var index = 0
-        while index + 1 < bytes.count {
-            if bytes[index] == UInt8(ascii: "<") && bytes[index + 1] == UInt8(ascii: "?") {
-                let isDeclaration = index == start && bytes.count > index + 5
-                    && bytes[(index + 2)..<(index + 5)].elementsEqual("xml".utf8)
-                    && [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index + 5])
-                if !isDeclaration { return true }
-            }
-            index += 1
-        }
-        return false
-    }
 
     static func parse(_ data: Data) -> Result<ServiceXMLNode, XMLFailure> {
         let parser = XMLParser(data: data)
