@@ -54,12 +54,15 @@ public final class Daemon {
             logger.notice("the operator group '\(configuration.operatorGroup)' does not exist: only root is an operator")
         }
         do {
-            broker = try PermissionBroker(
+            let store = try PermissionBroker.openStore(
                 stateDirectory: configuration.stateDirectory,
+                options: PermissionStore.Options(auditLogLimit: configuration.auditLogLines,
+                                                 pendingRequestLimit: configuration.pendingRequestLimit))
+            StartupPages.release(after: "opening the permission store", logger: logger)
+            broker = try PermissionBroker(
+                store: store,
                 policy: PermissionPolicy(operatorRule: operators,
                                          addressLookupsOpenToAllUsers: configuration.addressLookupsOpenToAllUsers),
-                options: PermissionStore.Options(auditLogLimit: configuration.auditLogLines,
-                                                 pendingRequestLimit: configuration.pendingRequestLimit),
                 logger: logger)
         } catch {
             throw DaemonStartError("\(error)")

@@ -125,10 +125,7 @@ struct OperatorCommandTests {
         #expect((object["interfaces"] as? [[String: Any]])?.isEmpty == false, "\(status)")
         // Its memory: the resident set as the kernel reports it, and a live heap of some size.
         let resident = try #require(object["residentKiB"] as? Int, "\(status)")
-        let kernelResident = try String(contentsOfFile: "/proc/\(daemon.process.pid)/status", encoding: .utf8)
-            .split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) }
-        let kernel = try #require(kernelResident)
+        let kernel = try daemon.process.statusKiB("VmRSS")
         #expect(resident > 1024 && abs(resident - kernel) < kernel / 5, "status \(resident) KiB, kernel \(kernel) KiB")
         #expect((object["heapInUseKiB"] as? Int ?? 0) > 100, "\(status)")
         let text = try daemon.control(["status"])

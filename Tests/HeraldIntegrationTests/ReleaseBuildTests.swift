@@ -56,11 +56,13 @@ extension HeraldOnTestLANs {
             defer { lan.shutdown() }
             let daemon = try lan.hosts[0].startHeraldd(arguments: ["--log-level", "debug"], binary: release + "/heraldd")
             defer { daemon.stop() }
-            let steps = ["reading the configuration", "opening the permission store", "checking the permission store",
-                         "opening the network sockets", "opening the app sockets and loading apps and services"]
+            // Loading is released before logging is set up, and logged with the next step.
+            let steps = ["loading", "reading the configuration", "opening the permission store",
+                         "checking the permission store", "opening the network sockets",
+                         "opening the app sockets and loading apps and services"]
             let lastStep = "pages released after \(steps.last!)"
             #expect(waitUntil(timeout: 10) { daemon.log.contains(lastStep) }.held, "\(daemon.log)")
-            let peak = try Self.statusKiB("VmHWM", of: daemon.process.pid)
+            let peak = try daemon.process.statusKiB("VmHWM")
             // Lines like: start-up: pages released after opening the permission store: resident 14328 KiB -> 5496 KiB
             var largestStep = 0
             for step in steps {
@@ -72,19 +74,8 @@ extension HeraldOnTestLANs {
                 #expect(figures[1] + 1024 < figures[0], "after \(step): resident \(figures[0]) KiB -> \(figures[1]) KiB")
                 largestStep = max(largestStep, figures[0])
             }
-            // The peak is that of the largest step logged: loading, before logging starts, maps no more, and no step
-            // maps more in its course than it holds at its end.
+            // The peak is that of the largest step: no step maps more in its course than it holds at its end.
             #expect(peak <= largestStep + 2048, "peak \(peak) KiB, largest step \(largestStep) KiB:\n\(daemon.log)")
-        }
-
-        /// A field of /proc/PID/status, in KiB.
-        static func statusKiB(_ field: String, of pid: pid_t) throws -> Int {
-            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-            let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
-            guard let value = line?.split(separator: " ").compactMap({ Int($0.trimmingCharacters(in: .whitespaces)) }).first else {
-                throw HarnessError.setup("/proc/\(pid)/status has no \(field): \(status)")
-            }
-            return value
         }
     }
 }

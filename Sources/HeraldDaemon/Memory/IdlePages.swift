@@ -1,4 +1,3 @@
-import CHeraldSystem
 import Logging
 
 /// Gives back the pages of code and constant data that an idle daemon does not use.
@@ -8,7 +7,7 @@ import Logging
 /// name; so does serving clients. Those pages are clean copies of the executable's and the libraries' files,
 /// mapped with their neighbours (the kernel's fault-around), and they stay mapped: with the Swift libraries linked
 /// dynamically, about 20 of an idle heraldd's 29 MiB after start, 15 more after a few clients.
-/// `herald_release_file_pages` unmaps them; they stay in the page cache, and what the loop needs again is mapped
+/// `ProcessMemory.releaseFilePages` unmaps them; they stay in the page cache, and what the loop needs again is mapped
 /// back on first use (minor faults, a few milliseconds of them for a burst of work). Start-up releases what each of
 /// its steps mapped as the step ends (``StartupPages``); this type releases what the running daemon maps.
 ///
@@ -67,11 +66,10 @@ struct IdlePages {
 
     /// Unmaps the pages. A failure only leaves them resident.
     static func release(logger: Logger) {
-        let released = herald_release_file_pages()
-        if released < 0 {
+        guard let released = ProcessMemory.releaseFilePages() else {
             logger.debug("file pages not released: /proc/self/smaps is unreadable")
-        } else {
-            logger.debug("pages released from \(released / 1024) KiB of read-only file mappings")
+            return
         }
+        logger.debug("pages released from \(released) KiB of read-only file mappings")
     }
 }

@@ -1,5 +1,5 @@
-import CHeraldSystem
 import Logging
+import Synchronization
 
 /// Gives back, after each step of start-up, the pages of code and constant data that the step mapped.
 ///
@@ -13,15 +13,24 @@ import Logging
 /// with reading `/proc/self/smaps`, the releases add about 5 ms to start-up (16 to 21 ms until the control socket
 /// accepts).
 public enum StartupPages {
-    /// Releases the pages mapped so far. `logger` is nil only before logging is set up.
+    /// What releases made before logging was set up would have logged; logged with the first release that can.
+    private static let unlogged = Mutex<[String]>([])
+
+    /// Releases the pages mapped so far and logs (at debug level) the resident set before and after. `logger` is
+    /// nil only before logging is set up.
     public static func release(after step: String, logger: Logger? = nil) {
         let before = ProcessMemory.residentKiB()
-        let released = herald_release_file_pages()
-        guard let logger else { return }
-        if released < 0 {
-            logger.debug("start-up: pages not released after \(step): /proc/self/smaps is unreadable")
-        } else {
-            logger.debug("start-up: pages released after \(step): resident \(before) KiB -> \(ProcessMemory.residentKiB()) KiB")
+        let line = ProcessMemory.releaseFilePages() == nil
+            ? "start-up: pages not released after \(step): /proc/self/smaps is unreadable"
+            : "start-up: pages released after \(step): resident \(before) KiB -> \(ProcessMemory.residentKiB()) KiB"
+        guard let logger else {
+            unlogged.withLock { $0.append(line) }
+            return
         }
+        let earlier = unlogged.withLock { lines in
+            defer { lines.removeAll() }
+            return lines
+        }
+        for text in earlier + [line] { logger.debug("\(text)") }
     }
 }

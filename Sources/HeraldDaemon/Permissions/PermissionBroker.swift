@@ -40,23 +40,36 @@ public final class PermissionBroker: AccessGate {
     public var onAuditLogGrew: () -> Void = {}
 
     /// Opens the store in `stateDirectory` (created if missing; an existing store is never recreated).
-    public init(stateDirectory: String, policy: PermissionPolicy, options: PermissionStore.Options = .init(),
-                logger: Logger) throws(PermissionStoreError) {
-        if !FileManager.default.fileExists(atPath: stateDirectory) {
-            try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])
-        }
-        store = try PermissionStore(stateDirectory: stateDirectory, options: options)
-        StartupPages.release(after: "opening the permission store", logger: logger)
-        // Decisions and manifests are the operators' business: no other user may read the store.
-        for suffix in ["", "-wal", "-shm"] { chmod(store.path + suffix, 0o600) }
+    public convenience init(stateDirectory: String, policy: PermissionPolicy, options: PermissionStore.Options = .init(),
+                            logger: Logger) throws(PermissionStoreError) {
+        try self.init(store: Self.openStore(stateDirectory: stateDirectory, options: options), policy: policy,
+                      logger: logger)
+    }
+
+    /// The broker of an open store, which must pass SQLite's integrity check.
+    public init(store: PermissionStore, policy: PermissionPolicy, logger: Logger) throws(PermissionStoreError) {
         let integrity = try store.integrityCheck()
         guard integrity == ["ok"] else {
             throw .corrupt(path: store.path, reason: integrity.prefix(3).joined(separator: "; "))
         }
+        self.store = store
         self.policy = policy
         self.logger = logger
         snapshot = try store.snapshot()
+    }
+
+    /// Opens the store in `stateDirectory`, creating the directory (mode 0700) and the store if missing; only its
+    /// owner may read the files.
+    public static func openStore(stateDirectory: String, options: PermissionStore.Options = .init())
+    throws(PermissionStoreError) -> PermissionStore {
+        if !FileManager.default.fileExists(atPath: stateDirectory) {
+            try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
+                                                     attributes: [.posixPermissions: 0o700])
+        }
+        let store = try PermissionStore(stateDirectory: stateDirectory, options: options)
+        // Decisions and manifests are the operators' business: no other user may read the store.
+        for suffix in ["", "-wal", "-shm"] { chmod(store.path + suffix, 0o600) }
+        return store
     }
 
     /// True when decisions wait to be written.

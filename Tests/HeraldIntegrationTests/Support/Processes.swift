@@ -171,6 +171,17 @@ final class RunningProcess: @unchecked Sendable {
 
     // MARK: State
 
+    /// A memory figure of the running process from `/proc/PID/status` (VmRSS, VmHWM, ...), in KiB.
+    func statusKiB(_ field: String) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        // Lines like "VmHWM:\t   13984 kB".
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+        guard let value = line?.split(whereSeparator: \.isWhitespace).dropFirst().first.flatMap({ Int($0) }) else {
+            throw HarnessError.setup("/proc/\(pid)/status has no \(field) in KiB:\n\(status)")
+        }
+        return value
+    }
+
     var isRunning: Bool {
         condition.lock()
         defer { condition.unlock() }
