@@ -55,6 +55,7 @@ public final class PermissionStore: Sendable {
         do {
             pool = try DatabasePool(path: path, configuration: Self.configuration(readonly: false))
             try StoreSchema.migrator.migrate(pool)
+            try pool.writeWithoutTransaction(RecordingSQL.prepare)
         } catch {
             if !exists {
                 // Only a file this call created is removed.
@@ -399,13 +400,11 @@ public final class PermissionStore: Sendable {
     private func now() -> Double { clock().timeIntervalSince1970 }
 
     private func appendAudit(_ db: Database, _ event: AuditEvent) throws {
-        try db.execute(sql: """
-            INSERT INTO audit_log (time, app_id, operation, service_type, decision, reason, detail)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [now(), event.app?.rawValue, event.operation, event.serviceType, event.decision,
-                             event.reason, event.detail])
-        try db.execute(sql: "DELETE FROM audit_log WHERE sequence <= ?",
-                       arguments: [db.lastInsertedRowID - Int64(options.auditLogLimit)])
+        try db.cachedStatement(sql: RecordingSQL.insertAudit).execute(arguments: [
+            now(), event.app?.rawValue, event.operation, event.serviceType, event.decision, event.reason, event.detail,
+        ])
+        try db.cachedStatement(sql: RecordingSQL.trimAudit)
+            .execute(arguments: [db.lastInsertedRowID - Int64(options.auditLogLimit)])
     }
 
     private func insertPending(_ db: Database, _ request: PendingRequest) throws -> StoredPendingRequest? {
