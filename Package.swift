@@ -11,6 +11,9 @@ import PackageDescription
 //   HeraldClient  the synchronous client of the app socket
 //   HeraldKit     the async client library for apps, on top of HeraldClient
 //   heraldd, herald  the daemon and the command-line tool
+/// This package's directory, for paths handed to tools that do not run in it.
+let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
+
 let package = Package(
     name: "Herald",
     platforms: [.macOS(.v15)],
@@ -59,6 +62,14 @@ let package = Package(
                 "HeraldDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["hot-code.order"],
+            linkerSettings: [
+                // The functions that serving runs, packed together (Scripts/hot-code/update.sh writes the order):
+                // each first call maps the 64 KiB around it, so spread out they would keep megabytes resident.
+                .unsafeFlags(["-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(packageDirectory)/Sources/heraldd/hot-code.order",
+                              "-Xlinker", "--no-warn-symbol-ordering"],
+                             .when(platforms: [.linux], configuration: .release)),
             ]
         ),
         .executableTarget(
