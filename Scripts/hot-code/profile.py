@@ -4,11 +4,11 @@
     profile.py HERALDD ORDER_FILE
 
 Runs HERALDD (a release build) under Valgrind's callgrind on a LAN of network namespaces (the comparative
-benchmarks' LAN), and gives it a day's work in small: start-up, then two peers advertising 600 instances of 12 types
+benchmarks' LAN), and gives it a day's work in small: start-up, a spell of idling, then two peers advertising 600 instances of 12 types
 that an app browses and resolves through the app socket, services registered by apps (probed, announced, then
 found and queried by a python-zeroconf browser on another host), and operators' status and log requests. It
-writes ORDER_FILE, one symbol per line: the functions that ran in each phase of serving that had not run in an
-earlier one, then those that ran only at start-up. heraldd's release link places the code in that order (see
+writes ORDER_FILE, one symbol per line: the functions an idle heraldd runs, then those that each phase of serving
+ran that had not run in an earlier one, then those that ran only at start-up. heraldd's release link places the code in that order (see
 Package.swift), so that what serving runs sits together instead of being spread over the binary, where every first
 call maps the 64 KiB around it. (The standard library's archive keeps many functions in one section, which moves
 as a whole: the ordered part of the binary is a few megabytes, not just the functions listed.)
@@ -138,9 +138,10 @@ def main():
             "--state-dir", state, "--apps-dir", state + "/apps", "--services-dir", state + "/services",
             "--nss-socket", f"{d}/heraldd-nss.sock", "--interface", herald_host.interface, "--log-level", "warning"])
         wait_for(socket_path, daemon, 600, "heraldd under callgrind")
-        time.sleep(15)  # the host name probed and announced
         # One dump per phase: each holds what ran since the one before.
         dump(daemon.pid, "startup")
+        time.sleep(20)  # the host name probed and announced, then idle: the loop's timers, the pages given back
+        dump(daemon.pid, "idle")
         browse_and_resolve(socket_path)
         dump(daemon.pid, "browse")
         register_and_answer(lan, socket_path)
@@ -150,16 +151,17 @@ def main():
         daemon.stop(60, signal.SIGTERM)
     finally:
         lan.close()
-    # Dumps are numbered in the order they were made: start-up, browse, register, operate.
+    # Dumps are numbered in the order they were made: start-up, idle, browse, register, operate.
     dumps = sorted((name for name in os.listdir(work) if re.fullmatch(r"callgrind\.out\.\d+", name)),
                    key=lambda name: int(name.rsplit(".", 1)[1]))
-    if len(dumps) < 4:
-        raise RuntimeError(f"callgrind wrote {len(dumps)} of the 4 dumps asked for, in {work}")
-    phases = [executed_functions(os.path.join(work, name), profiled) for name in dumps[:4]]
+    if len(dumps) < 5:
+        raise RuntimeError(f"callgrind wrote {len(dumps)} of the 5 dumps asked for, in {work}")
+    phases = [executed_functions(os.path.join(work, name), profiled) for name in dumps[:5]]
     shutil.rmtree(work)
-    # What the most common work runs comes first, each later phase adds what it runs that came before it did not,
-    # and what ran only at start-up comes last. Within a phase, callgrind's order keeps each source file's
-    # functions together, and so the functions that work together.
+    # What an idle daemon runs comes first (it is all that stays resident between bursts of work), then what the
+    # most common work runs, each later phase adding what it runs that the ones before did not, and what ran only
+    # at start-up comes last. Within a phase, callgrind's order keeps each source file's functions together, and so
+    # the functions that work together.
     startup, serving = phases[0], phases[1:]
     order = {}
     for phase in serving + [startup]:
@@ -170,7 +172,7 @@ def main():
     with open(order_file, "w") as output:
         output.write("\n".join(written) + "\n")
     ran_serving = len({name for phase in serving for name in phase})
-    print(f"{ran_serving} functions ran while serving, {len(order) - ran_serving} more only at start-up; "
+    print(f"{ran_serving} functions ran after start-up (idle and serving), {len(order) - ran_serving} more only at start-up; "
           f"{len(written)} symbols written to {order_file}")
 
 
