@@ -7,8 +7,9 @@ Runs HERALDD (a release build) under Valgrind's callgrind on a LAN of network na
 benchmarks' LAN), and gives it a day's work in small: start-up, a spell of idling, then two peers advertising 600 instances of 12 types
 that an app browses and resolves through the app socket, services registered by apps (probed, announced, then
 found and queried by a python-zeroconf browser on another host), and operators' status and log requests. It
-writes ORDER_FILE, one symbol per line: the functions an idle heraldd runs, then those that each phase of serving
-ran that had not run in an earlier one, then those that ran only at start-up. heraldd's release link places the code in that order (see
+writes ORDER_FILE, one symbol per line: the functions an idle heraldd runs (from its last release of pages on:
+callgrind dumps as each release begins), then those that each phase of serving ran that had not run in an earlier
+one, then those that ran only at start-up. heraldd's release link places the code in that order (see
 Package.swift), so that what serving runs sits together instead of being spread over the binary, where every first
 call maps the 64 KiB around it. (The standard library's archive keeps many functions in one section, which moves
 as a whole: the ordered part of the binary is a few megabytes, not just the functions listed.)
@@ -32,6 +33,8 @@ from lan import LAN  # noqa: E402
 from scale_ipc import discover_all_ipc  # noqa: E402
 
 PEERS = os.path.join(COMPARATIVE, "peers")
+# The dumps asked for by name, one at the end of each phase.
+PHASES = ["startup", "idle", "browse", "register", "operate"]
 # The services the peers advertise, over this many types.
 INSTANCES, TYPES = 600, 12
 
@@ -56,6 +59,17 @@ def executed_functions(callgrind_file, object_path):
                 # Callgrind marks recursion levels with 'N; the symbol is the same.
                 functions.setdefault(re.sub(r"'\d+$", "", names[number]), None)
     return list(functions)
+
+
+def dump_label(callgrind_file):
+    """The name a dump was asked for by (`callgrind_control --dump=NAME`), or None for one callgrind made itself."""
+    with open(callgrind_file, errors="replace") as dump:
+        for line in dump:
+            if line.startswith("desc: Trigger: dump "):
+                return line[len("desc: Trigger: dump "):].strip()
+            if line.startswith(("fn=", "ob=")):
+                break
+    return None
 
 
 def defined_symbols(binary):
@@ -133,7 +147,8 @@ def main():
         socket_path, control_path = f"{d}/heraldd.sock", f"{d}/heraldd-control.sock"
         out = os.path.join(work, "callgrind.out")
         daemon = herald_host.spawn([
-            "valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, profiled,
+            "valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, "--dump-before=herald_release_file_pages",
+            profiled,
             "--hostname", herald_host.name, "--socket", socket_path, "--control-socket", control_path,
             "--state-dir", state, "--apps-dir", state + "/apps", "--services-dir", state + "/services",
             "--nss-socket", f"{d}/heraldd-nss.sock", "--interface", herald_host.interface, "--log-level", "warning"])
@@ -151,29 +166,40 @@ def main():
         daemon.stop(60, signal.SIGTERM)
     finally:
         lan.close()
-    # Dumps are numbered in the order they were made: start-up, idle, browse, register, operate.
+    # Dumps are numbered in the order they were made. Besides the five asked for by name, callgrind makes one as
+    # each release of pages begins (--dump-before): so the one named "idle" holds exactly what ran from the last
+    # release on, which is what an idle heraldd keeps resident.
     dumps = sorted((name for name in os.listdir(work) if re.fullmatch(r"callgrind\.out\.\d+", name)),
                    key=lambda name: int(name.rsplit(".", 1)[1]))
-    if len(dumps) < 5:
-        raise RuntimeError(f"callgrind wrote {len(dumps)} of the 5 dumps asked for, in {work}")
-    phases = [executed_functions(os.path.join(work, name), profiled) for name in dumps[:5]]
+    segments, current = {}, []
+    for name in dumps:
+        current.append(os.path.join(work, name))
+        label = dump_label(current[-1])
+        if label:
+            segments[label], current = current, []
+    if sorted(segments) != sorted(PHASES):
+        raise RuntimeError(f"callgrind's dumps in {work} are not the phases {PHASES}: {sorted(segments)}")
+    phases = {label: [executed_functions(path, profiled) for path in paths] for label, paths in segments.items()}
     shutil.rmtree(work)
-    # What an idle daemon runs comes first (it is all that stays resident between bursts of work), then what the
+    # What an idle heraldd runs comes first (it is all that stays resident between bursts of work), then what the
     # most common work runs, each later phase adding what it runs that the ones before did not, and what ran only
-    # at start-up comes last. Within a phase, callgrind's order keeps each source file's functions together, and so
-    # the functions that work together.
-    startup, serving = phases[0], phases[1:]
+    # at start-up (with the host name's announcements and the first releases) comes last. Within a phase,
+    # callgrind's order keeps each source file's functions together, and so the functions that work together.
+    idle, settling = phases["idle"][-1], phases["idle"][:-1]
+    sequence = [idle] + [functions for label in ("browse", "register", "operate") for functions in phases[label]]
+    sequence += phases["startup"] + settling
     order = {}
-    for phase in serving + [startup]:
-        for name in phase:
+    for functions in sequence:
+        for name in functions:
             order.setdefault(name, None)
     symbols = defined_symbols(heraldd)
     written = [name for name in order if name in symbols]
     with open(order_file, "w") as output:
         output.write("\n".join(written) + "\n")
-    ran_serving = len({name for phase in serving for name in phase})
-    print(f"{ran_serving} functions ran after start-up (idle and serving), {len(order) - ran_serving} more only at start-up; "
-          f"{len(written)} symbols written to {order_file}")
+    ran_serving = len(set(idle).union(*(functions for label in ("browse", "register", "operate")
+                                        for functions in phases[label])))
+    print(f"{len(idle)} functions ran while idle, {ran_serving} while idle or serving, {len(order) - ran_serving} more "
+          f"only at start-up; {len(written)} symbols written to {order_file}")
 
 
 if __name__ == "__main__":
