@@ -11,6 +11,7 @@ import PackageDescription
 //   HeraldClient  the synchronous client of the app socket
 //   HeraldKit     the async client library for apps, on top of HeraldClient
 //   heraldd, herald  the daemon and the command-line tool
+
 /// This package's directory, for paths handed to tools that do not run in it.
 let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
 

@@ -11,7 +11,8 @@ done
 python3 -c "import zeroconf" 2>/dev/null || python3 -m pip install -q zeroconf || python3 -m pip install -q --break-system-packages zeroconf
 swift build -c release --static-swift-stdlib --product heraldd
 swift build -c release --static-swift-stdlib --product herald
-python3 Scripts/hot-code/profile.py .build/release/heraldd Sources/heraldd/hot-code.order
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+python3 Scripts/hot-code/profile.py "$bin/heraldd" Sources/heraldd/hot-code.order
 # The new order takes effect when heraldd is linked again.
-rm -f "$(swift build -c release --static-swift-stdlib --show-bin-path)/heraldd"
+rm -f "$bin/heraldd"
 swift build -c release --static-swift-stdlib --product heraldd
