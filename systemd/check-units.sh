@@ -2,7 +2,8 @@
 # Checks Herald's systemd files:
 #   1. systemd-analyze verify on heraldd.service and both socket units;
 #   2. systemd-sysusers and systemd-tmpfiles applied to a scratch root;
-#   3. systemd-analyze security --offline=yes, failing above an exposure of 2.0.
+#   3. systemd-analyze security --offline=yes, failing above an exposure of 2.0;
+#   4. that the unit's system-call filter allows userfaultfd(2).
 #
 # `verify` insists that ExecStart= names an existing executable. The shipped unit names the
 # installed path, /usr/local/bin/heraldd, which a build machine does not have, so verify runs on a
@@ -92,6 +93,19 @@ elif awk -v e="$exposure" -v m="$max_exposure" 'BEGIN { exit !(e > m) }'; then
     echo "FAIL: exposure $exposure is above $max_exposure"; failed=1
 else
     echo "ok: exposure $exposure (at most $max_exposure)"
+fi
+
+echo "== the system calls heraldd.service allows"
+# heraldd has the kernel map its file pages one at a time through userfaultfd(2); without it, it works but keeps
+# megabytes more resident. The unit allows it through @system-service (and denies @privileged and @resources).
+allowed=yes
+for group in @privileged @resources; do
+    if systemd-analyze syscall-filter "$group" 2>/dev/null | grep -qw userfaultfd; then allowed=no; fi
+done
+if [ $allowed = yes ] && systemd-analyze syscall-filter @system-service 2>/dev/null | grep -qw userfaultfd; then
+    echo "ok: userfaultfd"
+else
+    echo "FAIL: this systemd's SystemCallFilter= groups in heraldd.service do not allow userfaultfd"; failed=1
 fi
 
 if [ $failed -ne 0 ]; then echo "check-units: FAILED"; exit 1; fi

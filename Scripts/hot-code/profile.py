@@ -10,8 +10,8 @@ found and queried by a python-zeroconf browser on another host), and operators' 
 writes ORDER_FILE, one symbol per line: the functions an idle heraldd runs (from its last release of pages on:
 callgrind dumps as each release begins), then those that each phase of serving ran that had not run in an earlier
 one, then those that ran only at start-up. heraldd's release link places the code in that order (see
-Package.swift), so that what serving runs sits together instead of being spread over the binary, where every first
-call maps the 64 KiB around it. (The standard library's archive keeps many functions in one section, which moves
+Package.swift), so that what serving runs sits together in few pages instead of being spread over the binary, where
+every first call maps a page of its own (or, on kernels older than 6.7, the 64 KiB around it). (The standard library's archive keeps many functions in one section, which moves
 as a whole: the ordered part of the binary is a few megabytes, not just the functions listed.)
 
 Run as root (namespaces). Scripts/hot-code/update.sh builds heraldd and calls this."""

@@ -46,44 +46,119 @@ int herald_pidfd_alive(int pidfd) {
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
 
-long herald_release_file_pages(void) {
-    enum { capacity = 1024 };
-    static unsigned long starts[capacity], ends[capacity];
-    int count = 0;
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+
+// The userfaultfd that file mappings are registered with, once opened; -1 before.
+static int one_by_one_fd = -1;
+// 0 once the userfaultfd is open, the errno of the step that failed, or -1 before the first try.
+static int one_by_one_error = -1;
+
+// Opens the userfaultfd on the first call: in user mode only (no privilege needed), with write-protect faults
+// resolved by the kernel itself (UFFD_FEATURE_WP_ASYNC, Linux 6.7), so no thread has to serve it.
+static int one_by_one_descriptor(void) {
+    if (one_by_one_error >= 0) return one_by_one_fd;
+    int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+    if (fd < 0) {
+        one_by_one_error = errno;
+        return -1;
+    }
+    struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+    if (ioctl(fd, UFFDIO_API, &api) != 0 || (api.features & UFFD_FEATURE_WP_ASYNC) == 0) {
+        one_by_one_error = errno != 0 ? errno : EINVAL;
+        close(fd);
+        return -1;
+    }
+    one_by_one_fd = fd;
+    one_by_one_error = 0;
+    return fd;
+}
+
+int herald_file_pages_one_by_one_error(void) { return one_by_one_error; }
+
+// A private mapping of an ordinary file.
+struct file_mapping {
+    unsigned long start, end;
+    // Not writable and holding no page copied on write (a section relocated, then made read-only, would go back to
+    // the file's bytes if its pages were unmapped): its pages can be given back.
+    int clean;
+};
+
+enum { mapping_capacity = 1024 };
+static struct file_mapping mappings[mapping_capacity];
+
+// Fills `mappings` from /proc/self/smaps; the count, or -1 when it is unreadable.
+static int private_file_mappings(void) {
     FILE *smaps = fopen("/proc/self/smaps", "re");
     if (smaps == NULL) return -1;
+    int count = 0;
+    int current = -1;  // the entry of the mapping whose lines are being read, or -1
     char line[4096];
-    unsigned long start = 0, end = 0;
-    int candidate = 0;
     while (fgets(line, sizeof line, smaps) != NULL) {
         unsigned long first, last, offset, inode, kilobytes;
         char permissions[8], device[32];
         int path = 0;
         if (sscanf(line, "%lx-%lx %7s %lx %31s %lu %n", &first, &last, permissions, &offset, device, &inode,
                    &path) >= 6) {
-            // A mapping's header line: private, not writable, backed by an ordinary file.
-            start = first;
-            end = last;
-            candidate = permissions[1] != 'w' && permissions[3] == 'p' && inode != 0 && path > 0 && line[path] == '/'
+            current = -1;
+            int file = permissions[3] == 'p' && inode != 0 && path > 0 && line[path] == '/'
                 && strncmp(line + path, "/memfd:", 7) != 0 && strncmp(line + path, "/dev/", 5) != 0;
-        } else if (candidate && sscanf(line, "Anonymous: %lu kB", &kilobytes) == 1) {
-            // A page copied on write (a section relocated, then made read-only) would go back to the file's
-            // bytes: such a mapping is left alone.
-            if (kilobytes == 0 && count < capacity) {
-                starts[count] = start;
-                ends[count] = end;
-                count++;
+            if (file && count < mapping_capacity) {
+                current = count++;
+                mappings[current] = (struct file_mapping){ first, last, permissions[1] != 'w' };
             }
-            candidate = 0;
+        } else if (current >= 0 && sscanf(line, "Anonymous: %lu kB", &kilobytes) == 1) {
+            if (kilobytes != 0) mappings[current].clean = 0;
+            current = -1;
         }
     }
     fclose(smaps);
+    return count;
+}
+
+// Registers the first `count` of `mappings` for write-protect faults. Their pages are never write-protected, so
+// no fault is ever raised: what the registration changes is that the kernel no longer maps the neighbours of a
+// page on its first touch (no fault-around in a mapping registered with a userfaultfd). A mapping that cannot be
+// registered keeps the kernel's default.
+static void map_one_by_one(int uffd, int count) {
+    for (int i = 0; i < count; i++) {
+        struct uffdio_register range = {
+            .range = { .start = mappings[i].start, .len = mappings[i].end - mappings[i].start },
+            .mode = UFFDIO_REGISTER_MODE_WP };
+        (void)ioctl(uffd, UFFDIO_REGISTER, &range);
+    }
+}
+
+int herald_map_file_pages_one_by_one(void) {
+    int uffd = one_by_one_descriptor();
+    if (uffd < 0) return one_by_one_error;
+    int count = private_file_mappings();
+    if (count < 0) return errno != 0 ? errno : EIO;
+    map_one_by_one(uffd, count);
+    return 0;
+}
+
+long herald_release_file_pages(void) {
+    int count = private_file_mappings();
+    if (count < 0) return -1;
+    // Mappings made since the registration at start (a library loaded later) map one by one from now on too.
+    if (one_by_one_fd >= 0) map_one_by_one(one_by_one_fd, count);
     // Advised after reading, so that the list of mappings cannot change under the reader.
     long released = 0;
     for (int i = 0; i < count; i++) {
-        if (madvise((void *)starts[i], ends[i] - starts[i], MADV_DONTNEED) == 0) released += (long)(ends[i] - starts[i]);
+        unsigned long length = mappings[i].end - mappings[i].start;
+        if (mappings[i].clean && madvise((void *)mappings[i].start, length, MADV_DONTNEED) == 0)
+            released += (long)length;
     }
     return released;
 }

@@ -5,16 +5,17 @@ import Synchronization
 ///
 /// Start-up is a series of steps that each run megabytes of code the next steps do not: the dynamic loader and the
 /// Swift runtime's set-up, the command-line parser, reading the configuration, opening the permission store,
-/// checking it and loading its rules, opening the network sockets, opening the app and control sockets. With the
-/// kernel mapping 64 KiB around every page of code that is touched, each step maps 3–10 MiB. Releasing them as each
-/// step ends (the same unmapping as ``IdlePages``: the pages stay in the page cache) makes heraldd's peak resident
-/// set at start that of its largest step, not of all steps together: for heraldd's release build 14 MiB, against
-/// 24 MiB with no release (VmHWM, with an empty state directory). Each step maps back what it shares with the last:
-/// with reading `/proc/self/smaps`, the releases add about 5 ms to start-up (16 to 21 ms until the control socket
-/// accepts).
+/// checking it and loading its rules, opening the network sockets, opening the app and control sockets. Each step
+/// maps 2–7 MiB of code and constant data (3–10 MiB where the kernel maps 64 KiB around every page touched, see
+/// `herald_map_file_pages_one_by_one`). Releasing them as each step ends (the same unmapping as ``IdlePages``: the
+/// pages stay in the page cache) makes heraldd's peak resident set at start that of its largest step, not of all
+/// steps together: for heraldd's release build 9 MiB (14 MiB with the kernel's fault-around), against 24 MiB with
+/// neither (VmHWM, with an empty state directory). Each step maps back what it shares with the last: with reading
+/// `/proc/self/smaps`, the releases add about 5 ms to start-up (16 to 21 ms until the control socket accepts).
 public enum StartupPages {
-    /// What releases made before logging was set up would have logged; logged with the first release that can.
-    private static let unlogged = Mutex<[String]>([])
+    /// What releases made before logging was set up would have logged, after how file pages map (decided before
+    /// the first release); logged with the first release that can.
+    private static let unlogged = Mutex<[String]>(["start-up: " + ProcessMemory.filePageMapping()])
 
     /// Releases the pages mapped so far and logs (at debug level) the resident set before and after. `logger` is
     /// nil only before logging is set up.

@@ -182,6 +182,35 @@ final class RunningProcess: @unchecked Sendable {
         return value
     }
 
+    /// The process's mapping of `file` with these permissions ("r-xp": its code), from `/proc/PID/smaps`: where it
+    /// lies and the flags the kernel keeps for it ("uw": registered for write-protect faults with a userfaultfd).
+    func mapping(of file: String, permissions: String) throws -> (range: Range<UInt64>, flags: [String]) {
+        let smaps = try String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)
+        var found: Range<UInt64>?
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if let found, fields.first == "VmFlags:" { return (found, fields.dropFirst().map(String.init)) }
+            guard found == nil, fields.count >= 6, fields[1] == permissions, fields[5] == file else { continue }
+            let bounds = fields[0].split(separator: "-").compactMap { UInt64($0, radix: 16) }
+            if bounds.count == 2 { found = bounds[0]..<bounds[1] }
+        }
+        throw HarnessError.setup("no \(permissions) mapping of \(file) with its flags in /proc/\(pid)/smaps")
+    }
+
+    /// Which pages of `range` are mapped in the process now, one entry per 4 KiB page (`/proc/PID/pagemap`'s
+    /// "present" bit).
+    func presentPages(in range: Range<UInt64>) throws -> [Bool] {
+        let pageSize: UInt64 = 4096
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/pagemap"))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: range.lowerBound / pageSize * 8)
+        let count = Int((range.upperBound - range.lowerBound) / pageSize)
+        let data = try handle.read(upToCount: count * 8) ?? Data()
+        return (0..<min(count, data.count / 8)).map { page in
+            data[data.startIndex + page * 8 + 7] & 0x80 != 0
+        }
+    }
+
     var isRunning: Bool {
         condition.lock()
         defer { condition.unlock() }
