@@ -113,6 +113,35 @@ extension HeraldOnTestLANs {
             #expect(whole * 4 < touched, "\(whole) of the \(touched) blocks of heraldd's code touched are mapped whole")
         }
 
+        @Test("where userfaultfd is refused, release heraldd says so, keeps the kernel's mapping and serves as before")
+        func serveWithoutPageByPageMapping() throws {
+            let heraldd = try ReleaseBinaries.directory() + "/heraldd"
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let launcher = host.directory + "/without_userfaultfd"
+            let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("CPrograms/without_userfaultfd.c").path
+            try host.check(["cc", "-O1", "-o", launcher, source])
+            let daemon = try host.startHeraldd(arguments: ["--log-level", "debug"], binary: heraldd,
+                                               launcher: [launcher, String(EPERM)])
+            defer { daemon.stop() }
+            #expect(waitUntil(timeout: 10) { daemon.log.contains("pages released after opening the app sockets") }.held,
+                    "\(daemon.log)")
+            #expect(daemon.log.contains("file pages map 64 KiB at a time (the kernel's fault-around): userfaultfd refused: Operation not permitted"),
+                    "\(daemon.log)")
+            let file = URL(fileURLWithPath: heraldd).resolvingSymlinksInPath().path
+            let code = try daemon.process.mapping(of: file, permissions: "r-xp")
+            #expect(!code.flags.contains("uw"), "\(code.flags)")
+
+            // It registers and browses as ever.
+            let register = try daemon.spawnHerald(["register", "Unmapped", "_hnouffd._tcp", "7700"])
+            defer { register.terminate(grace: 1) }
+            let browse = try daemon.herald(["browse", "_hnouffd._tcp", "--resolve", "--json", "--timeout", "4"])
+            let resolved = HeraldJSON.objects(browse.stdout).first { $0["event"] as? String == "resolved" }
+            #expect(resolved?["port"] as? Int == 7700, "\(browse)\n\(daemon.log)")
+        }
+
         @Test("release heraldd's code is laid out in the profiled order, and the order still names its functions")
         func codeFollowsTheHotCodeOrder() throws {
             let heraldd = try ReleaseBinaries.directory() + "/heraldd"

@@ -63,9 +63,9 @@ extension TestLAN.Host {
     /// Starts `heraldd --hostname NAME --socket DIR/heraldd-N.sock` (plus `--interface` for each of
     /// `interfaces`, default none: every interface) and waits until its socket exists. Its host name is
     /// then being probed; it is announced about a second later. `binary` replaces the heraldd of this test build
-    /// (the release build as installed, for instance).
+    /// (the release build as installed, for instance); `launcher` is a command that runs it (its arguments first).
     func startHeraldd(hostName: String? = nil, interfaces: [String] = [], arguments: [String] = [],
-                      binary: String? = nil) throws -> HeraldDaemon {
+                      binary: String? = nil, launcher: [String] = []) throws -> HeraldDaemon {
         let hostName = hostName ?? name
         let tag = UInt16.random(in: 0...UInt16.max)
         func value(of option: String, default fallback: String) -> String {
@@ -77,7 +77,7 @@ extension TestLAN.Host {
         let stateDirectory = value(of: "--state-dir", default: directory + "/state-\(tag)")
         let appsDirectory = value(of: "--apps-dir", default: directory + "/apps-\(tag)")
         try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
-        var argv = [try binary ?? HeraldBinaries.heraldd(), "--hostname", hostName]
+        var argv = launcher + [try binary ?? HeraldBinaries.heraldd(), "--hostname", hostName]
         for interface in interfaces { argv += ["--interface", interface] }
         for (option, path) in [("--socket", socket), ("--control-socket", controlSocket), ("--state-dir", stateDirectory),
                                ("--apps-dir", appsDirectory)] where !arguments.contains(option) {

@@ -1,0 +1,34 @@
+// Runs a command with the userfaultfd(2) system call failing with the errno given, as it does under a system-call
+// filter that leaves it out, or on a kernel built without it.
+//
+//     without_userfaultfd ERRNO COMMAND [ARGUMENT...]
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: without_userfaultfd ERRNO COMMAND [ARGUMENT...]\n");
+        return 2;
+    }
+    unsigned int error = (unsigned int)atoi(argv[1]) & SECCOMP_RET_DATA;
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | error),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = { .len = sizeof filter / sizeof filter[0], .filter = filter };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+        perror("without_userfaultfd: seccomp");
+        return 1;
+    }
+    execv(argv[2], argv + 2);
+    perror(argv[2]);
+    return 127;
+}
