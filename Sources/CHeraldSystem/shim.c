@@ -50,6 +50,7 @@ int herald_pidfd_alive(int pidfd) {
 #include <sys/mman.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/userfaultfd.h>
 
 #ifndef UFFD_USER_MODE_ONLY
@@ -59,50 +60,50 @@ int herald_pidfd_alive(int pidfd) {
 #define UFFD_FEATURE_WP_ASYNC (1 << 15)
 #endif
 
-// The userfaultfd that file mappings are registered with, once opened; -1 before.
+// The userfaultfd that file mappings are registered with, once they are; -1 before. Both under mappings_lock.
 static int one_by_one_fd = -1;
-// 0 once the userfaultfd is open, the errno of the step that failed, or -1 before the first try.
+// 0 once file mappings are registered, the errno of the step that failed, or -1 before the first try.
 static int one_by_one_error = -1;
 
-// Opens the userfaultfd on the first call: in user mode only (no privilege needed), with write-protect faults
-// resolved by the kernel itself (UFFD_FEATURE_WP_ASYNC, Linux 6.7), so no thread has to serve it.
-static int one_by_one_descriptor(void) {
-    if (one_by_one_error >= 0) return one_by_one_fd;
+// Opens a userfaultfd in user mode only (no privilege needed), with write-protect faults resolved by the kernel
+// itself (UFFD_FEATURE_WP_ASYNC: Linux 6.7 on x86-64, 6.10 on arm64), so no thread has to serve it. The descriptor,
+// or -1 with errno set.
+static int open_one_by_one_descriptor(void) {
     int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-    if (fd < 0) {
-        one_by_one_error = errno;
-        return -1;
-    }
+    if (fd < 0) return -1;
     struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
-    if (ioctl(fd, UFFDIO_API, &api) != 0 || (api.features & UFFD_FEATURE_WP_ASYNC) == 0) {
-        one_by_one_error = errno != 0 ? errno : EINVAL;
+    int error = ioctl(fd, UFFDIO_API, &api) != 0 ? errno : (api.features & UFFD_FEATURE_WP_ASYNC) == 0 ? EINVAL : 0;
+    if (error != 0) {
         close(fd);
+        errno = error;
         return -1;
     }
-    one_by_one_fd = fd;
-    one_by_one_error = 0;
     return fd;
 }
-
-int herald_file_pages_one_by_one_error(void) { return one_by_one_error; }
 
 // A private mapping of an ordinary file.
 struct file_mapping {
     unsigned long start, end;
     // Not writable and holding no page copied on write (a section relocated, then made read-only, would go back to
-    // the file's bytes if its pages were unmapped): its pages can be given back.
+    // the file's bytes if its pages were unmapped): its pages can be given back. Set only once smaps has shown
+    // "Anonymous: 0 kB" for it.
     int clean;
 };
 
+// Every private file mapping is listed (all are registered), and at most this many: heraldd has about a hundred.
+// Mappings past the limit keep the kernel's default and keep their pages. The list is rebuilt by each call below,
+// under the lock.
 enum { mapping_capacity = 1024 };
 static struct file_mapping mappings[mapping_capacity];
+static pthread_mutex_t mappings_lock = PTHREAD_MUTEX_INITIALIZER;
 
-// Fills `mappings` from /proc/self/smaps; the count, or -1 when it is unreadable.
+// Fills `mappings` from /proc/self/smaps; the count, or -1 (errno set) when it is unreadable.
 static int private_file_mappings(void) {
     FILE *smaps = fopen("/proc/self/smaps", "re");
     if (smaps == NULL) return -1;
     int count = 0;
     int current = -1;  // the entry of the mapping whose lines are being read, or -1
+    int writable = 0;
     char line[4096];
     while (fgets(line, sizeof line, smaps) != NULL) {
         unsigned long first, last, offset, inode, kilobytes;
@@ -115,10 +116,11 @@ static int private_file_mappings(void) {
                 && strncmp(line + path, "/memfd:", 7) != 0 && strncmp(line + path, "/dev/", 5) != 0;
             if (file && count < mapping_capacity) {
                 current = count++;
-                mappings[current] = (struct file_mapping){ first, last, permissions[1] != 'w' };
+                mappings[current] = (struct file_mapping){ first, last, 0 };
+                writable = permissions[1] == 'w';
             }
         } else if (current >= 0 && sscanf(line, "Anonymous: %lu kB", &kilobytes) == 1) {
-            if (kilobytes != 0) mappings[current].clean = 0;
+            mappings[current].clean = !writable && kilobytes == 0;
             current = -1;
         }
     }
@@ -129,37 +131,68 @@ static int private_file_mappings(void) {
 // Registers the first `count` of `mappings` for write-protect faults. Their pages are never write-protected, so
 // no fault is ever raised: what the registration changes is that the kernel no longer maps the neighbours of a
 // page on its first touch (no fault-around in a mapping registered with a userfaultfd). A mapping that cannot be
-// registered keeps the kernel's default.
-static void map_one_by_one(int uffd, int count) {
+// registered keeps the kernel's default. The number registered; errno is that of the last failure.
+static int map_one_by_one(int uffd, int count) {
+    int registered = 0;
     for (int i = 0; i < count; i++) {
         struct uffdio_register range = {
             .range = { .start = mappings[i].start, .len = mappings[i].end - mappings[i].start },
             .mode = UFFDIO_REGISTER_MODE_WP };
-        (void)ioctl(uffd, UFFDIO_REGISTER, &range);
+        if (ioctl(uffd, UFFDIO_REGISTER, &range) == 0) registered++;
     }
+    return registered;
 }
 
-int herald_map_file_pages_one_by_one(void) {
-    int uffd = one_by_one_descriptor();
-    if (uffd < 0) return one_by_one_error;
+// Tries once; later calls give the first one's outcome.
+static int map_file_pages_one_by_one_locked(void) {
+    if (one_by_one_error >= 0) return one_by_one_error;
+    int uffd = open_one_by_one_descriptor();
+    if (uffd < 0) return one_by_one_error = errno;
     int count = private_file_mappings();
-    if (count < 0) return errno != 0 ? errno : EIO;
-    map_one_by_one(uffd, count);
+    if (count < 0) {
+        one_by_one_error = errno;
+    } else {
+        errno = ENOENT;  // no mapping to register
+        one_by_one_error = map_one_by_one(uffd, count) > 0 ? 0 : errno;
+    }
+    if (one_by_one_error != 0) {
+        close(uffd);
+        return one_by_one_error;
+    }
+    one_by_one_fd = uffd;
     return 0;
 }
 
+int herald_map_file_pages_one_by_one(void) {
+    pthread_mutex_lock(&mappings_lock);
+    int outcome = map_file_pages_one_by_one_locked();
+    pthread_mutex_unlock(&mappings_lock);
+    return outcome;
+}
+
+int herald_file_pages_one_by_one_error(void) {
+    pthread_mutex_lock(&mappings_lock);
+    int error = one_by_one_error;
+    pthread_mutex_unlock(&mappings_lock);
+    return error;
+}
+
 long herald_release_file_pages(void) {
+    pthread_mutex_lock(&mappings_lock);
+    long released = -1;
     int count = private_file_mappings();
-    if (count < 0) return -1;
-    // Mappings made since the registration at start (a library loaded later) map one by one from now on too.
-    if (one_by_one_fd >= 0) map_one_by_one(one_by_one_fd, count);
-    // Advised after reading, so that the list of mappings cannot change under the reader.
-    long released = 0;
-    for (int i = 0; i < count; i++) {
-        unsigned long length = mappings[i].end - mappings[i].start;
-        if (mappings[i].clean && madvise((void *)mappings[i].start, length, MADV_DONTNEED) == 0)
-            released += (long)length;
+    if (count >= 0) {
+        // Mappings made since the registration at start (a library loaded later) map one by one from now on too.
+        if (one_by_one_fd >= 0) map_one_by_one(one_by_one_fd, count);
+        // Advised after reading, so that the list of mappings cannot change under the reader.
+        released = 0;
+        for (int i = 0; i < count; i++) {
+            unsigned long length = mappings[i].end - mappings[i].start;
+            if (mappings[i].clean && madvise((void *)mappings[i].start, length, MADV_DONTNEED) == 0)
+                released += (long)length;
+        }
     }
+    pthread_mutex_unlock(&mappings_lock);
     return released;
 }
 

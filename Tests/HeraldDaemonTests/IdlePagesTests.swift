@@ -3,7 +3,8 @@ import Glibc
 @testable import HeraldDaemon
 import Testing
 
-@Suite("Idle pages")
+/// Serialized: a release in one test would unmap the pages another test has just mapped and is counting.
+@Suite("Idle pages", .serialized)
 struct IdlePagesTests {
     @Test("released when start-up goes quiet, or at the latest while the loop stays busy")
     func releasedWhenStartupIsQuiet() {
@@ -110,6 +111,56 @@ struct IdlePagesTests {
 
         _ = herald_release_file_pages()
         #expect(bytes[8192] == ~file.byte(at: 8192))
+    }
+
+    @Test("a writable file mapping is left alone, the pages written and those only read")
+    func writableMappingKept() throws {
+        let file = try TemporaryFile(bytes: 16 * 1024)
+        let base = try #require(file.map(protection: PROT_READ | PROT_WRITE))
+        defer { munmap(base, file.size) }
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        // Only read so far: nothing was copied on write, and still it is not released (it could be written to).
+        #expect(bytes[0] == file.byte(at: 0) && bytes[4096] == file.byte(at: 4096))
+        let resident = try #require(residentKilobytes(at: base))
+        #expect(resident > 0)
+        _ = herald_release_file_pages()
+        #expect(residentKilobytes(at: base) == resident)
+
+        bytes[8192] = ~file.byte(at: 8192)
+        _ = herald_release_file_pages()
+        #expect(bytes[8192] == ~file.byte(at: 8192))
+    }
+
+    @Test("once file mappings map one page at a time, a first read maps that page alone, not the 64 KiB around it")
+    func filePagesMapOneByOne() throws {
+        let file = try TemporaryFile(bytes: 256 * 1024)
+        let base = try #require(file.map(protection: PROT_READ))
+        defer { munmap(base, file.size) }
+        let outcome = herald_map_file_pages_one_by_one()
+        // The kernel resolves write-protect faults itself from Linux 6.7 on x86-64 (6.10 on arm64); before, it
+        // refuses the userfaultfd's feature (EINVAL), and mappings keep the kernel's fault-around.
+        var system = utsname()
+        uname(&system)
+        let release = withUnsafeBytes(of: system.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let version = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        #if arch(x86_64)
+        let supported = version.count == 2 && (version[0], version[1]) >= (6, 7)
+        #else
+        let supported = version.count == 2 && (version[0], version[1]) >= (6, 10)
+        #endif
+        guard supported || outcome == 0 else {
+            #expect([EINVAL, ENOSYS, EPERM].contains(outcome), "userfaultfd refused with errno \(outcome) on \(release)")
+            #expect(herald_file_pages_one_by_one_error() == outcome)
+            return
+        }
+        #expect(outcome == 0, "errno \(outcome) on \(release)")
+        #expect(herald_file_pages_one_by_one_error() == 0)
+        let bytes = base.assumingMemoryBound(to: UInt8.self)
+        #expect(bytes[128 * 1024 + 5] == file.byte(at: 128 * 1024 + 5))
+        #expect(residentKilobytes(at: base) == 4)
+        // What is read maps as it is read, and reads back the same.
+        #expect(bytes[128 * 1024 + 4096] == file.byte(at: 128 * 1024 + 4096))
+        #expect(residentKilobytes(at: base) == 8)
     }
 }
 

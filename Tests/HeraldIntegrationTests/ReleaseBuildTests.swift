@@ -88,29 +88,35 @@ extension HeraldOnTestLANs {
             #expect(waitUntil(timeout: 10) { daemon.log.contains("pages released after opening the app sockets") }.held,
                     "\(daemon.log)")
             // Write-protect faults that the kernel resolves itself, without which the registration is refused, came
-            // with Linux 6.7; an older kernel keeps its fault-around, and heraldd says so.
+            // with Linux 6.7 on x86-64 (6.10 on arm64); elsewhere the kernel keeps its fault-around, and heraldd says so.
             let kernel = ProcessInfo.processInfo.operatingSystemVersion
-            guard (kernel.majorVersion, kernel.minorVersion) >= (6, 7) else {
+            #if arch(x86_64)
+            let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 7)
+            #else
+            let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 10)
+            #endif
+            guard supported || daemon.log.contains("start-up: file pages map one at a time") else {
                 #expect(daemon.log.contains("file pages map 64 KiB at a time"), "\(daemon.log)")
                 return
             }
             #expect(daemon.log.contains("start-up: file pages map one at a time"), "\(daemon.log)")
-            _ = try daemon.control(["status"])  // some serving code runs
 
             // The kernel names the file by its path with the links resolved (.build/release is one).
             let file = URL(fileURLWithPath: heraldd).resolvingSymlinksInPath().path
             let code = try daemon.process.mapping(of: file, permissions: "r-xp")
             #expect(code.flags.contains("uw"), "heraldd's code is not registered with a userfaultfd: \(code.flags)")
             // The pages mapped, by the 64 KiB blocks the kernel would otherwise map whole: with its fault-around,
-            // almost every block touched is mapped entirely (64 of 66 measured); page by page, hardly any is.
-            let present = try daemon.process.presentPages(in: code.range)
-            let firstBlock = Int(code.range.lowerBound % 65536 / 4096)
-            let blocks = Dictionary(grouping: present.indices) { ($0 + firstBlock) / 16 }.values
-                .filter { $0.count == 16 }.map { pages in pages.filter { present[$0] }.count }
-            let touched = blocks.filter { $0 > 0 }.count
-            let whole = blocks.filter { $0 == 16 }.count
-            #expect(touched >= 8, "only \(touched) blocks of heraldd's code are mapped")
-            #expect(whole * 4 < touched, "\(whole) of the \(touched) blocks of heraldd's code touched are mapped whole")
+            // almost every block touched is mapped entirely (91 of 112 measured); page by page, hardly any is.
+            // Some serving code runs first; should heraldd give its pages back in between (it does once quiet), the
+            // reading is taken again.
+            var blocks: (touched: Int, whole: Int) = (0, 0)
+            for _ in 0..<3 where blocks.touched < 8 {
+                _ = try daemon.control(["status"])
+                blocks = try daemon.process.mappedBlocks(in: code.range, blockSize: 65536)
+            }
+            #expect(blocks.touched >= 8, "only \(blocks.touched) blocks of heraldd's code are mapped")
+            #expect(blocks.whole * 4 < blocks.touched,
+                    "\(blocks.whole) of the \(blocks.touched) blocks of heraldd's code touched are mapped whole")
         }
 
         @Test("where userfaultfd is refused, release heraldd says so, keeps the kernel's mapping and serves as before")

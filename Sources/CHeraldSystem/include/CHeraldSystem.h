@@ -62,9 +62,11 @@ static inline int herald_timerfd_arm(int fd, long long milliseconds) {
 /// Makes the kernel map the pages of this process's private file mappings (the code and constant data of the
 /// executable and its libraries) one at a time, as they are first touched, instead of mapping the 64 KiB around
 /// each (its fault-around): registered with a userfaultfd for write-protect faults, which the kernel resolves
-/// itself (Linux 6.7 or later). Nothing else changes for them. Call it once, as early as possible, while no other
-/// thread runs; herald_release_file_pages registers mappings made later. Returns 0, or the errno that prevented it
-/// (mappings then keep the kernel's default).
+/// itself (Linux 6.7 or later on x86-64, 6.10 on arm64). Their contents and protection do not change; the kernel
+/// also leaves them out of huge-page collapsing, and a forked child does not inherit the registration. Call it as
+/// early as possible: what was mapped before keeps its pages. It tries once, and herald_release_file_pages
+/// registers mappings made later. Returns 0, or the errno that prevented it (mappings then keep the kernel's
+/// default).
 int herald_map_file_pages_one_by_one(void);
 /// 0 when file mappings map one page at a time (see herald_map_file_pages_one_by_one), the errno that prevented it,
 /// or -1 when it has not been tried.

@@ -197,18 +197,26 @@ final class RunningProcess: @unchecked Sendable {
         throw HarnessError.setup("no \(permissions) mapping of \(file) with its flags in /proc/\(pid)/smaps")
     }
 
-    /// Which pages of `range` are mapped in the process now, one entry per 4 KiB page (`/proc/PID/pagemap`'s
-    /// "present" bit).
-    func presentPages(in range: Range<UInt64>) throws -> [Bool] {
-        let pageSize: UInt64 = 4096
+    /// How the pages of `range` mapped in the process now (`/proc/PID/pagemap`'s "present" bit) fall into aligned
+    /// blocks of `blockSize` bytes lying wholly inside it: how many blocks hold a mapped page, and how many are
+    /// mapped whole.
+    func mappedBlocks(in range: Range<UInt64>, blockSize: UInt64) throws -> (touched: Int, whole: Int) {
+        let pageSize = UInt64(sysconf(Int32(_SC_PAGESIZE)))
         let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/\(pid)/pagemap"))
         defer { try? handle.close() }
         try handle.seek(toOffset: range.lowerBound / pageSize * 8)
-        let count = Int((range.upperBound - range.lowerBound) / pageSize)
-        let data = try handle.read(upToCount: count * 8) ?? Data()
-        return (0..<min(count, data.count / 8)).map { page in
-            data[data.startIndex + page * 8 + 7] & 0x80 != 0
+        let pages = Int((range.upperBound - range.lowerBound) / pageSize)
+        let data = try handle.read(upToCount: pages * 8) ?? Data()
+        func present(_ page: Int) -> Bool { data[data.startIndex + page * 8 + 7] & 0x80 != 0 }
+        let perBlock = Int(blockSize / pageSize)
+        var counts: [UInt64: (pages: Int, present: Int)] = [:]
+        for page in 0..<min(pages, data.count / 8) {
+            let block = (range.lowerBound + UInt64(page) * pageSize) / blockSize
+            counts[block, default: (0, 0)].pages += 1
+            if present(page) { counts[block, default: (0, 0)].present += 1 }
         }
+        let inside = counts.values.filter { $0.pages == perBlock }
+        return (inside.filter { $0.present > 0 }.count, inside.filter { $0.present == perBlock }.count)
     }
 
     var isRunning: Bool {
