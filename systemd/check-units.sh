@@ -97,31 +97,21 @@ fi
 
 echo "== the system calls heraldd.service allows"
 # heraldd has the kernel map its file pages one at a time through userfaultfd(2); without it, it works but keeps
-# megabytes more resident. The calls a group names, its nested groups expanded, one per line:
-group_calls() {
-    local listing entry
-    listing=$(systemd-analyze syscall-filter "$1") || return 1
-    for entry in $(printf '%s\n' "$listing" | tail -n +2 | grep -v '^[[:space:]]*#'); do
+# megabytes more resident. The calls that entries of a filter name (groups expanded, nested ones too), one per line:
+calls_of() {
+    local entry listing
+    for entry in "$@"; do
         case "$entry" in
-            @*) group_calls "$entry" || return 1 ;;
+            @*) listing=$(systemd-analyze syscall-filter "$entry") || { echo "systemd-analyze cannot list $entry" >&2; return 1; }
+                calls_of $(printf '%s\n' "$listing" | tail -n +2 | grep -v '^[[:space:]]*#') || return 1 ;;
             *) echo "$entry" ;;
         esac
     done
 }
-# Every entry of the unit's SystemCallFilter= lines: allowed ones, and denied ones (after "~").
+# The unit's SystemCallFilter= lines: allowed entries, and denied ones (after "~").
 filters=$(sed -n 's/^SystemCallFilter=//p' "$here/heraldd.service")
-allowed_entries=$(printf '%s\n' "$filters" | grep -v '^~' | tr ' ' '\n')
-denied_entries=$(printf '%s\n' "$filters" | sed -n 's/^~//p' | tr ' ' '\n')
-expand() {
-    local entry
-    for entry in $1; do
-        case "$entry" in
-            @*) group_calls "$entry" || { echo "systemd-analyze cannot list $entry" >&2; return 1; } ;;
-            *) echo "$entry" ;;
-        esac
-    done
-}
-if ! allowed_calls=$(expand "$allowed_entries") || ! denied_calls=$(expand "$denied_entries"); then
+if ! allowed_calls=$(calls_of $(printf '%s\n' "$filters" | grep -v '^~')) ||
+   ! denied_calls=$(calls_of $(printf '%s\n' "$filters" | sed -n 's/^~//p')); then
     echo "FAIL: the system-call groups of heraldd.service could not be listed"; failed=1
 elif printf '%s\n' "$allowed_calls" | grep -qx userfaultfd && ! printf '%s\n' "$denied_calls" | grep -qx userfaultfd; then
     echo "ok: userfaultfd (SystemCallFilter=$(printf '%s' "$filters" | tr '\n' ';'))"

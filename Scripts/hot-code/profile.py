@@ -4,15 +4,16 @@
     profile.py HERALDD ORDER_FILE
 
 Runs HERALDD (a release build) under Valgrind's callgrind on a LAN of network namespaces (the comparative
-benchmarks' LAN), and gives it a day's work in small: start-up, a spell of idling, then two peers advertising 600 instances of 12 types
-that an app browses and resolves through the app socket, services registered by apps (probed, announced, then
-found and queried by a python-zeroconf browser on another host), and operators' status and log requests. It
-writes ORDER_FILE, one symbol per line: the functions an idle heraldd runs (from its last release of pages on:
-callgrind dumps as each release begins), then those that each phase of serving ran that had not run in an earlier
-one, then those that ran only at start-up. heraldd's release link places the code in that order (see
+benchmarks' LAN), and gives it a day's work in small: start-up, a spell of idling, then two peers advertising 600
+instances of 12 types that an app browses and resolves through the app socket, services registered by apps (probed,
+announced, then found and queried by a python-zeroconf browser on another host), and operators' status and log
+requests. It writes ORDER_FILE, one symbol per line: the functions an idle heraldd runs (from its last release of
+pages on: callgrind dumps as each release begins), then those that each phase of serving ran that had not run in an
+earlier one, then those that ran only at start-up. heraldd's release link places the code in that order (see
 Package.swift), so that what serving runs sits together in few pages instead of being spread over the binary, where
-every first call maps a page of its own (or, on kernels older than 6.7, the 64 KiB around it). (The standard library's archive keeps many functions in one section, which moves
-as a whole: the ordered part of the binary is a few megabytes, not just the functions listed.)
+every first call maps a page of its own (or, on kernels older than 6.7, the 64 KiB around it). (The standard
+library's archive keeps many functions in one section, which moves as a whole: the ordered part of the binary is a
+few megabytes, not just the functions listed.)
 
 Run as root (namespaces). Scripts/hot-code/update.sh builds heraldd and calls this."""
 
@@ -186,8 +187,8 @@ def main():
     # at start-up (with the host name's announcements and the first releases) comes last. Within a phase,
     # callgrind's order keeps each source file's functions together, and so the functions that work together.
     idle, settling = phases["idle"][-1], phases["idle"][:-1]
-    sequence = [idle] + [functions for label in ("browse", "register", "operate") for functions in phases[label]]
-    sequence += phases["startup"] + settling
+    serving = [functions for label in ("browse", "register", "operate") for functions in phases[label]]
+    sequence = [idle] + serving + phases["startup"] + settling
     order = {}
     for functions in sequence:
         for name in functions:
@@ -196,8 +197,7 @@ def main():
     written = [name for name in order if name in symbols]
     with open(order_file, "w") as output:
         output.write("\n".join(written) + "\n")
-    ran_serving = len(set(idle).union(*(functions for label in ("browse", "register", "operate")
-                                        for functions in phases[label])))
+    ran_serving = len(set(idle).union(*serving))
     print(f"{len(idle)} functions ran while idle, {ran_serving} while idle or serving, {len(order) - ran_serving} more "
           f"only at start-up; {len(written)} symbols written to {order_file}")
 

@@ -1,4 +1,5 @@
 import CHeraldSystem
+import Foundation
 import Glibc
 @testable import HeraldDaemon
 import Testing
@@ -84,83 +85,77 @@ struct IdlePagesTests {
     @Test("a read-only file mapping's pages leave the resident set and read back the same")
     func readOnlyMappingReleased() throws {
         let file = try TemporaryFile(bytes: 64 * 1024)
-        let base = try #require(file.map(protection: PROT_READ))
-        defer { munmap(base, file.size) }
-        let bytes = base.assumingMemoryBound(to: UInt8.self)
-        var sum = 0
-        for offset in stride(from: 0, to: file.size, by: 4096) { sum += Int(bytes[offset]) }
-        #expect(residentKilobytes(at: base) == 64)
+        try file.withMapping(protection: PROT_READ) { bytes in
+            var sum = 0
+            for offset in stride(from: 0, to: file.size, by: 4096) { sum += Int(bytes[offset]) }
+            #expect(residentKilobytes(at: bytes) == 64)
 
-        #expect(herald_release_file_pages() > 0)
-        #expect(residentKilobytes(at: base) == 0)
-        var again = 0
-        for offset in stride(from: 0, to: file.size, by: 4096) { again += Int(bytes[offset]) }
-        #expect(again == sum)
-        #expect(bytes[4096 + 7] == file.byte(at: 4096 + 7))
+            #expect(herald_release_file_pages() > 0)
+            #expect(residentKilobytes(at: bytes) == 0)
+            var again = 0
+            for offset in stride(from: 0, to: file.size, by: 4096) { again += Int(bytes[offset]) }
+            #expect(again == sum)
+            #expect(bytes[4096 + 7] == file.byte(at: 4096 + 7))
+        }
     }
 
     @Test("a read-only mapping with a page copied on write keeps what was written")
     func copiedOnWriteKept() throws {
         let file = try TemporaryFile(bytes: 16 * 1024)
-        let base = try #require(file.map(protection: PROT_READ | PROT_WRITE))
-        defer { munmap(base, file.size) }
-        // As the dynamic loader does with relocated sections: written, then made read-only.
-        let bytes = base.assumingMemoryBound(to: UInt8.self)
-        bytes[8192] = ~file.byte(at: 8192)
-        #expect(mprotect(base, file.size, PROT_READ) == 0)
+        try file.withMapping(protection: PROT_READ | PROT_WRITE) { bytes in
+            // As the dynamic loader does with relocated sections: written, then made read-only.
+            bytes[8192] = ~file.byte(at: 8192)
+            #expect(mprotect(bytes, file.size, PROT_READ) == 0)
 
-        _ = herald_release_file_pages()
-        #expect(bytes[8192] == ~file.byte(at: 8192))
+            _ = herald_release_file_pages()
+            #expect(bytes[8192] == ~file.byte(at: 8192))
+        }
     }
 
     @Test("a writable file mapping is left alone, the pages written and those only read")
     func writableMappingKept() throws {
         let file = try TemporaryFile(bytes: 16 * 1024)
-        let base = try #require(file.map(protection: PROT_READ | PROT_WRITE))
-        defer { munmap(base, file.size) }
-        let bytes = base.assumingMemoryBound(to: UInt8.self)
-        // Only read so far: nothing was copied on write, and still it is not released (it could be written to).
-        #expect(bytes[0] == file.byte(at: 0) && bytes[4096] == file.byte(at: 4096))
-        let resident = try #require(residentKilobytes(at: base))
-        #expect(resident > 0)
-        _ = herald_release_file_pages()
-        #expect(residentKilobytes(at: base) == resident)
+        try file.withMapping(protection: PROT_READ | PROT_WRITE) { bytes in
+            // Only read so far: nothing was copied on write, and still it is not released (it could be written to).
+            #expect(bytes[0] == file.byte(at: 0) && bytes[4096] == file.byte(at: 4096))
+            let resident = try #require(residentKilobytes(at: bytes))
+            #expect(resident > 0)
+            _ = herald_release_file_pages()
+            #expect(residentKilobytes(at: bytes) == resident)
 
-        bytes[8192] = ~file.byte(at: 8192)
-        _ = herald_release_file_pages()
-        #expect(bytes[8192] == ~file.byte(at: 8192))
+            bytes[8192] = ~file.byte(at: 8192)
+            _ = herald_release_file_pages()
+            #expect(bytes[8192] == ~file.byte(at: 8192))
+        }
     }
 
     @Test("once file mappings map one page at a time, a first read maps that page alone, not the 64 KiB around it")
     func filePagesMapOneByOne() throws {
         let file = try TemporaryFile(bytes: 256 * 1024)
-        let base = try #require(file.map(protection: PROT_READ))
-        defer { munmap(base, file.size) }
-        let outcome = herald_map_file_pages_one_by_one()
-        // The kernel resolves write-protect faults itself from Linux 6.7 on x86-64 (6.10 on arm64); before, it
-        // refuses the userfaultfd's feature (EINVAL), and mappings keep the kernel's fault-around.
-        var system = utsname()
-        uname(&system)
-        let release = withUnsafeBytes(of: system.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let version = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
-        #if arch(x86_64)
-        let supported = version.count == 2 && (version[0], version[1]) >= (6, 7)
-        #else
-        let supported = version.count == 2 && (version[0], version[1]) >= (6, 10)
-        #endif
-        guard supported || outcome == 0 else {
-            #expect([EINVAL, ENOSYS, EPERM].contains(outcome), "userfaultfd refused with errno \(outcome) on \(release)")
-            #expect(herald_file_pages_one_by_one_error() == outcome)
-            return
+        try file.withMapping(protection: PROT_READ) { bytes in
+            let outcome = herald_map_file_pages_one_by_one()
+            // The kernel resolves write-protect faults itself from Linux 6.7 on x86-64 (6.10 on arm64); before, it
+            // refuses the userfaultfd's feature (EINVAL), and mappings keep the kernel's fault-around.
+            let kernel = ProcessInfo.processInfo.operatingSystemVersion
+            #if arch(x86_64)
+            let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 7)
+            #else
+            let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 10)
+            #endif
+            guard supported || outcome == 0 else {
+                #expect([EINVAL, ENOSYS, EPERM].contains(outcome),
+                        "userfaultfd refused with errno \(outcome) on \(kernel)")
+                #expect(herald_file_pages_one_by_one_error() == outcome)
+                return
+            }
+            #expect(outcome == 0, "errno \(outcome) on \(kernel)")
+            #expect(herald_file_pages_one_by_one_error() == 0)
+            #expect(bytes[128 * 1024 + 5] == file.byte(at: 128 * 1024 + 5))
+            #expect(residentKilobytes(at: bytes) == 4)
+            // What is read maps as it is read, and reads back the same.
+            #expect(bytes[128 * 1024 + 4096] == file.byte(at: 128 * 1024 + 4096))
+            #expect(residentKilobytes(at: bytes) == 8)
         }
-        #expect(outcome == 0, "errno \(outcome) on \(release)")
-        #expect(herald_file_pages_one_by_one_error() == 0)
-        let bytes = base.assumingMemoryBound(to: UInt8.self)
-        #expect(bytes[128 * 1024 + 5] == file.byte(at: 128 * 1024 + 5))
-        #expect(residentKilobytes(at: base) == 4)
-        // What is read maps as it is read, and reads back the same.
-        #expect(bytes[128 * 1024 + 4096] == file.byte(at: 128 * 1024 + 4096))
-        #expect(residentKilobytes(at: base) == 8)
     }
 }
 
@@ -189,10 +184,12 @@ private final class TemporaryFile {
 
     func byte(at offset: Int) -> UInt8 { Self.pattern(offset) }
 
-    /// A private mapping of the whole file, or nil.
-    func map(protection: Int32) -> UnsafeMutableRawPointer? {
+    /// Runs `body` on a private mapping of the whole file, unmapped afterwards.
+    func withMapping(protection: Int32, _ body: (UnsafeMutablePointer<UInt8>) throws -> Void) throws {
         let base = mmap(nil, size, protection, MAP_PRIVATE, descriptor, 0)
-        return base == MAP_FAILED ? nil : base
+        guard let base, base != MAP_FAILED else { throw Failure("mmap failed") }
+        defer { munmap(base, size) }
+        try body(base.assumingMemoryBound(to: UInt8.self))
     }
 
     private static func pattern(_ offset: Int) -> UInt8 { UInt8(truncatingIfNeeded: offset &* 31 &+ offset >> 12) }

@@ -101,9 +101,7 @@ extension HeraldOnTestLANs {
             }
             #expect(daemon.log.contains("start-up: file pages map one at a time"), "\(daemon.log)")
 
-            // The kernel names the file by its path with the links resolved (.build/release is one).
-            let file = URL(fileURLWithPath: heraldd).resolvingSymlinksInPath().path
-            let code = try daemon.process.mapping(of: file, permissions: "r-xp")
+            let code = try daemon.process.mapping(of: heraldd, permissions: "r-xp")
             #expect(code.flags.contains("uw"), "heraldd's code is not registered with a userfaultfd: \(code.flags)")
             // The pages mapped, by the 64 KiB blocks the kernel would otherwise map whole: with its fault-around,
             // almost every block touched is mapped entirely (91 of 112 measured); page by page, hardly any is.
@@ -136,8 +134,7 @@ extension HeraldOnTestLANs {
                     "\(daemon.log)")
             #expect(daemon.log.contains("file pages map 64 KiB at a time (the kernel's fault-around): userfaultfd refused: Operation not permitted"),
                     "\(daemon.log)")
-            let file = URL(fileURLWithPath: heraldd).resolvingSymlinksInPath().path
-            let code = try daemon.process.mapping(of: file, permissions: "r-xp")
+            let code = try daemon.process.mapping(of: heraldd, permissions: "r-xp")
             #expect(!code.flags.contains("uw"), "\(code.flags)")
 
             // It registers and browses as ever.

@@ -184,7 +184,9 @@ final class RunningProcess: @unchecked Sendable {
 
     /// The process's mapping of `file` with these permissions ("r-xp": its code), from `/proc/PID/smaps`: where it
     /// lies and the flags the kernel keeps for it ("uw": registered for write-protect faults with a userfaultfd).
-    func mapping(of file: String, permissions: String) throws -> (range: Range<UInt64>, flags: [String]) {
+    func mapping(of path: String, permissions: String) throws -> (range: Range<UInt64>, flags: [String]) {
+        // The kernel names the file by its path with the links resolved (.build/release is one).
+        let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         let smaps = try String(contentsOfFile: "/proc/\(pid)/smaps", encoding: .utf8)
         var found: Range<UInt64>?
         for line in smaps.split(separator: "\n") {
