@@ -25,7 +25,7 @@ import dnssd_ipc  # noqa: E402
 from daemons import HERALD, Avahi, Herald, cpu_of, memory_breakdown, rss_kib, status_kib  # noqa: E402
 from lan import LAN  # noqa: E402
 from scale_ipc import discover_all_ipc  # noqa: E402
-from stats import ratio, summary  # noqa: E402
+from stats import mean, ratio, summary  # noqa: E402
 
 PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers")
 PYTHON = sys.executable
@@ -157,21 +157,29 @@ def cold_browse(args):
 
 def time_to_visible(args):
     """A registration request in one namespace (herald register / avahi-publish, both daemons warm) until a
-    python-zeroconf browser in another namespace reports the service. Trials alternate between the daemons."""
+    python-zeroconf browser in another namespace reports the service. Trials alternate between the daemons.
+
+    A listener next to the browser (peers/mdns_timeline.py) splits each trial into its phases: request → first
+    probe (RFC 6762 §8.1's random 0–250 ms wait, plus the request's own handling), first probe → first
+    announcement (the probing, 750 ms under §8.1), and announcement → browser."""
     trials = 5 if args.quick else args.trials
     lan = LAN(3)
     try:
         herald_host, watcher_host, avahi_host = lan.hosts
         watcher = peer(watcher_host, "zc_watch.py", watcher_host.ipv4, "_vis._tcp")
         wait_ready(watcher, 20, "watcher")
+        timeline = peer(watcher_host, "mdns_timeline.py", watcher_host.ipv4, "vis-")
+        wait_ready(timeline, 10, "timeline listener")
         daemons = [Herald(herald_host), Avahi(avahi_host)]
         time.sleep(3)
         results = {"Herald (herald register)": [], "Herald (app socket)": [], "Avahi (avahi-publish)": []}
+        phases = {label: {phase: [] for phase in VISIBILITY_PHASES} for label in results}
         for trial in range(trials):
             for label in results:
                 daemon = daemons[1] if label.startswith("Avahi") else daemons[0]
                 name = f"vis-{label.split()[0]}-{label.split()[1][1:4]}-{trial}"
                 mark = len(watcher.stdout.lines)
+                timeline_mark = len(timeline.stdout.lines)
                 if label == "Herald (app socket)":
                     started = time.monotonic()
                     sock = dnssd_ipc.connect(daemon.socket)
@@ -184,6 +192,10 @@ def time_to_visible(args):
                 if hit is not None:
                     seen = float(hit[1].split()[1])
                     results[label].append(seen - started)
+                    split = visibility_phases(timeline, timeline_mark, name, started, seen)
+                    if split is not None:
+                        for phase, value in zip(VISIBILITY_PHASES, split):
+                            phases[label][phase].append(value)
                 if label == "Herald (app socket)":
                     sock.close()
                 else:
@@ -197,10 +209,29 @@ def time_to_visible(args):
         lan.close()
     rows = [(k, summary(v)) for k, v in results.items()]
     print_table("time to visible (s)", rows)
+    log("  where the time goes (mean; median in parentheses): " + "; ".join(VISIBILITY_PHASES))
+    for label, split in phases.items():
+        log(f"  {label}: " + "; ".join(
+            f"{fmt(mean(values))} ({fmt(summary(values)['median'])})" for values in split.values()))
     avahi = summary(results["Avahi (avahi-publish)"])["median"]
     for label in ("Herald (herald register)", "Herald (app socket)"):
         log(f"  ratio {label} / Avahi median: {fmt(ratio(summary(results[label])['median'], avahi), '×', 2)}")
-    return {"samples": results, "summary": dict(rows), "trials": trials}
+    return {"samples": results, "summary": dict(rows), "trials": trials, "phases": phases}
+
+
+VISIBILITY_PHASES = ("request → first probe", "first probe → first announcement", "announcement → browser")
+
+
+def visibility_phases(timeline, start, name, requested, seen):
+    """(request → first probe, first probe → first announcement, announcement → browser) in seconds for one
+    trial, from the timeline listener's lines; None when it missed a message."""
+    first = {}
+    for kind in ("probe", "response"):
+        hit = timeline.stdout.wait_for(lambda l, k=kind: l.split()[0] == k and l.split()[2] == name, 1, start=start)
+        if hit is None:
+            return None
+        first[kind] = float(hit[1].split()[1])
+    return first["probe"] - requested, first["response"] - first["probe"], seen - first["response"]
 
 
 # ---------------------------------------------------------------- 3./4. scale and footprint

@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from stats import ratio, summary  # noqa: E402
+from stats import mean, ratio, summary  # noqa: E402
 
 
 def ms(value):
@@ -51,6 +51,22 @@ def latency_chart(path, title, samples, unit="s"):
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def visibility_phases_table(phases):
+    """Where a registration's time goes, from the listener next to the browser: each phase's mean (median; range)."""
+    names = list(next(iter(phases.values())))
+    lines = ["Where the time goes, from a listener next to the browser: mean (median; min–max) of the trials it saw whole. "
+             "RFC 6762 §8.1 sets the first two phases: a random 0–250 ms wait before the first probe (mean 125 ms) "
+             "and 750 ms from the first probe to the first announcement. The listener and the browser each stamp a message "
+             "when they read it, so the last phase can come out a fraction of a millisecond below zero.", "",
+             "| registered through | trials | " + " | ".join(names) + " |",
+             "|---|---:|" + "---:|" * len(names)]
+    for label, split in phases.items():
+        cells = [f"{mean(v) * 1000:.1f} ms ({summary(v)['median'] * 1000:.1f}; {min(v) * 1000:.1f}–{max(v) * 1000:.1f})"
+                 if v else "—" for v in split.values()]
+        lines.append(f"| {label} | {len(split[names[0]])} | " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def bars_chart(path, title, groups, unit):
@@ -130,6 +146,8 @@ def main():
             lines.append(f"| {k} | {v['n']} of {r['trials']} | {ms(v['median'])} | {ms(v['p95'])} | "
                          f"{ms(v['min'])} | {ms(v['max'])} | {times(ratio(v['median'], avahi))} |")
         lines.append("")
+        if r.get("phases"):
+            lines += visibility_phases_table(r["phases"])
         if charts:
             latency_chart(f"{charts}/time-to-visible.svg",
                           "Time to visible: registration request → seen by a browser in another namespace",

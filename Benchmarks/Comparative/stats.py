@@ -22,6 +22,11 @@ def summary(values):
             "max": max(values) if values else None}
 
 
+def mean(values):
+    """The arithmetic mean; None for no values."""
+    return sum(values) / len(values) if values else None
+
+
 def ratio(a, b):
     """a / b, or None when either is missing or b is zero."""
     if a is None or b is None or b == 0:
