@@ -14,7 +14,10 @@ public func systemHostName() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     guard gethostname(&buffer, buffer.count) == 0 else { return "linux" }
     let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return String(name.split(separator: ".").first ?? "linux")
+    // The first label, cut to the 63 bytes a DNS label may hold (on a character boundary).
+    var label = Substring(name.split(separator: ".").first ?? "")
+    while label.utf8.count > 63 { label = label.dropLast() }
+    return label.isEmpty ? "linux" : String(label)
 }
 
 /// The running daemon: the event loop, the network service, and signal handling.

@@ -24,4 +24,17 @@ public struct MessageSizeLimit: Hashable, Sendable {
     public func payloadLimit(ipv6: Bool) -> Int {
         datagramSize - (ipv6 ? Self.ipv6Overhead : Self.ipv4Overhead)
     }
+
+    /// The most data a record whose owner name takes `ownerLength` wire bytes can carry and still be sent, alone, in
+    /// one message over either IP family: the IPv6 payload less the header (12 bytes), the owner name, and the
+    /// record's type, class, TTL and data length (10 bytes).
+    public func largestRecordData(ownerLength: Int) -> Int {
+        payloadLimit(ipv6: true) - 12 - ownerLength - 10
+    }
+
+    /// The most data a record of a service of `type` (`_http._tcp.local.`), such as its TXT record, can carry under
+    /// any instance name the service may get: renaming keeps the instance label within 63 bytes.
+    public func largestServiceRecordData(type: DNSName) -> Int {
+        largestRecordData(ownerLength: 1 + 63 + type.wireLength)
+    }
 }

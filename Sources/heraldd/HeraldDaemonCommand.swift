@@ -62,6 +62,9 @@ struct HeraldDaemonCommand: ParsableCommand {
         guard levels.contains(logLevel) else {
             throw ValidationError("--log-level '\(logLevel)' is not one of: \(levels.joined(separator: ", "))")
         }
+        if let hostname, let rule = DaemonConfiguration.hostNameProblem(hostname) {
+            throw ValidationError("--hostname '\(hostname)' \(rule)")
+        }
     }
 
     func run() throws {

@@ -149,6 +149,25 @@ struct AnsweringTests {
         #expect(responses(lan, after: before).isEmpty)
     }
 
+    @Test("a question of another class than IN or ANY gets no answer, positive or negative")
+    func otherClassesUnanswered() throws {
+        var lan = established()
+        let before = lan.now
+        let chaos = RecordClass(3)
+        lan.inject(.query([DNSQuestion(name: "alpha.local.", type: .a, recordClass: chaos)]), from: peer)
+        lan.inject(.query([DNSQuestion(name: "alpha.local.", type: .aaaa, recordClass: chaos)]), from: peer)
+        lan.inject(.query([DNSQuestion(name: printer, type: .srv, recordClass: chaos)]), from: peer)
+        lan.run(for: 1500)
+        #expect(responses(lan, after: before).isEmpty)
+        // The same questions of class ANY are answered as IN ones are: the address, and NSEC for the missing AAAA.
+        let askedAt = lan.now + lan.latency
+        lan.inject(.query([DNSQuestion(name: "alpha.local.", type: .a, recordClass: .any)]), from: peer)
+        lan.inject(.query([DNSQuestion(name: "alpha.local.", type: .aaaa, recordClass: .any)]), from: peer)
+        lan.run(for: 1500)
+        let answered = responses(lan, after: askedAt - 1).flatMap(\.message.answers).map(\.type)
+        #expect(answered.contains(.a) && answered.contains(.nsec), "\(answered)")
+    }
+
     @Test("no record appears twice in one packet, even when two services share their type's records")
     func noDuplicateRecords() throws {
         var lan = SimulatedLAN()

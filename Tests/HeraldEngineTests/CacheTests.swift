@@ -51,6 +51,22 @@ struct CacheTests {
         #expect(removed.map { $0.time - goodbyeAt } == [1000])
     }
 
+    @Test("a TTL with its top bit set counts as 0 (RFC 2181 §8): the record is never cached, and a cached one says goodbye")
+    func topBitTTLIsZero() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 60), ttl: 0xFFFF_FFFF)]), from: peer)
+        lan.run(for: 3000)
+        #expect(changes(lan).isEmpty, "a record announced with TTL 2^32 - 1 must not be cached")
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer)
+        lan.run(for: 5000)
+        let goodbyeAt = lan.now + lan.latency
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 0x8000_0000)]), from: peer)
+        lan.run(for: 3000)
+        let seen = changes(lan)
+        #expect(seen.map(\.added) == [true, false])
+        #expect(seen.last.map { $0.time - goodbyeAt } == 1000)
+    }
+
     @Test("a cache-flush record flushes same-set records older than one second, one second later, and keeps younger ones")
     func cacheFlush() {
         var lan = watching()

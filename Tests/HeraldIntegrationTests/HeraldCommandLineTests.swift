@@ -48,6 +48,28 @@ extension HeraldOnTestLANs {
             // DNSSD_UDS_PATH is honoured when --socket is absent.
             let viaEnvironment = try host.run([herald, "browse", "_http._tcp"], environment: ["DNSSD_UDS_PATH": missing])
             #expect(viaEnvironment.status == 69 && viaEnvironment.stderr.contains(missing), "\(viaEnvironment)")
+            // Operator commands name the control socket's option and variable, not the app socket's.
+            for arguments in [["status"], ["grant", "org.example.app"], ["requests"]] {
+                let result = try host.run([herald] + arguments + ["--control-socket", missing])
+                #expect(result.status == 69, "herald \(arguments.joined(separator: " ")): \(result)")
+                #expect(result.stderr.contains(missing) && result.stderr.contains("--control-socket PATH or HERALD_CONTROL_SOCKET"),
+                        "\(result)")
+                #expect(!result.stderr.contains("DNSSD_UDS_PATH"), "\(result)")
+            }
+
+            // A socket that accepts but never answers: --timeout bounds the wait for the request's status too.
+            let silent = host.directory + "/silent.sock"
+            let listener = try host.spawn(["python3", "-c", "import socket, sys, time\n"
+                                           + "s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)\n"
+                                           + "print('READY', flush=True); time.sleep(60)", silent])
+            defer { listener.terminate(grace: 1) }
+            try listener.waitForOutput(containing: "READY", in: .stdout, timeout: 10)
+            let started = Date()
+            let unanswered = try host.run([herald, "browse", "_http._tcp", "--socket", silent, "--timeout", "2"], timeout: 20)
+            let waited = Date().timeIntervalSince(started)
+            #expect(unanswered.status == 69, "\(unanswered)")
+            #expect(unanswered.stderr.contains("did not answer the request within 2"), "\(unanswered)")
+            #expect(waited < 6, "waited \(waited) s for a 2 s timeout")
 
             // Every subcommand's help is complete: it documents each option.
             for (command, options) in [("browse", ["--resolve", "--all", "--json", "--timeout", "--no-wait", "--socket"]),
@@ -108,7 +130,9 @@ extension HeraldOnTestLANs {
             let noWait = try host.runApp(app, ["browse", "_tictactoe._tcp", "--no-wait"], daemon: daemon, timeout: 10)
             #expect(noWait.status == 77, "\(noWait)")
             #expect(Date().timeIntervalSince(started) < 3, "--no-wait must not wait")
-            #expect(noWait.stderr.contains("not permitted (NoAuth -65555)") && noWait.stderr.contains("--no-wait"), "\(noWait)")
+            #expect(noWait.stderr.contains("not permitted (NoAuth -65555, not-determined)") && noWait.stderr.contains("--no-wait"),
+                    "\(noWait)")
+            #expect(noWait.stderr.contains("herald grant org.example.tictactoe"), "the message names the app: \(noWait)")
 
             // Interrupted while still parked: not permitted either.
             let register = try host.spawnApp(app, ["register", "Game", "_tictactoe._tcp", "4000"], daemon: daemon)

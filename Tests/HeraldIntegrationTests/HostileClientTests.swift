@@ -25,6 +25,10 @@ extension HeraldOnTestLANs {
             #expect(lines.contains("huge-length: closed"), "\(result.stdout)")
             #expect(lines.contains("unknown-operation: status -65540"), "\(result.stdout)")
             #expect(lines.contains("bad-txt: status -65540"), "\(result.stdout)")
+            // A TXT record too big for one message could be browsed but never resolved: refused at once.
+            #expect(lines.contains("huge-txt: 14848 bytes: status -65540"), "\(result.stdout)")
+            #expect(lines.contains("fitting-txt: 8448 bytes: status 0"), "\(result.stdout)")
+            #expect(lines.contains("chaos-query: status -65540"), "\(result.stdout)")
             #expect(lines.contains("missing-nul: closed"), "\(result.stdout)")
             #expect(lines.contains("idle-clients: 200 open"), "\(result.stdout)")
             #expect(lines.contains("after: browse status 0"), "\(result.stdout)")
@@ -199,6 +203,18 @@ extension HeraldOnTestLANs {
         body = struct.pack(">II", 0, 0) + cstr("Bad TXT") + cstr("_hhostile._tcp") + cstr("") + cstr("") \
             + struct.pack(">H", 9000) + struct.pack(">H", len(txt)) + txt
         s = connect(); s.sendall(header(len(body), 5) + body); print("bad-txt:", outcome(s)); s.close()
+        # Valid TXT records: one too big for any mDNS message (58 entries of 256 bytes), one that fits (33).
+        def register_with_txt(name, entries):
+            txt = b"".join(bytes([255]) + b"k%02d=" % i + b"v" * 251 for i in range(entries))
+            body = struct.pack(">II", 0, 0) + cstr(name) + cstr("_hhostile._tcp") + cstr("") + cstr("") \
+                + struct.pack(">H", 9000) + struct.pack(">H", len(txt)) + txt
+            s = connect(); s.sendall(header(len(body), 5) + body); result = outcome(s); s.close()
+            return "%d bytes: %s" % (len(txt), result)
+        print("huge-txt:", register_with_txt("Huge TXT", 58))
+        print("fitting-txt:", register_with_txt("Fitting TXT", 33))
+        # A record query of class CH (3): multicast DNS has class IN only.
+        body = struct.pack(">II", 0, 0) + cstr("hostile.local") + struct.pack(">HH", 1, 3)
+        s = connect(); s.sendall(header(len(body), 8) + body); print("chaos-query:", outcome(s)); s.close()
         # A browse whose strings never end.
         body = struct.pack(">II", 0, 0) + b"_http._tcp_without_a_terminator"
         s = connect(); s.sendall(header(len(body), 6) + body); print("missing-nul:", outcome(s)); s.close()

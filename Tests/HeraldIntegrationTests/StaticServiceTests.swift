@@ -29,6 +29,10 @@ extension HeraldOnTestLANs {
             // A broken file is reported and skipped; the others are published all the same.
             try "<service-group><name>Broken</name><service><type>_broken._tcp</type></service>"
                 .write(toFile: directory + "/broken.service", atomically: true, encoding: .utf8)
+            // So is a service whose TXT record (40 entries of 250 bytes) cannot go out in one message.
+            let hugeTXT = (0..<40).map { "k\($0 + 10)=" + String(repeating: "v", count: 246) }.joined(separator: " ")
+            try "[Service]\nName=Too Big\nType=_htoobig._tcp\nPort=80\nTxtText=\(hugeTXT)\n"
+                .write(toFile: directory + "/too-big.dnssd", atomically: true, encoding: .utf8)
 
             let daemon = try server.startHeraldd(hostName: "files", arguments: ["--services-dir", directory])
             let ssh = try observer.waitForAvahiBrowse("_ssh._tcp", timeout: 15) { entries in
@@ -40,6 +44,9 @@ extension HeraldOnTestLANs {
             }
             #expect(web.contains { $0.event == .resolved && $0.name == "files web" && $0.port == 80 && $0.txt == ["path=/"] }, "\(web)")
             #expect(daemon.log.contains("broken.service"), "the broken file was not reported:\n\(daemon.log)")
+            #expect(daemon.log.contains("\"Too Big\" _htoobig._tcp.local.: its TXT record of 10040 bytes cannot go out"),
+                    "the oversized TXT record was not reported:\n\(daemon.log)")
+            #expect(!daemon.log.contains("publishing \"Too Big\""), "\(daemon.log)")
 
             // SIGHUP: one file added, one changed (TXT), one removed.
             try "[Service]\nName=Added Later\nType=_hadded._tcp\nPort=4321\n"

@@ -16,6 +16,7 @@ extension AppSocketServer {
         guard unique != request.flags.contains(.shared) else { return .badParam }
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+        guard fitsInOneMessage(request.rdata.count, name: name) else { return .badParam }
         guard client.recordContexts[request.recordIndex] == nil else { return .badParam }
         let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
         let registration = RecordRegistration(name: name, type: type, data: data, ttl: ttl, unique: unique,
@@ -40,11 +41,14 @@ extension AppSocketServer {
     }
 
     func addRecord(_ request: AddRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard let operation = client.operations[context], case .register = operation.kind else { return .badReference }
+        guard let operation = client.operations[context], case .register(let serviceType, _) = operation.kind else {
+            return .badReference
+        }
         guard request.recordIndex != UpdateRecordRequest.primaryTXTRecordIndex, operation.extras[request.recordIndex] == nil
         else { return .badParam }
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+        guard fitsInOneMessage(request.rdata.count, type: serviceType) else { return .badParam }
         operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : request.ttl)
         applyExtras(operation)
         return .noError
@@ -64,7 +68,10 @@ extension AppSocketServer {
     /// `DNSServiceUpdateRecord`: a registration's own TXT record (the primary record index), a record added to it,
     /// or a record registered by itself. Changes are announced again (RFC 6762 §8.4).
     func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        if let operation = client.operations[context], case .register = operation.kind {
+        if let operation = client.operations[context], case .register(let serviceType, _) = operation.kind {
+            guard fitsInOneMessage(request.rdata.count, type: serviceType) else {
+                return .badParam
+            }
             if request.recordIndex == UpdateRecordRequest.primaryTXTRecordIndex {
                 let txt: TXTRecord
                 if request.rdata.isEmpty {
@@ -93,9 +100,10 @@ extension AppSocketServer {
             }
         }
         guard let recordContext = client.recordContexts[request.recordIndex],
-              let operation = client.operations[recordContext], case .record(_, let type, _) = operation.kind
+              let operation = client.operations[recordContext], case .record(let name, let type, _) = operation.kind
         else { return .badReference }
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+        guard fitsInOneMessage(request.rdata.count, name: name) else { return .badParam }
         let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
         guard let id = operation.engineOperations.first else { return .badReference }
         if operation.parked {
@@ -129,5 +137,14 @@ extension AppSocketServer {
     /// the others (RFC 6762 §10).
     static func defaultTTL(for type: RecordType) -> UInt32 {
         [.a, .aaaa, .srv, .hinfo].contains(type) ? MDNSConstants.hostRecordTTL : MDNSConstants.otherRecordTTL
+    }
+
+    /// True when a record with `dataCount` bytes of data, owned by `name` or (for a service of `type`) by any name
+    /// the service may get, can be sent at all. A record too big for one message would go out without it, so a
+    /// service could be browsed but never resolved: such requests are refused (BadParam) instead.
+    func fitsInOneMessage(_ dataCount: Int, name: DNSName? = nil, type: ServiceType? = nil) -> Bool {
+        let limit = network.engine.configuration.messageSizeLimit
+        if let type { return dataCount <= limit.largestServiceRecordData(type: type.fullName) }
+        return dataCount <= limit.largestRecordData(ownerLength: name?.wireLength ?? 255)
     }
 }

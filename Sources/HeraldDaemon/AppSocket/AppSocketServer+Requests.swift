@@ -176,6 +176,7 @@ extension AppSocketServer {
             guard let parsed = try? TXTRecord(rdata: request.txt) else { return .badParam }
             txt = parsed
         }
+        guard fitsInOneMessage(txt.rdata.count, type: type) else { return .badParam }
         var host: DNSName?
         if !request.host.isEmpty {
             guard let parsed = try? DNSName(request.host) else { return .badParam }
@@ -191,7 +192,9 @@ extension AppSocketServer {
     }
 
     private func startQuery(_ request: QueryRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard let name = try? DNSName(request.name) else { return .badParam }
+        // Multicast DNS has records of class IN only (kDNSServiceClass_IN); a question may also ask for ANY class.
+        let recordClass = RecordClass(request.rrclass)
+        guard let name = try? DNSName(request.name), recordClass == .internet || recordClass == .any else { return .badParam }
         // Only multicast DNS names are served here: `.local.`, and reverse names, which Herald has no unicast DNS
         // to ask about (hosts publish reverse PTRs for all their addresses, RFC 6762 §4).
         guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {

@@ -81,9 +81,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         if entry.value.isEmpty { return }  // blank: keep the default
         switch (entry.section, entry.key) {
         case ("network", "host-name"):
-            guard entry.value.utf8.count <= 63, !entry.value.contains(".") else {
-                throw problem("must be a single label of at most 63 bytes, without '.local'")
-            }
+            if let rule = Self.hostNameProblem(entry.value) { throw problem(rule) }
             hostName = entry.value
         case ("network", "interfaces"): interfaces = list()
         case ("network", "deny-interfaces"): denyInterfaces = list()
@@ -165,5 +163,15 @@ public struct DaemonConfiguration: Sendable, Hashable {
             nss-socket = \(nssSocket ?? "")
 
             """
+    }
+}
+
+extension DaemonConfiguration {
+    /// Why `name` cannot be the host's name label (published as `name.local.`), or nil when it can.
+    public static func hostNameProblem(_ name: String) -> String? {
+        guard !name.isEmpty, name.utf8.count <= 63, !name.contains(".") else {
+            return "must be a single label of at most 63 bytes, without '.local'"
+        }
+        return nil
     }
 }

@@ -31,7 +31,16 @@ final class StaticServicePublisher {
             if problem.severity == .error { logger.error("services: \(problem)") } else { logger.warning("services: \(problem)") }
         }
         var wanted: [String: ServiceRegistration] = [:]
+        let largestTXT = network.engine.configuration.messageSizeLimit.largestServiceRecordData
         for registration in contents.registrations() {
+            let most = largestTXT(registration.type)
+            guard registration.txt.rdata.count <= most else {
+                logger.error("""
+                    services: \(Self.key(registration)): its TXT record of \(registration.txt.rdata.count) bytes cannot go out \
+                    in one mDNS message (at most \(most) bytes for this type); not published: shorten its TXT entries
+                    """)
+                continue
+            }
             wanted[Self.key(registration)] = registration
         }
         for (key, entry) in published.sorted(by: { $0.key < $1.key }) where wanted[key] == nil {

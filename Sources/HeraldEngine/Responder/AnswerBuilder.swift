@@ -36,6 +36,8 @@ struct AnswerBuilder {
         var questions = 0
         var allUnique = true
         for question in message.questions where skipping.isEmpty || !skipping.contains(question.name) {
+            // Every record here is of class IN: a question of another class (CH, HS, …) has no answer at all.
+            guard question.recordClass == .internet || question.recordClass == .any else { continue }
             questions += 1
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
             let owned = authority.records(answering: key, on: link)

@@ -29,7 +29,7 @@ struct ControlSession {
                     + "not open to uid \(getuid())); ask an operator, or run it with sudo",
                 exitCode: ExitStatus.notPermitted)
         } catch {
-            throw DaemonSession.failure(for: error)
+            throw DaemonSession.failure(for: error, on: .control)
         }
     }
 
@@ -43,7 +43,7 @@ struct ControlSession {
         do {
             reply = try connection.call(request)
         } catch {
-            throw DaemonSession.failure(for: error)
+            throw DaemonSession.failure(for: error, on: .control)
         }
         if let error = reply.error, !reply.ok { throw Self.failure(for: error) }
         return reply
@@ -54,7 +54,7 @@ struct ControlSession {
         do {
             return try connection.nextEvent(timeout: nil)
         } catch {
-            throw DaemonSession.failure(for: error)
+            throw DaemonSession.failure(for: error, on: .control)
         }
     }
 

@@ -25,13 +25,17 @@ final class DaemonSession {
     private(set) var wasInterrupted = false
 
     /// Connects to the daemon (at `socketPath`, `DNSSD_UDS_PATH` or the default path) and opens a shared
-    /// connection. Failures become messages that say how to start the daemon or reach its socket.
-    init(socketPath: String?, label: String, noWait: Bool) throws {
+    /// connection. Failures become messages that say how to start the daemon or reach its socket. The daemon gets
+    /// at most `timeout` seconds (the command's --timeout, when shorter than the usual 10 s) to answer each request.
+    init(socketPath: String?, label: String, noWait: Bool, timeout: Double?) throws {
         self.label = label
         self.noWait = noWait
         self.socketPath = socketPath
         do {
             connection = try DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
+            if let timeout, .seconds(timeout) < connection.statusTimeout {
+                connection.statusTimeout = .milliseconds(Int64(timeout * 1000))
+            }
             let status = try connection.startSharedConnection()
             if status != .noError { throw DaemonSession.failure(for: status, operation: label) }
         } catch let error as DNSSDClientError {
@@ -134,10 +138,11 @@ final class DaemonSession {
     private func park(_ context: ClientContext, description: String) throws {
         guard parked.insert(context).inserted else { return }
         if noWait {
+            let why = permissionExplanation()
             throw CommandFailure(
-                "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue)): the daemon holds the request "
-                    + "until an operator decides, and --no-wait was given; an operator can allow it with: "
-                    + "herald grant APP-ID (herald requests lists the waiting apps)",
+                "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue)\(why.map { ", " + $0.reason } ?? "")): the daemon "
+                    + "holds the request until an operator decides, and --no-wait was given; "
+                    + (why?.text ?? "an operator can allow it with: herald grant APP-ID (herald requests lists the waiting apps)"),
                 exitCode: ExitStatus.notPermitted, operation: description)
         }
         if let why = permissionExplanation() {
@@ -170,13 +175,29 @@ final class DaemonSession {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
-    /// The message and exit status for a connection problem.
-    static func failure(for error: Error) -> CommandFailure {
+    /// Which of the daemon's sockets a command talks to, for messages that say how to point herald at it.
+    enum Socket {
+        case app, control
+
+        /// The option and the environment variable that name it.
+        var setting: (option: String, variable: String) {
+            switch self {
+            case .app: return ("--socket", "DNSSD_UDS_PATH")
+            case .control: return ("--control-socket", "HERALD_CONTROL_SOCKET")
+            }
+        }
+
+        var name: String { self == .app ? "app socket" : "control socket" }
+    }
+
+    /// The message and exit status for a connection problem on `socket`.
+    static func failure(for error: Error, on socket: Socket = .app) -> CommandFailure {
         if let failure = error as? CommandFailure { return failure }
         guard let error = error as? DNSSDClientError else {
             return CommandFailure("\(error)", exitCode: ExitStatus.failure)
         }
-        let howToStart = "start it with: systemctl start heraldd (or run heraldd), or give its socket with --socket PATH or DNSSD_UDS_PATH"
+        let (option, variable) = socket.setting
+        let howToStart = "start it with: systemctl start heraldd (or run heraldd), or give its \(socket.name) with \(option) PATH or \(variable)"
         switch error {
         case .daemonNotRunning:
             return CommandFailure("\(error); \(howToStart)", exitCode: ExitStatus.daemonUnavailable)
@@ -186,7 +207,7 @@ final class DaemonSession {
                     + "(root, or a member of the herald group), or ask an operator to fix the socket's mode",
                 exitCode: ExitStatus.notPermitted)
         case .connectionFailed:
-            return CommandFailure("\(error); check that --socket or DNSSD_UDS_PATH names heraldd's app socket",
+            return CommandFailure("\(error); check that \(option) or \(variable) names heraldd's \(socket.name)",
                                   exitCode: ExitStatus.daemonUnavailable)
         case .disconnected:
             return CommandFailure("\(error) (it stopped, restarted or dropped this client); check its log "
