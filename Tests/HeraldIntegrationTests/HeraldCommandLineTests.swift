@@ -35,6 +35,12 @@ extension HeraldOnTestLANs {
                 #expect(result.stderr.contains("Error: "), "\(result)")
             }
 
+            // A TXT record that no mDNS message can hold (40 entries of 250 bytes) is refused before any request.
+            let hugeTXT = (0..<40).map { "k\($0 + 10)=" + String(repeating: "v", count: 246) }
+            let huge = try host.run([herald, "register", "Big", "_http._tcp", "80"] + hugeTXT)
+            #expect(huge.status == 64, "\(huge)")
+            #expect(huge.stderr.contains("the TXT record would be 10040 bytes, more than one mDNS message holds"), "\(huge)")
+
             let missing = host.directory + "/nobody-here.sock"
             for arguments in [["browse", "_http._tcp"], ["resolve", "X", "_http._tcp"], ["lookup", "x.local"],
                               ["query", "x.local", "A"], ["register", "X", "_http._tcp", "80"]] {

@@ -86,7 +86,13 @@ struct Register: HeraldCommand {
         guard (0...65535).contains(port) else {
             throw ValidationError("port \(port) is out of range; give a port from 0 to 65535")
         }
-        _ = try TXTArguments.record(from: txt)
+        let record = try TXTArguments.record(from: txt)
+        // Even at the largest message size (9000 bytes, the default), the TXT record must go out in one message.
+        let most = MessageSizeLimit.default.largestServiceRecordData(type: parsed.fullName)
+        guard record.rdata.count <= most else {
+            throw ValidationError("the TXT record would be \(record.rdata.count) bytes, more than one mDNS message holds "
+                                  + "(at most \(most) bytes for \(parsed.baseType)); give fewer or shorter entries")
+        }
         _ = try subtypeLabels(of: parsed)
         if let host {
             do {
