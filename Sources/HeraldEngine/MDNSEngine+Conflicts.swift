@@ -48,19 +48,18 @@ extension MDNSEngine {
             emit(.deliver(id, .registrationFailed(.nameConflict)))
             return
         }
-        publication.renames += 1
-        let attempt = publication.renames + 1
         if id == Self.hostPublication {
+            publication.renames += 1
             hostRenames += 1
             hostLabel = ServiceInstanceName.renamedHost(configuration.hostName, attempt: hostRenames + 1)
             publication.label = hostLabel
-        } else if case .service(let registration) = publication.kind {
-            let base = registration.instance.isEmpty ? configuration.hostName : registration.instance
-            publication.label = ServiceInstanceName.renamed(base, attempt: attempt)
         }
         publication.reported = false
         publication.probeSent = []
         publications[id] = publication
+        // A service's next name skips those this host's other services hold.
+        if case .service = publication.kind { takeNextFreeName(id) }
+        publication = publications[id]!
         for link in publication.phases.keys.sorted() {
             dropLocalRecords(of: id, on: link)
             scheduler.withdraw(publication.records[link]?.map(\.record) ?? [], on: link)

@@ -3,13 +3,48 @@ import HeraldWire
 /// The responder's publications: registering, probing (RFC 6762 §8.1), announcing (§8.3) and updating (§8.4).
 /// Conflicts and renaming are in `MDNSEngine+Conflicts.swift`, withdrawal and goodbyes in `MDNSEngine+Goodbyes.swift`.
 extension MDNSEngine {
-    /// Registers a service; `.registered(name)` follows once its name is probed and announced.
+    /// Registers a service; `.registered(name)` follows once its name is probed and announced. A name another
+    /// registration on this host holds is a conflict found before any probe: the service takes the next free name
+    /// (`Name (2)` …), or fails at once without auto-rename.
     public mutating func register(_ id: OperationID, _ registration: ServiceRegistration, at time: Instant) {
         now = max(now, time)
         cancel(id, at: time)
         let label = registration.instance.isEmpty ? hostLabel : registration.instance
         publications[id] = Publication(id: id, kind: .service(registration), label: label)
+        if let name = registeredName(of: id), isClaimedByAnother(name, than: id) {
+            guard registration.autoRename else {
+                publications[id] = nil
+                emit(.deliver(id, .registrationFailed(.nameConflict)))
+                return
+            }
+            takeNextFreeName(id)
+        }
         for link in links.keys.sorted() { startPublication(id, on: link) }
+    }
+
+    /// True when another of this host's services, or a unique record it registered by itself, holds `name`
+    /// (names compare ignoring ASCII case): one host must not publish two answers for one unique name.
+    func isClaimedByAnother(_ name: DNSName, than id: OperationID) -> Bool {
+        let wanted = name.lowercased
+        for (other, publication) in publications where other != id {
+            switch publication.kind {
+            case .service: if registeredName(of: other)?.lowercased == wanted { return true }
+            case .record(let record): if record.unique && record.name.lowercased == wanted { return true }
+            case .host: continue
+            }
+        }
+        return false
+    }
+
+    /// Gives a service the next candidate name (`Name (2)`, `Name (3)` …) that no other publication here holds.
+    mutating func takeNextFreeName(_ id: OperationID) {
+        guard var publication = publications[id], case .service(let registration) = publication.kind else { return }
+        let base = registration.instance.isEmpty ? configuration.hostName : registration.instance
+        repeat {
+            publication.renames += 1
+            publication.label = ServiceInstanceName.renamed(base, attempt: publication.renames + 1)
+            publications[id] = publication
+        } while registeredName(of: id).map { isClaimedByAnother($0, than: id) } ?? false
     }
 
     /// Replaces a registration's TXT record; the new data is announced again without probing (RFC 6762 §8.4).

@@ -1,5 +1,6 @@
 /* Service references: creating them (a connection of their own, or a subordinate of a shared
  * connection), the event-driven side (DNSServiceRefSockFD, DNSServiceProcessResult) and deallocation. */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -128,9 +129,14 @@ static void dispatch(DNSServiceRef ref, const struct reply_head *head, struct re
 }
 
 DNSServiceErrorType DNSServiceProcessResult(DNSServiceRef sdRef) {
+    if (!sdRef) return kDNSServiceErr_BadParam;
     DNSServiceRef ref = service_ref_is_valid(sdRef);
     if (!ref || ref->primary) return kDNSServiceErr_BadReference;
     if (ref->defunct) return kDNSServiceErr_ServiceNotRunning;
+    /* A program that made the socket non-blocking must not be blocked: with nothing to read there is nothing to
+       do (a spurious wake-up of its event loop). A reply that has begun to arrive is still read whole. */
+    int mode = fcntl(ref->fd, F_GETFL);
+    if (mode >= 0 && (mode & O_NONBLOCK) && !connection_has_input(ref->fd)) return kDNSServiceErr_NoError;
     for (;;) {
         uint8_t header[IPC_HEADER_LENGTH];
         if (connection_read_exactly(ref->fd, header, sizeof header, -1) != 0) {

@@ -6,6 +6,38 @@ import Testing
 struct SelfConflictTests {
     let printer = Fixture.instance("Printer")
 
+    @Test("two registrations of one name on one host: the second takes the next free name, or fails without auto-rename")
+    func sameNameTwiceOnOneHost() throws {
+        var lan = SimulatedLAN()
+        let alpha = lan.addHost("alpha")
+        let beta = lan.addHost("beta")
+        lan.with(alpha) {
+            $0.register(OperationID(1), Fixture.service("Printer", port: 5001), at: $1)
+            $0.register(OperationID(2), Fixture.service("printer", port: 5002), at: $1)  // names ignore ASCII case
+            $0.register(OperationID(3), Fixture.service("Printer", port: 5003, autoRename: false), at: $1)
+            $0.register(OperationID(4), Fixture.service("Printer (2)", port: 5004), at: $1)
+        }
+        lan.run(for: 10_000)
+        #expect(lan.registrations(of: alpha, OperationID(1)).map(\.name) == [printer])
+        #expect(lan.registrations(of: alpha, OperationID(2)).map(\.name) == [Fixture.instance("printer (2)")])
+        #expect(lan.events(of: alpha, OperationID(3)).map(\.event) == [.registrationFailed(.nameConflict)])
+        // "(2)" reads as a rename suffix, so the next candidate is "(3)".
+        #expect(lan.registrations(of: alpha, OperationID(4)).map(\.name) == [Fixture.instance("Printer (3)")])
+        #expect(lan.hosts[alpha].engine.statistics.conflicts == 0)
+        // On the wire, each name has one SRV record, with its own port; the failed registration sent nothing.
+        let srvs = lan.packets(from: alpha).filter(\.message.isResponse).flatMap(\.message.answers).compactMap { record -> UInt16? in
+            if case .srv(let srv) = record.data { return srv.port } else { return nil }
+        }
+        #expect(Set(srvs) == [5001, 5002, 5004], "\(srvs)")
+        // A peer resolving the first name gets the first registration's port only.
+        lan.with(beta) { $0.resolve(OperationID(9), instance: printer, at: $1) }
+        lan.run(for: 2000)
+        let ports = lan.events(of: beta, OperationID(9)).compactMap { entry -> UInt16? in
+            if case .resolved(let service) = entry.event { return service.port } else { return nil }
+        }
+        #expect(!ports.isEmpty && Set(ports) == [5001], "\(ports)")
+    }
+
     @Test("own records echoed back by a reflector, from another address but with identical data, are not a conflict")
     func reflectorEcho() throws {
         var lan = SimulatedLAN()

@@ -88,6 +88,27 @@ extension HeraldOnTestLANs {
             }
         }
 
+        @Test("a name another registration on this host holds is renamed, or refused with --no-rename")
+        func sameNameOnOneHost() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let daemon = try lan.hosts[0].startHeraldd()
+            let peer = try lan.hosts[1].startHeraldd()
+            let first = try daemon.spawnHerald(["register", "Same", "_hsame._tcp", "5001"])
+            defer { first.terminate(grace: 1) }
+            try first.waitForOutput(containing: "_hsame._tcp.  Same\n", in: .stdout, timeout: 10)
+            let second = try daemon.spawnHerald(["register", "Same", "_hsame._tcp", "5002"])
+            defer { second.terminate(grace: 1) }
+            try second.waitForOutput(containing: "_hsame._tcp.  Same (2)  (renamed", in: .stdout, timeout: 10)
+            let refused = try daemon.herald(["register", "same", "_hsame._tcp", "5003", "--no-rename", "--timeout", "5"])
+            #expect(refused.status == 1 && refused.stderr.contains("NameConflict"), "\(refused)")
+            // A peer finds each name once, with its own port.
+            for (name, port) in [("Same", 5001), ("Same (2)", 5002)] {
+                let resolved = try peer.herald(["resolve", name, "_hsame._tcp", "--json"])
+                #expect(resolved.status == 0 && HeraldJSON.objects(resolved.stdout).first?["port"] as? Int == port, "\(resolved)")
+            }
+        }
+
         @Test("a request refused outright exits 77 at once, naming the reason and the fix")
         func staticDenial() throws {
             let lan = try TestLAN(hosts: 1)

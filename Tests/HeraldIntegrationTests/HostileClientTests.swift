@@ -29,6 +29,8 @@ extension HeraldOnTestLANs {
             #expect(lines.contains("huge-txt: 14848 bytes: status -65540"), "\(result.stdout)")
             #expect(lines.contains("fitting-txt: 8448 bytes: status 0"), "\(result.stdout)")
             #expect(lines.contains("chaos-query: status -65540"), "\(result.stdout)")
+            #expect(lines.contains("local-only-register: status -65544"), "\(result.stdout)")
+            #expect(lines.contains("local-only-browse: status -65544"), "\(result.stdout)")
             #expect(lines.contains("missing-nul: closed"), "\(result.stdout)")
             #expect(lines.contains("idle-clients: 200 open"), "\(result.stdout)")
             #expect(lines.contains("after: browse status 0"), "\(result.stdout)")
@@ -215,6 +217,12 @@ extension HeraldOnTestLANs {
         # A record query of class CH (3): multicast DNS has class IN only.
         body = struct.pack(">II", 0, 0) + cstr("hostile.local") + struct.pack(">HH", 1, 3)
         s = connect(); s.sendall(header(len(body), 8) + body); print("chaos-query:", outcome(s)); s.close()
+        # Local-only (interface index -1) would be served on the network, visible to every host: Unsupported.
+        body = struct.pack(">II", 0, 0xFFFFFFFF) + cstr("Local Only") + cstr("_hhostile._tcp") + cstr("") + cstr("") \
+            + struct.pack(">HH", 9000, 0)
+        s = connect(); s.sendall(header(len(body), 5) + body); print("local-only-register:", outcome(s)); s.close()
+        body = struct.pack(">II", 0, 0xFFFFFFFF) + cstr("_hhostile._tcp") + cstr("")
+        s = connect(); s.sendall(header(len(body), 6) + body); print("local-only-browse:", outcome(s)); s.close()
         # A browse whose strings never end.
         body = struct.pack(">II", 0, 0) + b"_http._tcp_without_a_terminator"
         s = connect(); s.sendall(header(len(body), 6) + body); print("missing-nul:", outcome(s)); s.close()

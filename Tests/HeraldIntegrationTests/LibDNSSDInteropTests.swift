@@ -70,6 +70,9 @@ extension HeraldOnTestLANs {
             let property = try local.run([probe, "property"], environment: environment)
             #expect(property.stdout.contains("DaemonVersion return=0 size=4 value=") && !property.stdout.contains("value=0\n"), "\(property)")
             #expect(property.stdout.contains("NoSuchProperty return=-65540"), "\(property)")
+            // A non-blocking socket with nothing to read: DNSServiceProcessResult returns at once, as Apple's does.
+            let nonblocking = try local.run([probe, "nonblocking", "_hnothing._tcp"], environment: environment)
+            #expect(nonblocking.status == 0 && nonblocking.stdout.contains("nothing-to-read return=0"), "\(nonblocking)")
 
             // Register with TXT and a subtype: avahi-browse resolves it and finds it through the subtype.
             let watch = try peer.spawn(["avahi-browse", "-p", "-r", type])

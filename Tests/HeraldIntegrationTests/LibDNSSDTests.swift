@@ -58,7 +58,7 @@ struct LibDNSSDLibraryTests {
             resolve-null-domain return=-65540
             register-noautorename-without-callback return=-65540
             share-null-connection return=-65541
-            process-null return=-65541 sockfd-null=-1
+            process-null return=-65540 sockfd-null=-1
             add-record-null return=-65541
             remove-record-null return=-65541
             deallocate-null survived

@@ -122,6 +122,7 @@ extension AppSocketServer {
     // MARK: - Starting operations
 
     private func startBrowse(_ request: BrowseRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
         guard isLocal(request.domain) else { return .unsupported }
         let interface = interfaceFilter(request.interfaceIndex)
         if let name = try? DNSName(request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
@@ -150,6 +151,7 @@ extension AppSocketServer {
     }
 
     private func startResolve(_ request: ResolveRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
         guard isLocal(request.domain),
               let type = try? ServiceType(request.regtype),
               let instance = try? ServiceInstanceName(instance: request.name, type: type.baseType)
@@ -162,6 +164,7 @@ extension AppSocketServer {
     }
 
     private func startRegistration(_ request: RegisterServiceRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
         guard isLocal(request.domain) else { return .unsupported }
         // The dnssd API lists subtypes after the type, separated by commas: `_http._tcp,_printer`.
         let parts = request.regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
@@ -192,6 +195,7 @@ extension AppSocketServer {
     }
 
     private func startQuery(_ request: QueryRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
         // Multicast DNS has records of class IN only (kDNSServiceClass_IN); a question may also ask for ANY class.
         let recordClass = RecordClass(request.rrclass)
         guard let name = try? DNSName(request.name), recordClass == .internet || recordClass == .any else { return .badParam }
@@ -220,6 +224,7 @@ extension AppSocketServer {
     }
 
     private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
         let text = request.hostname.hasSuffix(".") ? request.hostname : request.hostname + "."
         guard let name = try? DNSName(text), name.hasSuffix("local.") else { return .badParam }
         var types: [RecordType] = []
@@ -269,6 +274,14 @@ extension AppSocketServer {
         domain.isEmpty || domain.lowercased() == "local" || domain.lowercased() == "local."
     }
 
-    /// The dnssd interface index as an engine filter: 0 means every interface.
+    /// The dnssd interface index as an engine filter: 0 means every interface (as do the P2P and BLE indexes,
+    /// whose interfaces Linux does not have).
     func interfaceFilter(_ index: UInt32) -> Int? { index == 0 || index >= 0xFFFF_FFF0 ? nil : Int(index) }
+
+    /// `kDNSServiceInterfaceIndexLocalOnly` and `kDNSServiceInterfaceIndexUnicast`: services seen only on this host,
+    /// and unicast DNS, neither of which Herald offers. Such requests are refused (Unsupported) rather than served
+    /// on the network, where a "local only" service would be visible to every host.
+    static func isUnservedInterface(_ index: UInt32) -> Bool {
+        index == DNSServiceInterfaceIndex.localOnly || index == DNSServiceInterfaceIndex.unicast
+    }
 }

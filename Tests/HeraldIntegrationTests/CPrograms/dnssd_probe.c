@@ -16,12 +16,14 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/select.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <dns_sd.h>
 
@@ -311,6 +313,23 @@ static int misuse(void) {
     return 0;
 }
 
+/* An event loop that made the socket non-blocking and woke up with nothing to read: DNSServiceProcessResult
+   must return at once (an alarm ends the program if it blocks). */
+static int nonblocking(int argc, char **argv) {
+    if (argc < 3) return 64;
+    DNSServiceRef browse;
+    DNSServiceErrorType error = DNSServiceBrowse(&browse, 0, 0, argv[2], NULL, noop_browse, NULL);
+    printf("browse return=%d\n", (int)error);
+    if (error) return 1;
+    int fd = DNSServiceRefSockFD(browse);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    alarm(5);
+    printf("nothing-to-read return=%d\n", (int)DNSServiceProcessResult(browse));
+    alarm(0);
+    DNSServiceRefDeallocate(browse);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) return 64;
@@ -321,5 +340,6 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "records") == 0) return records(argc, argv);
     if (strcmp(argv[1], "noauth") == 0) return noauth(argc, argv);
     if (strcmp(argv[1], "misuse") == 0) return misuse();
+    if (strcmp(argv[1], "nonblocking") == 0) return nonblocking(argc, argv);
     return 64;
 }
