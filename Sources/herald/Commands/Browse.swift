@@ -71,7 +71,7 @@ struct Browse: HeraldCommand {
     }
 
     func execute() throws {
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait, timeout: timeout)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         if all {
             try browseTypes(session, until: deadline)

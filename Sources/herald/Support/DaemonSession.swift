@@ -25,17 +25,13 @@ final class DaemonSession {
     private(set) var wasInterrupted = false
 
     /// Connects to the daemon (at `socketPath`, `DNSSD_UDS_PATH` or the default path) and opens a shared
-    /// connection. Failures become messages that say how to start the daemon or reach its socket. The daemon gets
-    /// at most `timeout` seconds (the command's --timeout, when shorter than the usual 10 s) to answer each request.
-    init(socketPath: String?, label: String, noWait: Bool, timeout: Double?) throws {
+    /// connection. Failures become messages that say how to start the daemon or reach its socket.
+    init(socketPath: String?, label: String, noWait: Bool) throws {
         self.label = label
         self.noWait = noWait
         self.socketPath = socketPath
         do {
             connection = try DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
-            if let timeout, .seconds(timeout) < connection.statusTimeout {
-                connection.statusTimeout = .milliseconds(Int64(timeout * 1000))
-            }
             let status = try connection.startSharedConnection()
             if status != .noError { throw DaemonSession.failure(for: status, operation: label) }
         } catch let error as DNSSDClientError {
