@@ -83,7 +83,7 @@ struct EventPrinter {
         }
         var text = [time.clock, Self.sign(added ? "+" : "-"), domain.padding(Self.domainWidth), type.padding(typeWidth), name]
             .joined(separator: "  ")
-        if added && renamed { text += "  (renamed: \"\(requestedName)\" is taken on the network)" }
+        if added && renamed { text += "  (renamed: \"\(requestedName)\" is taken, on the network or by another service of this host)" }
         StandardOutput.line(text)
     }
 
