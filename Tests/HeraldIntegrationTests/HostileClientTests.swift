@@ -31,6 +31,8 @@ extension HeraldOnTestLANs {
             #expect(lines.contains("chaos-query: status -65540"), "\(result.stdout)")
             #expect(lines.contains("local-only-register: status -65544"), "\(result.stdout)")
             #expect(lines.contains("local-only-browse: status -65544"), "\(result.stdout)")
+            #expect(lines.contains("addrinfo-unicast-name: status -65544"), "\(result.stdout)")
+            #expect(lines.contains("addrinfo-bad-name: status -65540"), "\(result.stdout)")
             #expect(lines.contains("missing-nul: closed"), "\(result.stdout)")
             #expect(lines.contains("idle-clients: 200 open"), "\(result.stdout)")
             #expect(lines.contains("after: browse status 0"), "\(result.stdout)")
@@ -223,6 +225,10 @@ extension HeraldOnTestLANs {
         s = connect(); s.sendall(header(len(body), 5) + body); print("local-only-register:", outcome(s)); s.close()
         body = struct.pack(">II", 0, 0xFFFFFFFF) + cstr("_hhostile._tcp") + cstr("")
         s = connect(); s.sendall(header(len(body), 6) + body); print("local-only-browse:", outcome(s)); s.close()
+        # Address lookups: a name outside .local. needs unicast DNS (Unsupported); an empty label is no name at all.
+        for label, hostname in (("addrinfo-unicast-name", "example.com"), ("addrinfo-bad-name", "a..local")):
+            body = struct.pack(">III", 0, 0, 1) + cstr(hostname)
+            s = connect(); s.sendall(header(len(body), 15) + body); print(label + ":", outcome(s)); s.close()
         # A browse whose strings never end.
         body = struct.pack(">II", 0, 0) + b"_http._tcp_without_a_terminator"
         s = connect(); s.sendall(header(len(body), 6) + body); print("missing-nul:", outcome(s)); s.close()

@@ -226,7 +226,9 @@ extension AppSocketServer {
     private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
         guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
         let text = request.hostname.hasSuffix(".") ? request.hostname : request.hostname + "."
-        guard let name = try? DNSName(text), name.hasSuffix("local.") else { return .badParam }
+        guard let name = try? DNSName(text) else { return .badParam }
+        // A name outside .local. would need unicast DNS, which Herald does not do (as for record queries).
+        guard name.hasSuffix("local.") else { return .unsupported }
         var types: [RecordType] = []
         let wanted = request.protocol.intersection([.ipv4, .ipv6])
         if wanted.isEmpty || wanted.contains(.ipv4) { types.append(.a) }
