@@ -17,7 +17,7 @@ extension AppSocketServer {
         guard unique != request.flags.contains(.shared) else { return .badParam }
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
-        guard fitsInOneMessage(request.rdata.count, name: name) else { return .badParam }
+        guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
         guard client.recordContexts[request.recordIndex] == nil else { return .badParam }
         let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
         let registration = RecordRegistration(name: name, type: type, data: data, ttl: ttl, unique: unique,
@@ -49,7 +49,7 @@ extension AppSocketServer {
         else { return .badParam }
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
-        guard fitsInOneMessage(request.rdata.count, type: serviceType) else { return .badParam }
+        guard fitsInOneMessage(request.rdata.count, ofServiceType: serviceType) else { return .badParam }
         operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : request.ttl)
         applyExtras(operation)
         return .noError
@@ -70,7 +70,7 @@ extension AppSocketServer {
     /// or a record registered by itself. Changes are announced again (RFC 6762 §8.4).
     func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
         if let operation = client.operations[context], case .register(let serviceType, _) = operation.kind {
-            guard fitsInOneMessage(request.rdata.count, type: serviceType) else {
+            guard fitsInOneMessage(request.rdata.count, ofServiceType: serviceType) else {
                 return .badParam
             }
             if request.recordIndex == UpdateRecordRequest.primaryTXTRecordIndex {
@@ -104,7 +104,7 @@ extension AppSocketServer {
               let operation = client.operations[recordContext], case .record(let name, let type, _) = operation.kind
         else { return .badReference }
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
-        guard fitsInOneMessage(request.rdata.count, name: name) else { return .badParam }
+        guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
         let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
         guard let id = operation.engineOperations.first else { return .badReference }
         if operation.parked {
@@ -140,12 +140,15 @@ extension AppSocketServer {
         [.a, .aaaa, .srv, .hinfo].contains(type) ? MDNSConstants.hostRecordTTL : MDNSConstants.otherRecordTTL
     }
 
-    /// True when a record with `dataCount` bytes of data, owned by `name` or (for a service of `type`) by any name
-    /// the service may get, can be sent at all. A record too big for one message would go out without it, so a
-    /// service could be browsed but never resolved: such requests are refused (BadParam) instead.
-    func fitsInOneMessage(_ dataCount: Int, name: DNSName? = nil, type: ServiceType? = nil) -> Bool {
-        let limit = network.engine.configuration.messageSizeLimit
-        if let type { return dataCount <= limit.largestServiceRecordData(type: type.fullName) }
-        return dataCount <= limit.largestRecordData(ownerLength: name?.wireLength ?? 255)
+    /// True when a record with `dataCount` bytes of data, owned by `name`, can be sent at all. A record too big for
+    /// one message would go out without it, so a service could be browsed but never resolved: such requests are
+    /// refused (BadParam) instead.
+    func fitsInOneMessage(_ dataCount: Int, ownedBy name: DNSName) -> Bool {
+        dataCount <= network.engine.configuration.messageSizeLimit.largestRecordData(ownerLength: name.wireLength)
+    }
+
+    /// The same for a record of a service of `type` (its TXT record, say), under any name the service may get.
+    func fitsInOneMessage(_ dataCount: Int, ofServiceType type: ServiceType) -> Bool {
+        dataCount <= network.engine.configuration.messageSizeLimit.largestServiceRecordData(type: type.fullName)
     }
 }

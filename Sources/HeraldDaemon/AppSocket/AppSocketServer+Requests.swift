@@ -179,7 +179,7 @@ extension AppSocketServer {
             guard let parsed = try? TXTRecord(rdata: request.txt) else { return .badParam }
             txt = parsed
         }
-        guard fitsInOneMessage(txt.rdata.count, type: type) else { return .badParam }
+        guard fitsInOneMessage(txt.rdata.count, ofServiceType: type) else { return .badParam }
         var host: DNSName?
         if !request.host.isEmpty {
             guard let parsed = try? DNSName(request.host) else { return .badParam }
