@@ -67,10 +67,7 @@ extension MDNSEngine {
             copy.ttl = 0
             return copy
         }
-        for bytes in AnswerBuilder.pack(answers: goodbyes, additionals: [], limit: payloadLimit(for: link)) {
-            statistics.responsesSent += 1
-            send(bytes, on: link, to: .multicast)
-        }
+        queueGoodbyes(goodbyes, on: link)
         // Noted with their TTL of 0, the records' notes are soon forgotten (see ResponseScheduler.MulticastNote).
         scheduler.noteMulticast(goodbyes, on: link, at: now)
     }

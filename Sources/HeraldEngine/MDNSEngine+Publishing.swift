@@ -191,7 +191,8 @@ extension MDNSEngine {
     }
 
     /// Begins probing a publication on a link, from the start: after 0–250 ms (RFC 6762 §8.1), or five seconds
-    /// while conflicts are being rate-limited.
+    /// while conflicts are being rate-limited. When another publication's first probe is due within those 250 ms,
+    /// this one joins it, so that registrations made together probe and announce in the same packets.
     mutating func startPublication(_ id: OperationID, on link: LinkID) {
         guard var publication = publications[id] else { return }
         if case .service(let registration) = publication.kind,
@@ -201,12 +202,24 @@ extension MDNSEngine {
         guard !records.isEmpty else { return }
         publication.records[link] = records
         let wait = conflictLimiter.delay(random.milliseconds(in: configuration.probeInitialDelay), at: now)
+        let joined = wait <= configuration.probeInitialDelay.upperBound ? firstProbeToJoin(on: link, except: id) : nil
         // Shared records alone are not probed (RFC 6762 §8.1): they are announced after the same short wait.
         let sent = records.contains(where: \.isUnique) ? 0 : MDNSConstants.probeCount
-        publication.phases[link] = .probing(sent: sent, nextAt: now + wait)
+        publication.phases[link] = .probing(sent: sent, nextAt: joined ?? now + wait)
         publication.probeSent.remove(link)
         publications[id] = publication
         authority.set(records, owner: id, announced: false, on: link)
+    }
+
+    /// The earliest first probe that another publication has due on a link within the initial wait from now.
+    private func firstProbeToJoin(on link: LinkID, except id: OperationID) -> Instant? {
+        let latest = now + configuration.probeInitialDelay.upperBound
+        var earliest: Instant?
+        for (other, publication) in publications where other != id {
+            guard case .probing(sent: 0, let at)? = publication.phases[link], at >= now, at <= latest else { continue }
+            if at < earliest ?? .distantFuture { earliest = at }
+        }
+        return earliest
     }
 
     /// Recomputes a publication's records on a link after its data changed and, if they were announced, announces
@@ -294,15 +307,11 @@ extension MDNSEngine {
             return copy
         }
         guard !unique.isEmpty else { return }
-        var writer = MessageWriter(limit: payloadLimit(for: link))
-        for name in publication.claimedNames(on: link) {
-            // RFC 6762 §8.1: the first probe asks for a unicast reply, which a defender can send at once.
-            writer.append(DNSQuestion(name: name, type: .any, unicastResponse: first))
-        }
-        for record in unique { writer.append(record, to: .authority) }
+        // RFC 6762 §8.1: the first probe asks for a unicast reply, which a defender can send at once.
+        let questions = publication.claimedNames(on: link).map { DNSQuestion(name: $0, type: .any, unicastResponse: first) }
+        queueProbe(MulticastBatch.Probe(questions: questions, proposed: unique), on: link)
         publications[id]!.probeSent.insert(link)
         if first { lastUnicastQuestion[link] = now }
-        send(writer.message, on: link, to: .multicast)
     }
 
     /// Probing succeeded on a link: answer for the records from now on, tell local operations, and announce.
@@ -328,11 +337,6 @@ extension MDNSEngine {
     private mutating func sendAnnouncement(_ id: OperationID, on link: LinkID) {
         guard let records = publications[id]?.records[link]?.map(\.record), !records.isEmpty else { return }
         scheduler.noteMulticast(records, on: link, at: now)
-        let builder = AnswerBuilder(authority: authority, link: link)
-        let additionals = builder.additionals(for: records)
-        for bytes in AnswerBuilder.pack(answers: records, additionals: additionals, limit: payloadLimit(for: link)) {
-            statistics.responsesSent += 1
-            send(bytes, on: link, to: .multicast)
-        }
+        queueAnnouncement(records, on: link)
     }
 }

@@ -44,6 +44,8 @@ public struct MDNSEngine: Sendable {
     var publications: [OperationID: Publication] = [:]
     var authority = AuthorityTable()
     var scheduler = ResponseScheduler()
+    /// Probes, announcements and goodbyes of the current step, sent together at its end (``MulticastBatch``).
+    var multicastBatches: [LinkID: MulticastBatch] = [:]
     /// Cached records that peers' queries asked for without an answer being seen (RFC 6762 §10.5).
     var failureObserver = FailureObserver()
     /// Conflicts seen lately, slowing probing down when there are too many (RFC 6762 §8.1).
@@ -81,6 +83,7 @@ public struct MDNSEngine: Sendable {
 
     /// Everything the engine wants done since the last call.
     public mutating func takeActions() -> [EngineAction] {
+        flushMulticasts()
         defer { outbox.removeAll(keepingCapacity: true) }
         return outbox
     }
@@ -121,6 +124,7 @@ public struct MDNSEngine: Sendable {
         }
         flushFailedRecords()
         runPublications()
+        flushMulticasts()
         sendDueResponses()
         var askedForUnicast: Set<LinkID> = []
         for packet in querier.sendDue(at: now, cache: &caches, askedForUnicast: &askedForUnicast) {
@@ -160,6 +164,7 @@ public struct MDNSEngine: Sendable {
         now = max(now, time)
         guard links[link] != nil else { return }
         sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false)
+        flushMulticasts(on: link)
         for id in publications.keys.sorted() {
             publications[id]?.phases[link] = nil
             publications[id]?.records[link] = nil
@@ -194,6 +199,7 @@ public struct MDNSEngine: Sendable {
     public mutating func shutdown(at time: Instant) {
         now = max(now, time)
         for link in links.keys.sorted() { sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false) }
+        flushMulticasts()
         isShutDown = true
         publications.removeAll()
         operations.removeAll()

@@ -69,6 +69,49 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
+        @Test("300 services from services.d probe in a few packets, say goodbye in a few when heraldd stops, and Avahi loses every one")
+        func manyServicesShareTheirPackets() throws {
+            let lan = try TestLAN(hosts: 3)
+            defer { lan.shutdown() }
+            let (server, observer, listener) = (lan.hosts[0], lan.hosts[1], lan.hosts[2])
+            try observer.startAvahi()
+            let counter = try listener.spawnPython(script: PeerScripts.packetCounter,
+                                                   arguments: [listener.interface, listener.ipv4, server.ipv4])
+            _ = try counter.waitForOutput(containing: "listening", in: .stdout, timeout: 15)
+            let directory = server.directory + "/services.d"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let types = (0..<3).map { "_hburst\($0)._tcp" }
+            for n in 1...300 {
+                try "[Service]\nName=Burst \(n)\nType=\(types[n % 3])\nPort=\(5000 + n)\nTxtText=n=\(n)\n"
+                    .write(toFile: directory + "/burst-\(n).dnssd", atomically: true, encoding: .utf8)
+            }
+            let daemon = try server.startHeraldd(hostName: "burst", arguments: ["--services-dir", directory])
+            for type in types {
+                _ = try observer.waitForAvahiBrowse(type, resolve: false, timeout: 30) { entries in
+                    Set(entries.filter { $0.event == .added }.map(\.name)).count == 100
+                }
+            }
+            let packets = { counter.jsonLines.map { line in (kind: line["kind"] as? String ?? "", questions: line["questions"] as? Int ?? 0,
+                                                              goodbyes: line["goodbyes"] as? Int ?? 0) } }
+            // Each of the 300 names (and the host's) was asked in three probe rounds: one probe per service would be
+            // 900 packets; together they fit in a few per round.
+            let probes = packets().filter { $0.kind == "probe" }
+            #expect(probes.map(\.questions).reduce(0, +) >= 900, "\(probes)")
+            #expect(probes.count <= 30, "\(probes.count) probes")
+
+            let seenBeforeStop = packets().count
+            #expect(daemon.stop() == 0, "\(daemon.log)")
+            for type in types {
+                _ = try observer.waitForAvahiBrowse(type, resolve: false, timeout: 10) { entries in
+                    !entries.contains { $0.event == .added }
+                }
+            }
+            // SRV, TXT, PTR and NSEC of each service with TTL 0 (1,200 records): a few packets, not 300.
+            let goodbyes = packets().dropFirst(seenBeforeStop).filter { $0.goodbyes > 0 }
+            #expect(goodbyes.map(\.goodbyes).reduce(0, +) >= 900, "\(goodbyes)")
+            #expect(goodbyes.count <= 10, "\(goodbyes.count) packets of goodbyes")
+        }
+
         @Test("a .dnssd file's Priority= and Weight= are in the SRV record and each TxtText=/TxtData= line is a TXT record on the wire")
         func dnssdPriorityWeightAndTXTRecords() throws {
             let lan = try TestLAN(hosts: 2)

@@ -279,6 +279,49 @@ enum PeerScripts {
         sys.exit(0 if len(got) == 2 else 1)
         """#
 
+    /// argv: IFNAME IPV4 SENDER. Joins 224.0.0.251 on IFNAME (sharing port 5353 with any daemon there) and prints,
+    /// for every packet from SENDER, one JSON line: `kind` (`probe`, `query` or `response`), `questions`, `answers`,
+    /// `goodbyes` (answers with TTL 0) and `size` in bytes. Prints `listening` when ready.
+    static let packetCounter = #"""
+        import json, socket, struct, sys
+
+        ifname, ipv4, sender = sys.argv[1:4]
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+        s.bind(("", 5353))
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("224.0.0.251") + socket.inet_aton(ipv4))
+
+        def skip_name(data, offset):
+            while True:
+                length = data[offset]
+                if length & 0xC0 == 0xC0:
+                    return offset + 2
+                if length == 0:
+                    return offset + 1
+                offset += 1 + length
+
+        print("listening", flush=True)
+        while True:
+            data, address = s.recvfrom(65535)
+            if address[0] != sender:
+                continue
+            flags, qd, an, ns, _ = struct.unpack(">HHHHH", data[2:12])
+            offset = 12
+            for _ in range(qd):
+                offset = skip_name(data, offset) + 4
+            goodbyes = 0
+            for _ in range(an):
+                offset = skip_name(data, offset)
+                _, _, ttl, length = struct.unpack(">HHIH", data[offset:offset + 10])
+                goodbyes += ttl == 0
+                offset += 10 + length
+            kind = "response" if flags & 0x8000 else ("probe" if ns else "query")
+            print(json.dumps({"kind": kind, "questions": qd, "answers": an, "goodbyes": goodbyes, "size": len(data)}),
+                  flush=True)
+        """#
+
     /// argv: NAME TYPE SERVER IFNAME TIMEOUT MAX_REPLIES. Sends one standard
     /// query (id 0x4852, no flags) from an unconnected ephemeral-port socket to
     /// SERVER:5353 and prints, for every reply until TIMEOUT (or MAX_REPLIES
