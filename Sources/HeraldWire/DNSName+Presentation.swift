@@ -59,19 +59,29 @@ extension DNSName: CustomStringConvertible, ExpressibleByStringLiteral {
     }
 
     /// The name in presentation form, with a trailing dot (`.` for the root).
-    public var description: String {
+    public var description: String { text(escapingSpaces: false) }
+
+    /// The name as the DNS-SD C API hands full names to programs (resolve and record callbacks,
+    /// `DNSServiceConstructFullName`): the presentation form with spaces escaped too, as `\032`, so that a program
+    /// can compare it with a name it built, or split it at its unescaped dots.
+    public var dnssdFullName: String { text(escapingSpaces: true) }
+
+    private func text(escapingSpaces: Bool) -> String {
         if wire.isEmpty { return "." }
         var text = ""
         for label in labels {
-            text += Self.presentation(ofLabel: label)
+            text += Self.presentation(ofLabel: label, escapingSpaces: escapingSpaces)
             text += "."
         }
         return text
     }
 
     /// One label in presentation form: dots and backslashes escaped, control bytes and bytes that are
-    /// not part of valid UTF-8 written as `\DDD`, everything else (spaces and UTF-8 included) as is.
-    public static func presentation<Label: Collection>(ofLabel label: Label) -> String where Label.Element == UInt8 {
+    /// not part of valid UTF-8 written as `\DDD`, everything else (UTF-8 included) as is; spaces too, unless
+    /// `escapingSpaces`.
+    public static func presentation<Label: Collection>(ofLabel label: Label, escapingSpaces: Bool = false) -> String
+        where Label.Element == UInt8
+    {
         let bytes = Array(label)
         let validUTF8 = String(validating: bytes, as: UTF8.self) != nil
         var out: [UInt8] = []
@@ -82,6 +92,8 @@ extension DNSName: CustomStringConvertible, ExpressibleByStringLiteral {
                 out.append(UInt8(ascii: "\\"))
                 out.append(byte)
             case 0..<0x20, 0x7F:
+                out.append(contentsOf: escaped(byte))
+            case UInt8(ascii: " ") where escapingSpaces:
                 out.append(contentsOf: escaped(byte))
             case 0x80...0xFF where !validUTF8:
                 out.append(contentsOf: escaped(byte))

@@ -42,7 +42,9 @@ extension HeraldOnTestLANs {
             // Resolve: host, port and TXT.
             let resolve = try local.run([lite, "-t", "3", "-L", "Avahi Lib", type], environment: environment)
             print("$ dns-sd-lite -t 3 -L 'Avahi Lib' \(type)\n\(resolve.stdout)")
-            #expect(resolve.stdout.contains("Avahi Lib.\(type).local. can be reached at \(peerHost).:4501"), "\(resolve)")
+            // The full name is escaped as DNSServiceConstructFullName writes it (and as dns-sd prints it): the space as \032.
+            #expect(resolve.stdout.contains("Lookup Avahi\\032Lib.\(type).local.\n"), "\(resolve)")
+            #expect(resolve.stdout.contains("Avahi\\032Lib.\(type).local. can be reached at \(peerHost).:4501"), "\(resolve)")
             #expect(resolve.stdout.contains(" path=/lib flag\n"), "\(resolve)")
 
             // Address lookup (DNSServiceGetAddrInfo, found at run time).
@@ -54,7 +56,7 @@ extension HeraldOnTestLANs {
             // Query record: SRV of the instance (priority 0, weight 0, port 4501 = 0x1195).
             let query = try local.run([probe, "query", "Avahi Lib.\(type).local.", "33", "3"], environment: environment)
             #expect(query.stdout.contains("query return=0"), "\(query)")
-            #expect(query.stdout.contains("error=0 name=Avahi Lib.\(type).local. type=33 class=1")
+            #expect(query.stdout.contains("error=0 name=Avahi\\032Lib.\(type).local. type=33 class=1")
                     && query.stdout.contains("rdata=000000001195"), "\(query)")
 
             // Shared connection: browse and resolve as subordinates; cancelling one leaves the other working.

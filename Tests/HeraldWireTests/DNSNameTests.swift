@@ -35,6 +35,15 @@ struct DNSNameTests {
         #expect(name.description == "Café Tür 🖨 (2)._http._tcp.local.")
     }
 
+    @Test("The DNS-SD C API form escapes spaces as \\032 as well, and parses back to the same name")
+    func dnssdFullName() throws {
+        let name = try DNSName(labels: [Array("Game One. Café\\".utf8), Array("_x".utf8), Array("_tcp".utf8), Array("local".utf8)])
+        #expect(name.dnssdFullName == #"Game\032One\.\032Café\\._x._tcp.local."#)
+        #expect(name.description == #"Game One\. Café\\._x._tcp.local."#)
+        #expect(try DNSName(name.dnssdFullName).isIdentical(to: name))
+        #expect(DNSName.root.dnssdFullName == ".")
+    }
+
     @Test("Bytes that are not valid UTF-8 are written as \\DDD")
     func invalidUTF8IsEscaped() throws {
         let name = try DNSName(labels: [[0xFF, 0x61], [0xC3], bytes("local")])

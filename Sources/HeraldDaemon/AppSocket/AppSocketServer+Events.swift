@@ -27,8 +27,8 @@ extension AppSocketServer {
                 break  // the same answer from the other IP family of the interface
             }
             operation.lastResolved[interface] = service
-            let reply = ResolveReply(interfaceIndex: UInt32(interface), fullname: instance.fullName.description,
-                                     hostTarget: service.target.description, port: service.port, txt: service.txt.rdata)
+            let reply = ResolveReply(interfaceIndex: UInt32(interface), fullname: instance.fullName.dnssdFullName,
+                                     hostTarget: service.target.dnssdFullName, port: service.port, txt: service.txt.rdata)
             queue(.resolve(reply), to: client, context: context)
 
         case (.register(let type, let requested), .registered(let name)):
@@ -61,7 +61,7 @@ extension AppSocketServer {
             let key = PresenceKey(interface: link.interfaceIndex, name: record.name, type: record.type.rawValue, data: rdata)
             guard operation.presence.count(key, added: added) else { break }
             let reply = QueryRecordReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
-                                         fullname: record.name.description, rrtype: record.type.rawValue,
+                                         fullname: record.name.dnssdFullName, rrtype: record.type.rawValue,
                                          rrclass: recordClass == 255 ? record.recordClass.rawValue : recordClass,
                                          rdata: rdata, ttl: record.ttl)
             queue(.query(reply), to: client, context: context)
@@ -131,11 +131,11 @@ extension AppSocketServer {
         case .browseServiceTypes:
             reply = .browse(BrowseReply(error: .noAuth, regtype: "_services._dns-sd._udp.", domain: "local."))
         case .resolve(let instance):
-            reply = .resolve(ResolveReply(error: .noAuth, fullname: instance.fullName.description))
+            reply = .resolve(ResolveReply(error: .noAuth, fullname: instance.fullName.dnssdFullName))
         case .register(let type, _):
             reply = .registerService(RegisterServiceReply(error: .noAuth, regtype: type.description + ".", domain: "local."))
         case .query(let name, let type, let recordClass):
-            reply = .query(QueryRecordReply(error: .noAuth, fullname: name.description, rrtype: type.rawValue, rrclass: recordClass))
+            reply = .query(QueryRecordReply(error: .noAuth, fullname: name.dnssdFullName, rrtype: type.rawValue, rrclass: recordClass))
         case .addressLookup(let hostname):
             reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname))
         case .record:

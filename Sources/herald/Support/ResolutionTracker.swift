@@ -77,13 +77,14 @@ final class ResolutionTracker {
         if let (instance, _) = resolves[received.context] {
             guard case .resolve(let reply) = received.reply else { return true }
             let key = ResultKey(instance: instance, interfaceIndex: reply.interfaceIndex)
-            var result = results[key] ?? Result(fullName: reply.fullname, host: reply.hostTarget, port: reply.port, txt: reply.txt)
-            result.fullName = reply.fullname
-            result.host = reply.hostTarget
+            let fullName = FullNameText.readable(reply.fullname), host = FullNameText.readable(reply.hostTarget)
+            var result = results[key] ?? Result(fullName: fullName, host: host, port: reply.port, txt: reply.txt)
+            result.fullName = fullName
+            result.host = host
             result.port = reply.port
             result.txt = reply.txt
             results[key] = result
-            try lookUp(HostKey(host: reply.hostTarget.lowercased(), interfaceIndex: reply.interfaceIndex))
+            try lookUp(HostKey(host: host.lowercased(), interfaceIndex: reply.interfaceIndex))
             try stopUnusedLookups()
             changed(key)
             return true
