@@ -28,10 +28,10 @@ extension MDNSEngine {
     /// Sends what the step gathered on one link (before the link, or the engine, forgets its records).
     mutating func flushMulticasts(on link: LinkID) {
         guard let batch = multicastBatches.removeValue(forKey: link), !batch.isEmpty else { return }
-        let limit = payloadLimit(for: link)
-        for bytes in MulticastBatch.pack(batch.probes, limit: limit) { send(bytes, on: link, to: .multicast) }
+        let room = messageRoom(for: link)
+        for bytes in MulticastBatch.pack(batch.probes, room: room) { send(bytes, on: link, to: .multicast) }
         let additionals = AnswerBuilder(authority: authority, link: link).additionals(for: batch.announced)
-        for bytes in AnswerBuilder.pack(answers: batch.goodbyes + batch.announced, additionals: additionals, limit: limit) {
+        for bytes in AnswerBuilder.pack(answers: batch.goodbyes + batch.announced, additionals: additionals, room: room) {
             statistics.responsesSent += 1
             send(bytes, on: link, to: .multicast)
         }

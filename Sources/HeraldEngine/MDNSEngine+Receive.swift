@@ -139,7 +139,7 @@ extension MDNSEngine {
             return copy
         }
         for bytes in AnswerBuilder.pack(answers: answers.map(legacy), additionals: additionals,
-                                        limit: payloadLimit(for: link), id: message.id, questions: questions) {
+                                        room: messageRoom(for: link), id: message.id, questions: questions) {
             statistics.responsesSent += 1
             send(bytes, on: link, to: .unicast(source))
         }
@@ -237,7 +237,7 @@ extension MDNSEngine {
         for response in scheduler.takeDue(at: now) {
             let answers = response.answers.map(\.record)
             let additionals = AnswerBuilder(authority: authority, link: response.link).additionals(for: answers)
-            for bytes in AnswerBuilder.pack(answers: answers, additionals: additionals, limit: payloadLimit(for: response.link)) {
+            for bytes in AnswerBuilder.pack(answers: answers, additionals: additionals, room: messageRoom(for: response.link)) {
                 statistics.responsesSent += 1
                 send(bytes, on: response.link, to: response.destination)
             }

@@ -95,8 +95,11 @@ public struct MDNSEngine: Sendable {
         emit(.send(OutgoingPacket(link: link, destination: destination, bytes: bytes)))
     }
 
-    func payloadLimit(for link: LinkID) -> Int {
-        configuration.messageSizeLimit.payloadLimit(ipv6: link.family == .ipv6)
+    /// The room for a message on a link: `shared` for one with several records (never fragmented), `alone` for one
+    /// record (or one probe) too big for that (RFC 6762 §17).
+    func messageRoom(for link: LinkID) -> MessageRoom {
+        MessageRoom(shared: configuration.messageSizeLimit.sharedPayloadLimit(ipv6: link.family == .ipv6),
+                    alone: configuration.messageSizeLimit.payloadLimit(ipv6: link.family == .ipv6))
     }
 
     /// The next instant at which ``advance(to:)`` has work to do, if any.

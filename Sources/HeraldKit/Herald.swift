@@ -5,6 +5,7 @@ import Musl
 #endif
 import HeraldClient
 import HeraldIPC
+import HeraldWire
 
 /// The entry point of HeraldKit: browse, resolve, look up and advertise DNS-SD services through the Herald
 /// daemon (`heraldd`), with `async`/`await`.
@@ -48,9 +49,10 @@ public struct Herald: Sendable {
             if case .resolve(let resolved) = reply { return resolved }
             return nil
         }
-        let addresses = try await self.addresses(of: reply.hostTarget, interfaceIndex: reply.interfaceIndex,
+        let host = DNSName.readable(dnssdFullName: reply.hostTarget)
+        let addresses = try await self.addresses(of: host, interfaceIndex: reply.interfaceIndex,
                                                  timeout: addressTimeout, settle: settle, throwsWhenNone: false)
-        return ResolvedService(instance: instance, host: reply.hostTarget, port: reply.port, txtRecord: reply.txt,
+        return ResolvedService(instance: instance, host: host, port: reply.port, txtRecord: reply.txt,
                                interfaceIndex: reply.interfaceIndex, addresses: addresses)
     }
 

@@ -66,6 +66,13 @@ extension DNSName: CustomStringConvertible, ExpressibleByStringLiteral {
     /// can compare it with a name it built, or split it at its unescaped dots.
     public var dnssdFullName: String { text(escapingSpaces: true) }
 
+    /// A full name in the C API's form (``dnssdFullName``) as people read it: with plain spaces (dots and
+    /// backslashes inside a label stay escaped, so it still reads unambiguously). Text that is no name comes back
+    /// unchanged.
+    public static func readable(dnssdFullName text: String) -> String {
+        (try? DNSName(text))?.description ?? text
+    }
+
     private func text(escapingSpaces: Bool) -> String {
         if wire.isEmpty { return "." }
         var text = ""

@@ -1,5 +1,7 @@
 /// The largest mDNS message to send, counted as a whole IP datagram (RFC 6762 §17: at most 9000 bytes
-/// including the IP and UDP headers, and no more than the interface's MTU allows).
+/// including the IP and UDP headers). Only a message carrying a single record may be that large: one larger than
+/// the link's MTU goes out in fragments, and §17 allows one record at most in a fragmented datagram, so messages
+/// with several records stay within an Ethernet frame (``sharedPayloadLimit(ipv6:)``).
 public struct MessageSizeLimit: Hashable, Sendable {
     /// Bytes of IP and UDP headers (IPv4 without options: 20 + 8; IPv6: 40 + 8).
     public static let ipv4Overhead = 28
@@ -8,6 +10,8 @@ public struct MessageSizeLimit: Hashable, Sendable {
     public static let maximumDatagram = 9000
     /// The smallest limit accepted (an Ethernet MTU).
     public static let minimumDatagram = 1500
+    /// The largest datagram sent without fragments on an Ethernet link, and so the largest with several records.
+    public static let unfragmentedDatagram = 1500
 
     /// The datagram size, headers included.
     public let datagramSize: Int
@@ -20,9 +24,15 @@ public struct MessageSizeLimit: Hashable, Sendable {
     /// The RFC 6762 maximum of 9000 bytes.
     public static let `default` = MessageSizeLimit(datagramSize: maximumDatagram)
 
-    /// The room left for the DNS message itself.
+    /// The room left for the DNS message itself, when it carries one record (or one probe) too big for less.
     public func payloadLimit(ipv6: Bool) -> Int {
         datagramSize - (ipv6 ? Self.ipv6Overhead : Self.ipv4Overhead)
+    }
+
+    /// The room for a message that carries several records: what fits in one Ethernet frame, so that it is never
+    /// fragmented (RFC 6762 §17).
+    public func sharedPayloadLimit(ipv6: Bool) -> Int {
+        min(datagramSize, Self.unfragmentedDatagram) - (ipv6 ? Self.ipv6Overhead : Self.ipv4Overhead)
     }
 
     /// The most data a record whose owner name takes `ownerLength` wire bytes can carry and still be sent, alone, in

@@ -42,6 +42,8 @@ struct DNSNameTests {
         #expect(name.description == #"Game One\. Café\\._x._tcp.local."#)
         #expect(try DNSName(name.dnssdFullName).isIdentical(to: name))
         #expect(DNSName.root.dnssdFullName == ".")
+        #expect(DNSName.readable(dnssdFullName: name.dnssdFullName) == name.description)
+        #expect(DNSName.readable(dnssdFullName: "not..a name") == "not..a name")
     }
 
     @Test("Bytes that are not valid UTF-8 are written as \\DDD")

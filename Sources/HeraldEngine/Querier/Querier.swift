@@ -171,7 +171,7 @@ struct Querier: Sendable {
                 for key in queries[link]!.keys { lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache[link]), on: link) }
             }
             guard !questions.isEmpty else { continue }
-            for bytes in QueryPacker.pack(questions: questions, knownAnswers: knownAnswers, limit: sizeLimit.payloadLimit(ipv6: link.family == .ipv6)) {
+            for bytes in QueryPacker.pack(questions: questions, knownAnswers: knownAnswers, limit: sizeLimit.sharedPayloadLimit(ipv6: link.family == .ipv6)) {
                 packets.append(OutgoingPacket(link: link, destination: .multicast, bytes: bytes))
             }
         }

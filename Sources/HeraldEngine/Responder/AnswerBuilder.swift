@@ -117,20 +117,29 @@ struct AnswerBuilder {
                               cacheFlush: true)
     }
 
-    /// Writes answers (and as many additionals as fit) into packets no larger than `limit`, each record once.
-    static func pack(answers: [ResourceRecord], additionals: [ResourceRecord], limit: Int, id: UInt16 = 0,
+    /// Writes answers (and, in the last packet, as many additionals as fit) into packets of `room.shared` bytes at
+    /// most, each record once. An answer too big to share a packet goes alone in one of up to `room.alone` bytes,
+    /// which may be fragmented (RFC 6762 §17 allows one record in a fragmented datagram); a bigger one is left out.
+    static func pack(answers: [ResourceRecord], additionals: [ResourceRecord], room: MessageRoom, id: UInt16 = 0,
                      questions: [DNSQuestion] = []) -> [[UInt8]] {
         var seen = Set<RecordIdentity>()
         let answers = answers.filter { seen.insert(RecordIdentity($0)).inserted }
         let additionals = additionals.filter { seen.insert(RecordIdentity($0)).inserted }
+        func message(limit: Int) -> MessageWriter {
+            var writer = MessageWriter(id: id, flags: .authoritativeResponse, limit: limit)
+            for question in questions { writer.append(question) }
+            return writer
+        }
         var packets: [[UInt8]] = []
-        var writer = MessageWriter(id: id, flags: .authoritativeResponse, limit: limit)
-        for question in questions { writer.append(question) }
+        var writer = message(limit: room.shared)
         for answer in answers where !writer.append(answer, to: .answer) {
-            if writer.count(of: .answer) == 0 { continue }  // too big for any packet: leave it out
-            packets.append(writer.message)
-            writer = MessageWriter(id: id, flags: .authoritativeResponse, limit: limit)
-            writer.append(answer, to: .answer)
+            if writer.count(of: .answer) > 0 {
+                packets.append(writer.message)
+                writer = message(limit: room.shared)
+                if writer.append(answer, to: .answer) { continue }
+            }
+            var alone = message(limit: room.alone)
+            if alone.append(answer, to: .answer) { packets.append(alone.message) }
         }
         for additional in additionals { writer.append(additional, to: .additional) }
         if writer.count(of: .answer) > 0 { packets.append(writer.message) }

@@ -35,9 +35,10 @@ struct MulticastBatch: Sendable {
         goodbyes += records.filter { !present.contains(RecordIdentity($0)) }
     }
 
-    /// The probes as query messages no larger than `limit`, as few as they fit in. One publication's probe is never
-    /// split, so a peer always sees all the records proposed for a name together (§8.2's tie-break compares them).
-    static func pack(_ probes: [Probe], limit: Int) -> [[UInt8]] {
+    /// The probes as query messages of `room.shared` bytes at most, as few as they fit in. One publication's probe is
+    /// never split, so a peer always sees all the records proposed for a name together (§8.2's tie-break compares
+    /// them); a probe too big to share a message goes alone, in one of up to `room.alone` bytes.
+    static func pack(_ probes: [Probe], room: MessageRoom) -> [[UInt8]] {
         var packets: [[UInt8]] = []
         var start = 0
         while start < probes.count {
@@ -47,7 +48,7 @@ struct MulticastBatch: Sendable {
             var fitting = 0, failing = remaining + 1, guess = 1
             var message: [UInt8]?
             while fitting + 1 < failing {
-                if let written = write(probes[start ..< start + guess], limit: limit) {
+                if let written = write(probes[start ..< start + guess], limit: room.shared) {
                     fitting = guess
                     message = written
                 } else {
@@ -55,9 +56,8 @@ struct MulticastBatch: Sendable {
                 }
                 guess = failing > remaining ? min(guess * 2, remaining) : (fitting + failing) / 2
             }
-            // A probe too big for any message goes out as far as it fits (the size checks on registration make
-            // that rare).
-            packets.append(message ?? writeTruncating(probes[start], limit: limit))
+            // Alone, a probe goes out as far as it fits (the size checks on registration make that rare).
+            packets.append(message ?? writeTruncating(probes[start], limit: room.alone))
             start += max(fitting, 1)
         }
         return packets

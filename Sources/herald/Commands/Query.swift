@@ -65,7 +65,7 @@ struct Query: HeraldCommand {
             if let received = try session.next(until: window.endsAt), case .query(let reply) = received.reply {
                 if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
                 let record = RecordJSON(
-                    name: FullNameText.readable(reply.fullname), interface: InterfaceNames.name(of: reply.interfaceIndex),
+                    name: DNSName.readable(dnssdFullName: reply.fullname), interface: InterfaceNames.name(of: reply.interfaceIndex),
                     interfaceIndex: reply.interfaceIndex, type: RecordText.typeName(reply.rrtype), typeCode: reply.rrtype,
                     recordClass: reply.rrclass, ttl: reply.ttl,
                     data: RecordText.presentation(type: reply.rrtype, recordClass: reply.rrclass, rdata: reply.rdata),

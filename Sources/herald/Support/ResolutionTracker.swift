@@ -1,5 +1,6 @@
 import HeraldClient
 import HeraldIPC
+import HeraldWire
 
 /// Resolves service instances and looks up their hosts' addresses on a `DaemonSession`, and says when a
 /// resolution is ready to show.
@@ -77,7 +78,7 @@ final class ResolutionTracker {
         if let (instance, _) = resolves[received.context] {
             guard case .resolve(let reply) = received.reply else { return true }
             let key = ResultKey(instance: instance, interfaceIndex: reply.interfaceIndex)
-            let fullName = FullNameText.readable(reply.fullname), host = FullNameText.readable(reply.hostTarget)
+            let fullName = DNSName.readable(dnssdFullName: reply.fullname), host = DNSName.readable(dnssdFullName: reply.hostTarget)
             var result = results[key] ?? Result(fullName: fullName, host: host, port: reply.port, txt: reply.txt)
             result.fullName = fullName
             result.host = host

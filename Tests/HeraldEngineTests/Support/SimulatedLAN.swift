@@ -281,7 +281,7 @@ struct SimulatedLAN {
     {
         packets(from: host).filter { packet in
             packet.message.isResponse && packet.destination == .multicast
-                && (name == nil || packet.message.answers.contains { $0.name == name! && (type == nil || $0.type == type!) })
+                && packet.message.answers.contains { (name == nil || $0.name == name!) && (type == nil || $0.type == type!) }
         }.map { ($0.time, $0.message) }
     }
 
