@@ -202,24 +202,19 @@ extension MDNSEngine {
         guard !records.isEmpty else { return }
         publication.records[link] = records
         let wait = conflictLimiter.delay(random.milliseconds(in: configuration.probeInitialDelay), at: now)
-        let joined = wait <= configuration.probeInitialDelay.upperBound ? firstProbeToJoin(on: link, except: id) : nil
+        var firstProbe = now + wait
+        if wait <= configuration.probeInitialDelay.upperBound {
+            if let pending = firstProbes[link], pending >= now, pending <= now + configuration.probeInitialDelay.upperBound {
+                firstProbe = pending
+            }
+            firstProbes[link] = firstProbe
+        }
         // Shared records alone are not probed (RFC 6762 §8.1): they are announced after the same short wait.
         let sent = records.contains(where: \.isUnique) ? 0 : MDNSConstants.probeCount
-        publication.phases[link] = .probing(sent: sent, nextAt: joined ?? now + wait)
+        publication.phases[link] = .probing(sent: sent, nextAt: firstProbe)
         publication.probeSent.remove(link)
         publications[id] = publication
         authority.set(records, owner: id, announced: false, on: link)
-    }
-
-    /// The earliest first probe that another publication has due on a link within the initial wait from now.
-    private func firstProbeToJoin(on link: LinkID, except id: OperationID) -> Instant? {
-        let latest = now + configuration.probeInitialDelay.upperBound
-        var earliest: Instant?
-        for (other, publication) in publications where other != id {
-            guard case .probing(sent: 0, let at)? = publication.phases[link], at >= now, at <= latest else { continue }
-            if at < earliest ?? .distantFuture { earliest = at }
-        }
-        return earliest
     }
 
     /// Recomputes a publication's records on a link after its data changed and, if they were announced, announces

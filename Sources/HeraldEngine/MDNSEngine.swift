@@ -46,6 +46,9 @@ public struct MDNSEngine: Sendable {
     var scheduler = ResponseScheduler()
     /// Probes, announcements and goodbyes of the current step, sent together at its end (``MulticastBatch``).
     var multicastBatches: [LinkID: MulticastBatch] = [:]
+    /// When the latest new publication on each link sends its first probe: others started within the initial wait
+    /// join it (see ``startPublication(_:on:)``).
+    var firstProbes: [LinkID: Instant] = [:]
     /// Cached records that peers' queries asked for without an answer being seen (RFC 6762 §10.5).
     var failureObserver = FailureObserver()
     /// Conflicts seen lately, slowing probing down when there are too many (RFC 6762 §8.1).
@@ -181,6 +184,7 @@ public struct MDNSEngine: Sendable {
         querier.removeLink(link)
         failureObserver.removeLink(link)
         lastUnicastQuestion[link] = nil
+        firstProbes[link] = nil
         links[link] = nil
         for id in operations.keys { operations[id]?.forget(link) }
         if configuration.publishAddresses { refreshHostPublication() }
