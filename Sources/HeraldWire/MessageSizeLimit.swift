@@ -26,14 +26,16 @@ public struct MessageSizeLimit: Hashable, Sendable {
 
     /// The room left for the DNS message itself, when it carries one record (or one probe) too big for less.
     public func payloadLimit(ipv6: Bool) -> Int {
-        datagramSize - (ipv6 ? Self.ipv6Overhead : Self.ipv4Overhead)
+        datagramSize - Self.overhead(ipv6: ipv6)
     }
 
     /// The room for a message that carries several records: what fits in one Ethernet frame, so that it is never
-    /// fragmented (RFC 6762 §17).
+    /// fragmented (RFC 6762 §17). No limit is below a frame, so this is the same for every limit.
     public func sharedPayloadLimit(ipv6: Bool) -> Int {
-        min(datagramSize, Self.unfragmentedDatagram) - (ipv6 ? Self.ipv6Overhead : Self.ipv4Overhead)
+        Self.unfragmentedDatagram - Self.overhead(ipv6: ipv6)
     }
+
+    private static func overhead(ipv6: Bool) -> Int { ipv6 ? ipv6Overhead : ipv4Overhead }
 
     /// The most data a record whose owner name takes `ownerLength` wire bytes can carry and still be sent, alone, in
     /// one message over either IP family: the IPv6 payload less the header (12 bytes), the owner name, and the

@@ -11,7 +11,8 @@ struct AggregationTests {
 
     /// True when a packet is within an Ethernet frame, or carries a single record (or a single probe).
     static func isUnfragmentedOrAlone(_ packet: SimulatedLAN.WirePacket) -> Bool {
-        guard packet.bytes.count > sharedLimit, let message = packet.message else { return true }
+        let limit = packet.link.family == .ipv6 ? 1500 - 48 : sharedLimit
+        guard packet.bytes.count > limit, let message = packet.message else { return true }
         if message.isResponse { return message.answers.count + message.authorities.count + message.additionals.count == 1 }
         return Set(message.questions.map(\.name)).count == 1
     }
@@ -38,6 +39,13 @@ struct AggregationTests {
             }
         }
         return present
+    }
+
+    /// The results a resolve on `host` delivered, in order.
+    func resolutions(_ lan: SimulatedLAN, on host: Int, _ operation: OperationID) -> [ResolvedService] {
+        lan.events(of: host, operation).compactMap { entry in
+            if case .resolved(let service) = entry.event { return service } else { return nil }
+        }
     }
 
     func names(_ count: Int) -> [DNSName] {
@@ -153,9 +161,7 @@ struct AggregationTests {
         lan.with(beta) { $0.resolve(OperationID(12), instance: big, at: $1) }
         lan.run(for: 3000)
         #expect(browsed(lan, on: beta, Self.browse) == Set(names(10) + [big]))
-        let resolved = lan.events(of: beta, OperationID(12)).compactMap { entry -> ResolvedService? in
-            if case .resolved(let service) = entry.event { return service } else { return nil }
-        }
+        let resolved = resolutions(lan, on: beta, OperationID(12))
         #expect(resolved.last?.txt == bigTXT && resolved.last?.port == 4000, "\(resolved)")
 
         let sent = lan.wire.filter { $0.sender == alpha }
@@ -167,6 +173,35 @@ struct AggregationTests {
         // The other records of its announcements went out with the small services', in ordinary packets.
         let bigSRV = lan.multicastResponses(from: alpha).filter { $0.message.answers.contains { $0.name == big && $0.type == .srv } }
         #expect(bigSRV.count >= MDNSConstants.announcementCount)
+    }
+
+    @Test("a TXT record of the largest size registration accepts is announced and resolved, over IPv4 and IPv6")
+    func txtAtTheRegistrationLimit() throws {
+        var lan = SimulatedLAN()
+        lan.useIPv6 = true
+        let alpha = lan.addHost("alpha")
+        let beta = lan.addHost("beta")
+        lan.run(for: 3000)
+        // The limit apps are held to (AppSocketServer.fitsInOneMessage), in strings of at most 255 bytes.
+        var remaining = MessageSizeLimit.default.largestServiceRecordData(type: Fixture.ippType)
+        var strings: [[UInt8]] = []
+        while remaining > 1 {
+            let length = min(255, remaining - 1)
+            strings.append(Array(repeating: UInt8(ascii: "t"), count: length))
+            remaining -= length + 1
+        }
+        let txt = try TXTRecord(strings: strings)
+        #expect(txt.rdata.count >= MessageSizeLimit.default.largestServiceRecordData(type: Fixture.ippType) - 1)
+        let instance = Fixture.instance("Largest TXT")
+        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Largest TXT", txt: txt), at: $1) }
+        lan.run(for: 5000)
+        #expect(lan.registrations(of: alpha, OperationID(1)).map(\.name) == [instance])
+        lan.with(beta) { $0.resolve(OperationID(2), instance: instance, at: $1) }
+        lan.run(for: 3000)
+        let resolved = resolutions(lan, on: beta, OperationID(2))
+        #expect(Set(resolved.map(\.link.family)) == [.ipv4, .ipv6], "\(resolved.map(\.link))")
+        #expect(resolved.allSatisfy { $0.txt == txt })
+        #expect(lan.wire.filter { $0.sender == alpha }.allSatisfy(Self.isUnfragmentedOrAlone))
     }
 
     @Test("services withdrawn together say goodbye in a few packets, and a peer's browse loses every one at once")

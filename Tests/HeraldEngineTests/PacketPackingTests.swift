@@ -28,18 +28,24 @@ struct PacketPackingTests {
     func mixedProbes() throws {
         var probes: [MulticastBatch.Probe] = []
         for n in 0..<120 { probes.append(try probe("P\(n)", txtBytes: n == 37 ? 4000 : [10, 150, 600][n % 3])) }
-        let packets = try MulticastBatch.pack(probes, room: room).map { try DNSMessage(parsing: $0) }
+        let packed = MulticastBatch.pack(probes, room: room)
+        let packets = try packed.map { try DNSMessage(parsing: $0) }
         let asked = packets.flatMap(\.questions).map(\.name)
         #expect(asked.count == 120 && Set(asked) == Set(probes.flatMap(\.questions).map(\.name)))
-        for (bytes, message) in zip(MulticastBatch.pack(probes, room: room), packets) {
+        for (bytes, message) in zip(packed, packets) {
             #expect(bytes.count <= room.alone)
             if bytes.count > room.shared { #expect(message.questions.map(\.name) == [Fixture.instance("P37")]) }
             for question in message.questions {
                 #expect(message.authorities.filter { $0.name == question.name }.count == 2, "\(question.name) split")
             }
         }
-        // Packed tightly: no two neighbouring packets would have fitted in one.
+        // Packed: each packet but the last is too full for the probe that follows it.
         #expect(packets.count < 120 / 2)
+        var next = 0
+        for message in packets.dropLast() {
+            next += message.questions.count
+            #expect(MulticastBatch.pack(Array(probes[(next - message.questions.count)...next]), room: room).count > 1)
+        }
     }
 
     @Test("a probe too big even for a fragmented datagram goes out as far as it fits")

@@ -79,11 +79,15 @@ public struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
         self.severity = severity
     }
 
-    /// `NSBonjourServices[1] "_a_b._tcp": service name 'a_b' may contain only …`.
-    public var description: String {
+    /// `NSBonjourServices[1] "_a_b._tcp": service name 'a_b' may contain only …`, with `warning: ` in front for a
+    /// warning.
+    public var description: String { (severity == .warning ? "warning: " : "") + text }
+
+    /// The field, its value and the message, without the severity (for a list already titled "warnings").
+    public var text: String {
         var head = field.isEmpty ? "manifest" : field
         if let value { head += " " + value }
-        return (severity == .warning ? "warning: " : "") + head + ": " + message
+        return head + ": " + message
     }
 }
 

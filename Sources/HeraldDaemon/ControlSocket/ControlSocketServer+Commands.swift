@@ -52,7 +52,7 @@ extension ControlSocketServer {
             case .appAdd:
                 let (validated, change) = try addApp(request, by: actor(client))
                 reply.change = change
-                reply.warnings = validated.warnings.map(\.description)
+                reply.warnings = validated.warnings.map(\.text)
                 reply.app = try describe(validated.manifest.id)
             case .appRemove:
                 let app = try appID(request)

@@ -29,7 +29,7 @@ public struct AppsDirectory {
             let file = (path as NSString).appendingPathComponent(name)
             do {
                 let validated = try ManifestParser.parse(contentsOf: file)
-                for warning in validated.warnings { logger.warning("apps: \(file): \(warning)") }
+                for warning in validated.warnings { logger.warning("apps: \(file): \(warning.text)") }
                 let change = try broker.register(validated.manifest, by: "apps directory (\(file))")
                 switch change {
                 case .unchanged: outcome.unchanged += 1

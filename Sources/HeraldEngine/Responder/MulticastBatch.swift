@@ -20,19 +20,17 @@ struct MulticastBatch: Sendable {
     mutating func add(_ probe: Probe) { probes.append(probe) }
 
     /// Adds records to announce. A goodbye for the same record earlier in the step is dropped: the later word wins.
-    mutating func announce(_ records: [ResourceRecord]) {
-        let identities = Set(records.map(RecordIdentity.init))
-        goodbyes.removeAll { identities.contains(RecordIdentity($0)) }
-        let present = Set(announced.map(RecordIdentity.init))
-        announced += records.filter { !present.contains(RecordIdentity($0)) }
-    }
+    mutating func announce(_ records: [ResourceRecord]) { Self.add(records, to: &announced, replacing: &goodbyes) }
 
     /// Adds goodbyes (records with TTL 0). An announcement of the same record earlier in the step is dropped.
-    mutating func sayGoodbye(_ records: [ResourceRecord]) {
+    mutating func sayGoodbye(_ records: [ResourceRecord]) { Self.add(records, to: &goodbyes, replacing: &announced) }
+
+    /// Adds `records` to `list`, each once, and takes them out of `other`.
+    private static func add(_ records: [ResourceRecord], to list: inout [ResourceRecord], replacing other: inout [ResourceRecord]) {
         let identities = Set(records.map(RecordIdentity.init))
-        announced.removeAll { identities.contains(RecordIdentity($0)) }
-        let present = Set(goodbyes.map(RecordIdentity.init))
-        goodbyes += records.filter { !present.contains(RecordIdentity($0)) }
+        other.removeAll { identities.contains(RecordIdentity($0)) }
+        let present = Set(list.map(RecordIdentity.init))
+        list += records.filter { !present.contains(RecordIdentity($0)) }
     }
 
     /// The probes as query messages of `room.shared` bytes at most, as few as they fit in. One publication's probe is

@@ -42,10 +42,7 @@ struct App: ParsableCommand {
                 ControlOutput.json(reply)
                 return
             }
-            for warning in reply.warnings ?? [] {
-                // The daemon's warnings name themselves ("warning: NSLocalNetworkUsageDescription: …").
-                printError("herald: \(label): " + (warning.hasPrefix("warning: ") ? warning : "warning: " + warning))
-            }
+            for warning in reply.warnings ?? [] { printError("herald: \(label): warning: \(warning)") }
             if let app = reply.app {
                 StandardOutput.line("\(app.id): \(reply.change ?? "registered") (decision: \(app.decision))")
             }
