@@ -219,3 +219,20 @@ size_t herald_heap_in_use_bytes(void) {
     struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;
 }
+
+#include <net/if.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+int herald_interface_mtu(const char *name) {
+    // Any socket will do for the device ioctls; a datagram socket of either family is always at hand.
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) fd = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct ifreq request;
+    memset(&request, 0, sizeof(request));
+    strncpy(request.ifr_name, name, IFNAMSIZ - 1);
+    int result = ioctl(fd, SIOCGIFMTU, &request) == 0 ? request.ifr_mtu : -1;
+    close(fd);
+    return result;
+}

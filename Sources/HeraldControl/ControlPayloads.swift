@@ -97,12 +97,15 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         public var name: String
         public var index: Int
         public var addresses: [String]
+        /// The interface's MTU: messages with several records fit in it (RFC 6762 §17).
+        public var mtu: Int
         public var cachedRecords: Int
 
-        public init(name: String, index: Int, addresses: [String], cachedRecords: Int) {
+        public init(name: String, index: Int, addresses: [String], mtu: Int, cachedRecords: Int) {
             self.name = name
             self.index = index
             self.addresses = addresses
+            self.mtu = mtu
             self.cachedRecords = cachedRecords
         }
     }

@@ -11,7 +11,7 @@ extension Daemon {
         let interfaces = network.interfaces.values.sorted { $0.index < $1.index }.map { interface in
             ControlStatus.Interface(
                 name: interface.name, index: interface.index,
-                addresses: interface.addresses.map { "\($0.address)/\($0.prefixLength)" }.sorted(),
+                addresses: interface.addresses.map { "\($0.address)/\($0.prefixLength)" }.sorted(), mtu: interface.mtu,
                 cachedRecords: IPFamily.allCases.reduce(0) {
                     $0 + engine.cachedRecordCount(on: LinkID(interfaceIndex: interface.index, family: $1))
                 })

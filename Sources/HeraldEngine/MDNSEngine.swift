@@ -38,6 +38,8 @@ public struct MDNSEngine: Sendable {
 
     /// The links in use and this host's addresses on each.
     var links: [LinkID: [LinkAddress]] = [:]
+    /// Each link's MTU, which bounds every message with several records (RFC 6762 §17).
+    var linkMTUs: [LinkID: Int] = [:]
     var caches: [LinkID: RecordCache] = [:]
     var querier: Querier
     var operations: [OperationID: ClientOperation] = [:]
@@ -101,8 +103,10 @@ public struct MDNSEngine: Sendable {
     /// The room for a message on a link: `shared` for one with several records (never fragmented), `alone` for one
     /// record (or one probe) too big for that (RFC 6762 §17).
     func messageRoom(for link: LinkID) -> MessageRoom {
-        MessageRoom(shared: configuration.messageSizeLimit.sharedPayloadLimit(ipv6: link.family == .ipv6),
-                    alone: configuration.messageSizeLimit.payloadLimit(ipv6: link.family == .ipv6))
+        let limit = configuration.messageSizeLimit
+        let ipv6 = link.family == .ipv6
+        return MessageRoom(shared: limit.sharedPayloadLimit(ipv6: ipv6, mtu: linkMTUs[link] ?? MessageSizeLimit.ethernetMTU),
+                           alone: limit.payloadLimit(ipv6: ipv6))
     }
 
     /// The next instant at which ``advance(to:)`` has work to do, if any.
@@ -133,7 +137,7 @@ public struct MDNSEngine: Sendable {
         flushMulticasts()
         sendDueResponses()
         var askedForUnicast: Set<LinkID> = []
-        for packet in querier.sendDue(at: now, cache: &caches, askedForUnicast: &askedForUnicast) {
+        for packet in querier.sendDue(at: now, cache: &caches, mtus: linkMTUs, askedForUnicast: &askedForUnicast) {
             statistics.queriesSent += 1
             send(packet.bytes, on: packet.link, to: packet.destination)
         }
@@ -142,14 +146,17 @@ public struct MDNSEngine: Sendable {
 
     // MARK: - Links
 
-    /// A link came up (or the engine starts using it) with this host's addresses on it.
-    public mutating func addLink(_ link: LinkID, addresses: [LinkAddress], at time: Instant) {
+    /// A link came up (or the engine starts using it) with this host's addresses on it, and its interface's MTU.
+    public mutating func addLink(_ link: LinkID, addresses: [LinkAddress], mtu: Int = MessageSizeLimit.ethernetMTU,
+                                 at time: Instant) {
         now = max(now, time)
         guard links[link] == nil else {
+            updateMTU(link, mtu: mtu)
             updateAddresses(link, addresses: addresses, at: time)
             return
         }
         links[link] = addresses
+        linkMTUs[link] = mtu
         caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
         for id in operations.keys.sorted() { attach(id, to: link) }
         if configuration.publishAddresses { refreshHostPublication() }
@@ -163,6 +170,12 @@ public struct MDNSEngine: Sendable {
         guard links[link] != nil, links[link] != addresses else { return }
         links[link] = addresses
         if configuration.publishAddresses { refreshHostPublication() }
+    }
+
+    /// The MTU of a link's interface changed: later messages with several records fit the new one.
+    public mutating func updateMTU(_ link: LinkID, mtu: Int) {
+        guard links[link] != nil else { return }
+        linkMTUs[link] = mtu
     }
 
     /// A link went away: goodbyes where they can still be sent, then its cache and questions are dropped.
@@ -186,6 +199,7 @@ public struct MDNSEngine: Sendable {
         lastUnicastQuestion[link] = nil
         firstProbes[link] = nil
         links[link] = nil
+        linkMTUs[link] = nil
         for id in operations.keys { operations[id]?.forget(link) }
         if configuration.publishAddresses { refreshHostPublication() }
     }

@@ -1,7 +1,7 @@
 /// The largest mDNS message to send, counted as a whole IP datagram (RFC 6762 §17: at most 9000 bytes
 /// including the IP and UDP headers). Only a message carrying a single record may be that large: one larger than
 /// the link's MTU goes out in fragments, and §17 allows one record at most in a fragmented datagram, so messages
-/// with several records stay within an Ethernet frame (``sharedPayloadLimit(ipv6:)``).
+/// with several records stay within the link's MTU (``sharedPayloadLimit(ipv6:mtu:)``).
 public struct MessageSizeLimit: Hashable, Sendable {
     /// Bytes of IP and UDP headers (IPv4 without options: 20 + 8; IPv6: 40 + 8).
     public static let ipv4Overhead = 28
@@ -10,8 +10,11 @@ public struct MessageSizeLimit: Hashable, Sendable {
     public static let maximumDatagram = 9000
     /// The smallest limit accepted (an Ethernet MTU).
     public static let minimumDatagram = 1500
-    /// The largest datagram sent without fragments on an Ethernet link, and so the largest with several records.
-    public static let unfragmentedDatagram = 1500
+    /// The MTU of an Ethernet link, assumed where a link's own is not known.
+    public static let ethernetMTU = 1500
+    /// The smallest MTU taken at its word (the datagram size every IPv4 host must accept, RFC 791); a link
+    /// reporting less is treated as having this.
+    public static let smallestMTU = 576
 
     /// The datagram size, headers included.
     public let datagramSize: Int
@@ -29,10 +32,10 @@ public struct MessageSizeLimit: Hashable, Sendable {
         datagramSize - Self.overhead(ipv6: ipv6)
     }
 
-    /// The room for a message that carries several records: what fits in one Ethernet frame, so that it is never
-    /// fragmented (RFC 6762 §17). No limit is below a frame, so this is the same for every limit.
-    public func sharedPayloadLimit(ipv6: Bool) -> Int {
-        Self.unfragmentedDatagram - Self.overhead(ipv6: ipv6)
+    /// The room for a message that carries several records on a link with this MTU: what fits in one packet, so
+    /// that it is never fragmented (RFC 6762 §17), and within the limit (which matters on links with jumbo frames).
+    public func sharedPayloadLimit(ipv6: Bool, mtu: Int = ethernetMTU) -> Int {
+        min(max(mtu, Self.smallestMTU), datagramSize) - Self.overhead(ipv6: ipv6)
     }
 
     private static func overhead(ipv6: Bool) -> Int { ipv6 ? ipv6Overhead : ipv4Overhead }

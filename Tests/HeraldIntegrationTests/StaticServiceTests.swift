@@ -69,21 +69,35 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
+        /// A counter on `listener` of the mDNS packets `server` sends over IPv4: one JSON line per packet, with its
+        /// kind, questions, goodbyes and size.
+        static func packetCounter(on listener: TestLAN.Host, from server: TestLAN.Host) throws -> RunningProcess {
+            let counter = try listener.spawnPython(script: PeerScripts.packetCounter,
+                                                   arguments: [listener.interface, listener.ipv4, server.ipv4])
+            _ = try counter.waitForOutput(containing: "listening", in: .stdout, timeout: 15)
+            return counter
+        }
+
+        /// Writes `count` .dnssd files, the nth holding `contents(n)`, into a services.d of `server`; returns its path.
+        static func writeServiceFiles(_ count: Int, on server: TestLAN.Host, _ contents: (Int) -> String) throws -> String {
+            let directory = server.directory + "/services.d"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for n in 1...count {
+                try contents(n).write(toFile: directory + "/service-\(n).dnssd", atomically: true, encoding: .utf8)
+            }
+            return directory
+        }
+
         @Test("300 services from services.d probe in a few packets, say goodbye in a few when heraldd stops, and Avahi loses every one")
         func manyServicesShareTheirPackets() throws {
             let lan = try TestLAN(hosts: 3)
             defer { lan.shutdown() }
             let (server, observer, listener) = (lan.hosts[0], lan.hosts[1], lan.hosts[2])
             try observer.startAvahi()
-            let counter = try listener.spawnPython(script: PeerScripts.packetCounter,
-                                                   arguments: [listener.interface, listener.ipv4, server.ipv4])
-            _ = try counter.waitForOutput(containing: "listening", in: .stdout, timeout: 15)
-            let directory = server.directory + "/services.d"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let counter = try Self.packetCounter(on: listener, from: server)
             let types = (0..<3).map { "_hburst\($0)._tcp" }
-            for n in 1...300 {
-                try "[Service]\nName=Burst \(n)\nType=\(types[n % 3])\nPort=\(5000 + n)\nTxtText=n=\(n)\n"
-                    .write(toFile: directory + "/burst-\(n).dnssd", atomically: true, encoding: .utf8)
+            let directory = try Self.writeServiceFiles(300, on: server) { n in
+                "[Service]\nName=Burst \(n)\nType=\(types[n % 3])\nPort=\(5000 + n)\nTxtText=n=\(n)\n"
             }
             let daemon = try server.startHeraldd(hostName: "burst", arguments: ["--services-dir", directory])
             for type in types {
@@ -112,6 +126,48 @@ extension HeraldOnTestLANs {
             #expect(goodbyes.count <= 40, "\(goodbyes.count) packets of goodbyes")
             // No datagram was larger than an Ethernet frame: none had to be fragmented.
             #expect(packets().allSatisfy { $0.size <= 1472 }, "\(packets().map(\.size).max() ?? 0) bytes")
+        }
+
+        @Test("heraldd packs its packets to the interface's MTU, read at start and again when it changes")
+        func packetsFitTheInterfaceMTU() throws {
+            let lan = try TestLAN(hosts: 3)
+            defer { lan.shutdown() }
+            let (server, observer, listener) = (lan.hosts[0], lan.hosts[1], lan.hosts[2])
+            // A tunnel-sized link: 1280 bytes, so 1252 of DNS over IPv4.
+            try server.check(["ip", "link", "set", "dev", server.interface, "mtu", "1280"])
+            try observer.startAvahi()
+            let counter = try Self.packetCounter(on: listener, from: server)
+            let note = String(repeating: "m", count: 150)
+            let directory = try Self.writeServiceFiles(120, on: server) { n in
+                "[Service]\nName=Sized \(n)\nType=_hmtu._tcp\nPort=\(5000 + n)\nTxtText=note=\(note)\n"
+            }
+            let daemon = try server.startHeraldd(hostName: "sized", arguments: ["--services-dir", directory])
+            _ = try observer.waitForAvahiBrowse("_hmtu._tcp", resolve: false, timeout: 30) { entries in
+                Set(entries.filter { $0.event == .added }.map(\.name)).count == 120
+            }
+            let sizes = { counter.jsonLines.map { $0["size"] as? Int ?? 0 } }
+            // The probes of 120 services (about 27 KB a round) filled packets up to the MTU, and none went past it.
+            #expect(sizes().allSatisfy { $0 <= 1280 - 28 }, "\(sizes().max() ?? 0) bytes")
+            #expect(sizes().contains { $0 > 1100 }, "\(sizes().max() ?? 0) bytes")
+            func interfaceMTU() throws -> Int? {
+                let status = HeraldJSON.objects(try daemon.control(["status", "--json"]).stdout).first ?? [:]
+                return (status["interfaces"] as? [[String: Any]])?.first?["mtu"] as? Int
+            }
+            #expect(try interfaceMTU() == 1280)
+
+            // Raised to 1400 while heraldd runs: the goodbyes when it stops use the room.
+            try server.check(["ip", "link", "set", "dev", server.interface, "mtu", "1400"])
+            let noticed = try waitUntil(timeout: 10) { try interfaceMTU() == 1400 }
+            #expect(noticed.held, "\(daemon.log)")
+            #expect(daemon.log.contains("MTU of \(server.interface) (ipv4) changed from 1280 to 1400"), "\(daemon.log)")
+            let seenBeforeStop = sizes().count
+            #expect(daemon.stop() == 0, "\(daemon.log)")
+            _ = try observer.waitForAvahiBrowse("_hmtu._tcp", resolve: false, timeout: 10) { entries in
+                !entries.contains { $0.event == .added }
+            }
+            let goodbyes = sizes().dropFirst(seenBeforeStop)
+            #expect(goodbyes.allSatisfy { $0 <= 1400 - 28 }, "\(Array(goodbyes))")
+            #expect(goodbyes.contains { $0 > 1280 - 28 }, "\(Array(goodbyes))")
         }
 
         @Test("a .dnssd file's Priority= and Weight= are in the SRV record and each TxtText=/TxtData= line is a TXT record on the wire")

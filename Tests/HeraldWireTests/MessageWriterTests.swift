@@ -217,6 +217,31 @@ struct MessageWriterTests {
         #expect(MessageWriter().limit == 9000 - 48)
     }
 
+    @Test("Messages with several records fit the link's MTU, never more than the limit, and at least 576 bytes")
+    func sharedLimitFollowsTheMTU() {
+        let limit = MessageSizeLimit.default
+        #expect(limit.sharedPayloadLimit(ipv6: false) == 1500 - 28)
+        #expect(limit.sharedPayloadLimit(ipv6: true, mtu: 1280) == 1280 - 48)
+        #expect(limit.sharedPayloadLimit(ipv6: false, mtu: 9000) == 9000 - 28)
+        #expect(limit.sharedPayloadLimit(ipv6: false, mtu: 65_536) == 9000 - 28)
+        #expect(MessageSizeLimit(datagramSize: 4000).sharedPayloadLimit(ipv6: false, mtu: 9000) == 4000 - 28)
+        #expect(limit.sharedPayloadLimit(ipv6: false, mtu: 68) == 576 - 28)
+    }
+
+    @Test("A TTL with its top bit set is read as zero (RFC 2181 §8); OPT's TTL field is kept as it is")
+    func ttlWithTopBitSet() throws {
+        for (sent, read) in [(UInt32(0x8000_0000), UInt32(0)), (0xFFFF_FFFF, 0), (0x7FFF_FFFF, 0x7FFF_FFFF), (120, 120)] {
+            var message = DNSMessage(flags: DNSFlags(rawValue: 0x8400),
+                                     answers: [ResourceRecord(name: "box.local.", ttl: sent, data: .a(IPv4Address(10, 0, 0, 1)))])
+            message.additionals = [ResourceRecord(name: .root, type: .opt, recordClass: RecordClass(1440), cacheFlush: false,
+                                                  ttl: 0x0000_8000, data: .opaque([]))]
+            let parsed = try DNSMessage(parsing: try message.serialized())
+            #expect(parsed.answers.first?.ttl == read, "TTL \(sent)")
+            // The DO bit of EDNS(0) lives in OPT's TTL field.
+            #expect(parsed.additionals.first?.ttl == 0x0000_8000)
+        }
+    }
+
     // MARK: Known-answer packing
 
     @Test("300 known answers are packed over several messages with TC on all but the last")

@@ -42,6 +42,9 @@ int herald_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *g
 /// `exact` is set to 1 when the kernel vouched for the process (SO_PEERPIDFD), 0 for the pidfd_open fallback.
 int herald_peer_pidfd(int fd, int pid, int *exact);
 
+/// The MTU of the interface called `name` (SIOCGIFMTU), or -1 when it cannot be read.
+int herald_interface_mtu(const char *name);
+
 /// 1 while the process behind a pidfd runs, 0 once it has exited, -1 on error.
 int herald_pidfd_alive(int pidfd);
 

@@ -12,6 +12,8 @@ public struct NetworkInterface: Hashable, Sendable {
     public var isUp: Bool
     public var isLoopback: Bool
     public var supportsMulticast: Bool
+    /// The largest packet the interface sends without fragments, IP header included.
+    public var mtu: Int
     public var addresses: [LinkAddress]
 
     /// The links (interface × family) mDNS would use on it, with their addresses.
@@ -97,7 +99,8 @@ public final class InterfaceMonitor {
                     name: name, index: Int(if_nametoindex(entry.pointee.ifa_name)),
                     isUp: flags & InterfaceFlags.up != 0 && flags & InterfaceFlags.running != 0,
                     isLoopback: flags & InterfaceFlags.loopback != 0,
-                    supportsMulticast: flags & InterfaceFlags.multicast != 0, addresses: [])
+                    supportsMulticast: flags & InterfaceFlags.multicast != 0,
+                    mtu: Self.mtu(of: entry.pointee.ifa_name), addresses: [])
                 order.append(name)
             }
             guard let address = entry.pointee.ifa_addr else { continue }
@@ -107,6 +110,12 @@ public final class InterfaceMonitor {
             }
         }
         return order.compactMap { byName[$0] }.filter { $0.index > 0 }
+    }
+
+    /// The interface's MTU, or an Ethernet frame's when the kernel does not say.
+    private static func mtu(of name: UnsafePointer<CChar>) -> Int {
+        let mtu = herald_interface_mtu(name)
+        return mtu > 0 ? Int(mtu) : MessageSizeLimit.ethernetMTU
     }
 
     private static func address(_ pointer: UnsafeMutablePointer<sockaddr>) -> IPAddress? {

@@ -144,12 +144,18 @@ public final class NetworkService {
                 if oldLinks[link] == nil {
                     do {
                         try socket.join(interfaceIndex: interface.index)
-                        logger.info("using \(interface.name) (\(link.family.rawValue)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
-                        engine.addLink(link, addresses: addresses, at: time)
+                        logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(interface.mtu)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                        engine.addLink(link, addresses: addresses, mtu: interface.mtu, at: time)
                     } catch {
                         logger.warning("cannot join the mDNS group on \(interface.name): \(error)")
                     }
-                } else if oldLinks[link] != addresses {
+                    continue
+                }
+                if let old = interfaces[interface.index], old.mtu != interface.mtu {
+                    logger.info("MTU of \(interface.name) (\(link.family.rawValue)) changed from \(old.mtu) to \(interface.mtu)")
+                    engine.updateMTU(link, mtu: interface.mtu)
+                }
+                if oldLinks[link] != addresses {
                     logger.info("addresses of \(interface.name) (\(link.family.rawValue)) changed: \(addresses.map { $0.address.description }.joined(separator: ", "))")
                     engine.updateAddresses(link, addresses: addresses, at: time)
                 }

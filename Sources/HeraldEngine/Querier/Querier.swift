@@ -103,14 +103,15 @@ struct Querier: Sendable {
         return earliest
     }
 
-    /// Sends every question due at `now`, each link's questions packed together with their known answers.
+    /// Sends every question due at `now`, each link's questions packed together with their known answers into
+    /// packets that fit the link's MTU (`mtus`; an Ethernet frame for a link missing there).
     ///
     /// The first query of a question that has nothing cached asks for unicast replies (QU, RFC 6762 §5.4): the
     /// querier knows no answers yet, so every answer is news to it alone, and a responder that multicast the
     /// record recently can reply at once, by unicast, instead of after the 20–120 ms that a multicast reply to a
     /// shared record waits. Retransmissions are ordinary (QM) questions. `askedForUnicast` lists the links on
     /// which a QU question went out, so that unicast replies are accepted there.
-    mutating func sendDue(at now: Instant, cache: inout [LinkID: RecordCache],
+    mutating func sendDue(at now: Instant, cache: inout [LinkID: RecordCache], mtus: [LinkID: Int],
                           askedForUnicast: inout Set<LinkID>) -> [OutgoingPacket] {
         var packets: [OutgoingPacket] = []
         for link in queries.keys.sorted() {
@@ -171,7 +172,8 @@ struct Querier: Sendable {
                 for key in queries[link]!.keys { lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache[link]), on: link) }
             }
             guard !questions.isEmpty else { continue }
-            for bytes in QueryPacker.pack(questions: questions, knownAnswers: knownAnswers, limit: sizeLimit.sharedPayloadLimit(ipv6: link.family == .ipv6)) {
+            let limit = sizeLimit.sharedPayloadLimit(ipv6: link.family == .ipv6, mtu: mtus[link] ?? MessageSizeLimit.ethernetMTU)
+            for bytes in QueryPacker.pack(questions: questions, knownAnswers: knownAnswers, limit: limit) {
                 packets.append(OutgoingPacket(link: link, destination: .multicast, bytes: bytes))
             }
         }

@@ -18,9 +18,9 @@ struct Status: HeraldCommand {
             return
         }
         StandardOutput.line("heraldd \(status.version), host name \(status.hostName), up \(status.uptimeSeconds) s")
-        var table = Table(titles: ["INTERFACE", "INDEX", "CACHED", "ADDRESSES"])
+        var table = Table(titles: ["INTERFACE", "INDEX", "MTU", "CACHED", "ADDRESSES"])
         for interface in status.interfaces {
-            table.append([interface.name, String(interface.index), String(interface.cachedRecords),
+            table.append([interface.name, String(interface.index), String(interface.mtu), String(interface.cachedRecords),
                           interface.addresses.joined(separator: " ")])
         }
         table.print()
