@@ -70,6 +70,33 @@ extension HeraldOnTestLANs {
             #expect(dualRegister.waitForExit(timeout: 5) == 0 && churnRegister.waitForExit(timeout: 5) == 0)
         }
 
+        @Test("an interface whose multicast group cannot be joined is tried again at the next interface change")
+        func failedJoinIsTriedAgain() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (server, listener) = (lan.hosts[0], lan.hosts[1])
+            let second = try server.addInterface()
+            // One IPv4 group per socket in the server's namespace: heraldd joins on its first interface only.
+            try server.check(["sysctl", "-q", "-w", "net.ipv4.igmp_max_memberships=1"])
+            let counter = try listener.countPackets(from: second.ipv4)
+            let daemon = try server.startHeraldd()
+            let refused = waitUntil(timeout: 10) { daemon.log.contains("cannot join the mDNS group on \(second.name) (ipv4)") }
+            #expect(refused.held, "\(daemon.log)")
+            // Nothing leaves through the second interface meanwhile (the host's probes would, within a second).
+            usleep(1_500_000)
+            #expect(counter.jsonLines.isEmpty, "\(counter.stdout)")
+
+            // Room for more groups; then any change of the interfaces makes heraldd try again.
+            try server.check(["sysctl", "-q", "-w", "net.ipv4.igmp_max_memberships=20"])
+            try server.check(["ip", "link", "set", "dev", second.name, "mtu", "1400"])
+            let joined = waitUntil(timeout: 10) { daemon.log.contains("using \(second.name) (ipv4, MTU 1400)") }
+            #expect(joined.held, "\(daemon.log)")
+            // The host's address records now go out through it too.
+            let sent = waitUntil(timeout: 10) { counter.jsonLines.contains { $0["kind"] as? String == "response" } }
+            #expect(sent.held, "\(counter.stdout)\n\(daemon.log)")
+            #expect(daemon.process.isRunning, "\(daemon.log)")
+        }
+
         @Test("legacy unicast queries (dig to the host's address, and to the IPv4 and IPv6 groups) are answered")
         func legacyUnicast() throws {
             let lan = try TestLAN(hosts: 2)

@@ -69,15 +69,6 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
-        /// A counter on `listener` of the mDNS packets `server` sends over IPv4: one JSON line per packet, with its
-        /// kind, questions, goodbyes and size.
-        static func packetCounter(on listener: TestLAN.Host, from server: TestLAN.Host) throws -> RunningProcess {
-            let counter = try listener.spawnPython(script: PeerScripts.packetCounter,
-                                                   arguments: [listener.interface, listener.ipv4, server.ipv4])
-            _ = try counter.waitForOutput(containing: "listening", in: .stdout, timeout: 15)
-            return counter
-        }
-
         /// Writes `count` .dnssd files, the nth holding `contents(n)`, into a services.d of `server`; returns its path.
         static func writeServiceFiles(_ count: Int, on server: TestLAN.Host, _ contents: (Int) -> String) throws -> String {
             let directory = server.directory + "/services.d"
@@ -94,7 +85,7 @@ extension HeraldOnTestLANs {
             defer { lan.shutdown() }
             let (server, observer, listener) = (lan.hosts[0], lan.hosts[1], lan.hosts[2])
             try observer.startAvahi()
-            let counter = try Self.packetCounter(on: listener, from: server)
+            let counter = try listener.countPackets(from: server.ipv4)
             let types = (0..<3).map { "_hburst\($0)._tcp" }
             let directory = try Self.writeServiceFiles(300, on: server) { n in
                 "[Service]\nName=Burst \(n)\nType=\(types[n % 3])\nPort=\(5000 + n)\nTxtText=n=\(n)\n"
@@ -136,7 +127,7 @@ extension HeraldOnTestLANs {
             // A tunnel-sized link: 1280 bytes, so 1252 of DNS over IPv4.
             try server.check(["ip", "link", "set", "dev", server.interface, "mtu", "1280"])
             try observer.startAvahi()
-            let counter = try Self.packetCounter(on: listener, from: server)
+            let counter = try listener.countPackets(from: server.ipv4)
             let note = String(repeating: "m", count: 150)
             let directory = try Self.writeServiceFiles(120, on: server) { n in
                 "[Service]\nName=Sized \(n)\nType=_hmtu._tcp\nPort=\(5000 + n)\nTxtText=note=\(note)\n"

@@ -14,6 +14,9 @@ public final class NetworkService {
     private let logger: Logger
     /// The interfaces in use, by index.
     public private(set) var interfaces: [Int: NetworkInterface] = [:]
+    /// The links whose multicast group was joined and which the engine runs on. A link whose join failed (too many
+    /// groups, an interface still being set up) is not among them, so the next rescan tries it again.
+    private var linksInUse: Set<LinkID> = []
     /// Receives every operation event the engine delivers.
     public var onEvent: (OperationID, OperationEvent) -> Void = { _, _ in }
     /// Runs after each batch of engine actions (so replies can be sent together).
@@ -132,22 +135,23 @@ public final class NetworkService {
         let time = now
         for (index, old) in interfaces where currentByIndex[index] == nil {
             logger.info("interface \(old.name) is gone")
-            for link in old.links.keys.sorted() { engine.removeLink(link, at: time) }
+            for link in old.links.keys.sorted() { stopUsing(link, at: time) }
             for socket in sockets.values { socket.leave(interfaceIndex: index) }
         }
         for interface in current {
             let oldLinks = interfaces[interface.index]?.links ?? [:]
             let newLinks = interface.links
-            for (link, _) in oldLinks where newLinks[link] == nil { engine.removeLink(link, at: time) }
+            for (link, _) in oldLinks where newLinks[link] == nil { stopUsing(link, at: time) }
             for (link, addresses) in newLinks.sorted(by: { $0.key < $1.key }) {
                 guard let socket = sockets[link.family] else { continue }
-                if oldLinks[link] == nil {
+                guard linksInUse.contains(link) else {
                     do {
                         try socket.join(interfaceIndex: interface.index)
                         logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(interface.mtu)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                        linksInUse.insert(link)
                         engine.addLink(link, addresses: addresses, mtu: interface.mtu, at: time)
                     } catch {
-                        logger.warning("cannot join the mDNS group on \(interface.name): \(error)")
+                        logger.warning("cannot join the mDNS group on \(interface.name) (\(link.family.rawValue)), trying again at the next interface change: \(error)")
                     }
                     continue
                 }
@@ -163,5 +167,10 @@ public final class NetworkService {
         }
         interfaces = currentByIndex
         performActions()
+    }
+
+    private func stopUsing(_ link: LinkID, at time: Instant) {
+        linksInUse.remove(link)
+        engine.removeLink(link, at: time)
     }
 }

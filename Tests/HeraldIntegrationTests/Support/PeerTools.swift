@@ -190,6 +190,16 @@ extension TestLAN.Host {
         }
         return replies
     }
+
+    // MARK: Counting packets
+
+    /// Starts a counter of the mDNS packets sent from the IPv4 address `sender` (see `PeerScripts.packetCounter`):
+    /// one JSON line per packet on its stdout, with its kind, questions, answers, goodbyes and size.
+    func countPackets(from sender: String) throws -> RunningProcess {
+        let counter = try spawnPython(script: PeerScripts.packetCounter, arguments: [interface, ipv4, sender])
+        _ = try counter.waitForOutput(containing: "listening", in: .stdout, timeout: 15)
+        return counter
+    }
 }
 
 extension TestLAN {
