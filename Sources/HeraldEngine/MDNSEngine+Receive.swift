@@ -12,14 +12,14 @@ extension MDNSEngine {
         now = max(now, time)
         guard links[link] != nil, !isShutDown else { return }
         statistics.packetsReceived += 1
-        var message: DNSMessage
+        // The parser reads a TTL with its top bit set as 0 (RFC 2181 §8): in a response such a record is a goodbye.
+        let message: DNSMessage
         do {
             message = try DNSMessage(parsing: bytes)
         } catch {
             statistics.malformedPackets += 1
             return
         }
-        Self.readTopBitTTLsAsZero(in: &message)
         // RFC 6762 §18.3, §18.11: other opcodes and non-zero response codes are ignored.
         guard message.flags.opcode == 0, message.flags.responseCode == 0 else { return }
         // Our own multicast, heard again through another interface on the same link.
@@ -29,17 +29,6 @@ extension MDNSEngine {
         } else {
             receiveQuery(message, from: source, on: link, toUnicast: toUnicast)
         }
-    }
-
-    /// RFC 2181 §8: a TTL with its top bit set is read as 0, so that no peer can have a record cached for 68 years
-    /// and more; in a response such a record is a goodbye.
-    static func readTopBitTTLsAsZero(in message: inout DNSMessage) {
-        func zero(_ records: inout [ResourceRecord]) {
-            for index in records.indices where records[index].ttl & 0x8000_0000 != 0 { records[index].ttl = 0 }
-        }
-        zero(&message.answers)
-        zero(&message.authorities)
-        zero(&message.additionals)
     }
 
     // MARK: - Queries

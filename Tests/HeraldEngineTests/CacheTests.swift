@@ -226,3 +226,53 @@ struct CacheTests {
         #expect(left.filter(\.isLocal).count == ownCount)
     }
 }
+
+@Suite("A shared record this host and a peer both publish")
+struct SharedRecordOwnershipTests {
+    let alpha = 0, beta = 1
+    let typeRecord = ResourceRecord(name: Fixture.serviceTypes, ttl: 4500, data: .ptr(Fixture.ippType))
+
+    func typesBrowsed(_ lan: SimulatedLAN) -> Set<DNSName> {
+        var present = Set<DNSName>()
+        for entry in lan.events(of: alpha, OperationID(3)) {
+            switch entry.event {
+            case .instanceAdded(let name, _): present.insert(name)
+            case .instanceRemoved(let name, _): present.remove(name)
+            default: break
+            }
+        }
+        return present
+    }
+
+    @Test("heard from a peer first, then published here: it becomes this host's own, listed as a known answer with its full TTL")
+    func peerRecordTakenOver() {
+        var lan = SimulatedLAN()
+        lan.addHost("alpha")
+        lan.addHost("beta")
+        lan.run(for: 3000)
+        // Beta's registration announces `_services._dns-sd._udp.local. PTR _ipp._tcp.local.`; alpha caches it, then
+        // registers a service of the same type and so publishes the same record.
+        lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
+        lan.run(for: 3000)
+        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        lan.run(for: 3000)
+        let cached = lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+        #expect(cached.count == 1 && cached.allSatisfy(\.isLocal), "\(cached)")
+
+        // A browse of the service types lists it as a known answer: the whole TTL, as this host publishes it.
+        let browseStart = lan.now
+        lan.with(alpha) { $0.browse(OperationID(3), type: Fixture.serviceTypes, at: $1) }
+        lan.run(for: 5000)
+        #expect(typesBrowsed(lan) == [Fixture.ippType])
+        let listed = lan.queries(from: alpha).filter { $0.time >= browseStart }.flatMap(\.message.answers)
+            .filter { $0.hasSameData(as: typeRecord) }
+        #expect(!listed.isEmpty && listed.allSatisfy { $0.ttl == 4500 }, "\(listed)")
+
+        // Withdrawn here, the record goes with the registration; beta still publishes it, and alpha hears it again.
+        lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
+        lan.run(for: 3000)
+        #expect(!lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.isLocal && $0.record.hasSameData(as: typeRecord) })
+        lan.run(for: 60_000)
+        #expect(typesBrowsed(lan) == [Fixture.ippType])
+    }
+}

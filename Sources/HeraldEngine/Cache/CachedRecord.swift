@@ -35,7 +35,7 @@ public struct CachedRecord: Sendable {
     public func remaining(at now: Instant) -> Int { max(0, expiresAt - now) }
 
     /// The TTL left at `now`, in whole seconds, as it would be sent in a known-answer list.
-    public func remainingTTL(at now: Instant) -> UInt32 { UInt32(remaining(at: now) / 1000) }
+    public func remainingTTL(at now: Instant) -> UInt32 { UInt32(clamping: remaining(at: now) / 1000) }
 
     /// True when a querier may list the record as a known answer (RFC 6762 §7.1: at least half its TTL left).
     func isWorthListing(at now: Instant) -> Bool { remaining(at: now) * 2 >= Int(record.ttl) * 1000 }

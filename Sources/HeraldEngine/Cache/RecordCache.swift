@@ -321,6 +321,9 @@ public struct RecordCache: Sendable {
             }
             slots[index].record.receivedAt = now
             slots[index].record.expiresAt = isLocal ? .distantFuture : now + Int(incoming.ttl) * 1000
+            // A record heard from a peer that this host now publishes too (a shared PTR such as a service type's
+            // enumeration record) becomes this host's own: it lives until its owner withdraws it.
+            if isLocal { slots[index].record.isLocal = true }
             slots[index].record.refreshesSent = 0
             slots[index].record.source = source
             slots[index].record.refreshJitter = UInt8(clamping: refreshJitter)
