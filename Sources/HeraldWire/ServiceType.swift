@@ -31,6 +31,10 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
     /// The labels in front of a domain that make its service type enumeration name (RFC 6763 §9).
     static let enumerationLabels = [Array("_services".utf8), Array("_dns-sd".utf8), Array("_udp".utf8)]
 
+    /// True for `_dns-sd._udp`: not a service but DNS-SD's own names, under which the service types in use
+    /// (RFC 6763 §9) and the browsing domains (§11) are listed.
+    public var isDNSSDItself: Bool { transport == .udp && name.lowercased() == "dns-sd" }
+
     /// The service name without its leading underscore, as written (`http`).
     public let name: String
     /// The transport: `_tcp` or `_udp`.

@@ -247,6 +247,55 @@ struct PermissionPolicyTests {
         #expect(policy.decide(lookup("printer.local."), caller: nosy, snapshot: snapshot).reason == .unregistered)
     }
 
+    @Test("DNS-SD's own type is no service: declaring _dns-sd._udp opens none of the names under it")
+    func dnssdTypeIsNeverDeclared() throws {
+        let sneaky = try Manifest(
+            id: "org.example.sneaky", name: "Sneaky", executables: ["/usr/bin/sneaky"], bonjourServices: ["_dns-sd._udp"],
+            usageDescription: "Wants to see everything.")
+        let snapshot = PermissionSnapshot(manifests: Apps.all + [sneaky], decisions: [sneaky.id: .granted])
+        let requests = [query("_services._dns-sd._udp.local.", .ptr), resolve("_services._dns-sd._udp.local."),
+                        browse("_dns-sd._udp"), query("b._dns-sd._udp.local.", .ptr), register("_dns-sd._udp")]
+        for request in requests {
+            let decision = policy.decide(request, caller: caller("/usr/bin/sneaky"), snapshot: snapshot)
+            #expect(decision.reason == .entitlementRequired, "\(request): \(decision)")
+        }
+        // With the entitlement (and a grant), they are allowed.
+        let scanner = PermissionSnapshot(manifests: Apps.all, decisions: granted)
+        for request in requests {
+            #expect(policy.decide(request, caller: caller("/usr/bin/scanner"), snapshot: scanner).reason == .granted, "\(request)")
+        }
+    }
+
+    @Test("Publishing a record under a name that is not a service's needs the entitlement, even where lookups are open")
+    func publishingArbitraryNames() {
+        let open = PermissionPolicy(operatorRule: policy.operatorRule, addressLookupsOpenToAllUsers: true)
+        let snapshot = PermissionSnapshot(manifests: Apps.all, decisions: granted)
+        let hostAddress = PermissionRequest.publishRecord(name: "router.local.", type: .a)
+        let reverse = PermissionRequest.publishRecord(name: "99.0.77.10.in-addr.arpa.", type: .ptr)
+        let global = PermissionRequest.publishRecord(name: "www.example.com.", type: .a)
+        for request in [hostAddress, reverse, global] {
+            #expect(open.decide(request, caller: caller("/usr/bin/nosy"), snapshot: snapshot).reason == .unregistered)
+            let refused = open.decide(request, caller: ticTacToeBinary, snapshot: snapshot)
+            #expect(refused.reason == .entitlementRequired, "\(request): \(refused)")
+            #expect(refused.explanation.hasPrefix("publishing "), "\(refused.explanation)")
+            #expect(open.decide(request, caller: caller("/usr/bin/scanner"), snapshot: snapshot).reason == .granted)
+        }
+        #expect(hostAddress.operation == .register)
+    }
+
+    @Test("A reverse lookup of an address follows the address-lookup rules")
+    func reverseLookupsAreAddressLookups() {
+        let open = PermissionPolicy(operatorRule: policy.operatorRule, addressLookupsOpenToAllUsers: true)
+        let snapshot = PermissionSnapshot(manifests: Apps.all)
+        for name in ["2.0.77.10.in-addr.arpa.", "b.f.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.e.f.ip6.arpa."] {
+            #expect(policy.decide(lookup(name), caller: caller("/usr/bin/nosy"), snapshot: snapshot).reason == .unregistered)
+            #expect(policy.decide(lookup(name), caller: ticTacToeBinary, snapshot: snapshot).reason == .notDetermined)
+            #expect(open.decide(lookup(name), caller: caller("/usr/bin/nosy"), snapshot: snapshot).reason == .addressLookupsOpen)
+        }
+        // The bare zones are nobody's address.
+        #expect(policy.decide(lookup("in-addr.arpa."), caller: caller("/usr/bin/nosy"), snapshot: snapshot).reason == .notLocal)
+    }
+
     @Test("Without an operator group only uid 0 is an operator")
     func noOperatorGroup() {
         let rule = OperatorRule(groupName: "herald", groupID: nil)

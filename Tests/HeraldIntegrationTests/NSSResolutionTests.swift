@@ -115,14 +115,20 @@ extension HeraldOnTestLANs {
             let (client, peer) = (lan.hosts[0], lan.hosts[1])
             _ = try peer.startHeraldd(hostName: "nss-policy-peer")
             try Self.useNSSMDNS(in: client)
-            let asNobody = [try Requirements.requireExecutable("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups",
-                            "--", "getent", "hosts", "nss-policy-peer.local"]
+            let setpriv = [try Requirements.requireExecutable("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+            let asNobody = setpriv + ["getent", "hosts", "nss-policy-peer.local"]
+            // A reverse lookup tells who is at an address: the same rules.
+            let reverseAsNobody = setpriv + ["getent", "hosts", peer.ipv4]
 
             var daemon = try client.startHeraldd(hostName: "nss-policy", arguments: ["--nss-socket", Self.avahiSocket])
             let rootSees = try waitUntil(timeout: 15) { try Self.getent("hosts", "nss-policy-peer.local", in: client).0.succeeded }
             #expect(rootSees.held, "root (an operator) resolves the name:\n\(daemon.log)")
             let refused = try client.run(asNobody, timeout: 30)
             #expect(refused.status == 2, "an unregistered user does not: \(refused)")
+            let rootSeesReverse = try Self.getent("hosts", peer.ipv4, in: client).0
+            #expect(rootSeesReverse.stdout.contains("nss-policy-peer.local"), "\(rootSeesReverse)\n\(daemon.log)")
+            let refusedReverse = try client.run(reverseAsNobody, timeout: 30)
+            #expect(refusedReverse.status == 2, "nor its reverse lookup: \(refusedReverse)")
             #expect(daemon.log.contains("not permitted"), "\(daemon.log)")
             daemon.stop()
 
@@ -130,6 +136,8 @@ extension HeraldOnTestLANs {
             daemon = try client.startHeraldd(hostName: "nss-policy", arguments: ["--nss-socket", Self.avahiSocket, "--config", config])
             let opened = try waitUntil(timeout: 15) { try client.run(asNobody, timeout: 30).succeeded }
             #expect(opened.held, "with address-lookups = everyone anyone resolves it:\n\(daemon.log)")
+            let openedReverse = try client.run(reverseAsNobody, timeout: 30)
+            #expect(openedReverse.stdout.contains("nss-policy-peer.local"), "and its reverse: \(openedReverse)")
         }
 
         @Test("hostile clients get an error line or are disconnected, and the socket keeps serving")

@@ -21,6 +21,8 @@ struct PermissionBypassTests {
         case trailingDotVariantOfUndeclaredType
         case subtypeOfUndeclaredType
         case serviceTypeEnumerationWithoutEntitlement
+        case declaringDNSSDTypeForEnumeration
+        case publishingAnotherHostsAddress
         case resolveInstanceOfUndeclaredType
         case queryInstanceOfUndeclaredType
         case registerUndeclaredType
@@ -135,6 +137,32 @@ struct PermissionBypassTests {
         case .serviceTypeEnumerationWithoutEntitlement:
             expectDenied(try host.runApp(app, ["browse", "--all", "--timeout", "3"], daemon: daemon), "entitlement-required")
 
+        case .declaringDNSSDTypeForEnumeration:
+            // `_dns-sd._udp` holds the enumeration names, not a service: declaring it opens none of them.
+            let sneaky = try area.installApp(named: "sneaky")
+            try register(try area.writeManifest(
+                ["id": "org.example.sneaky", "name": "Sneaky", "executables": [sneaky],
+                 "NSBonjourServices": ["_dns-sd._udp"], "NSLocalNetworkUsageDescription": "Sees everything."],
+                named: "sneaky.json"), grant: "org.example.sneaky", on: daemon)
+            expectDenied(try host.runApp(sneaky, ["query", "_services._dns-sd._udp.local.", "PTR", "--timeout", "3"],
+                                         daemon: daemon), "entitlement-required")
+            expectDenied(try host.runApp(sneaky, ["resolve", "_services", "_dns-sd._udp", "--timeout", "3"], daemon: daemon),
+                         "entitlement-required")
+
+        case .publishingAnotherHostsAddress:
+            // DNSServiceRegisterRecord of `router.local. A` by the granted app: a host's address is an arbitrary name,
+            // which needs the multicast entitlement (and opening address lookups to everyone opens only lookups).
+            let python = try area.installPython(named: "recorder")
+            try register(try area.writeManifest(
+                ["id": "org.example.recorder", "name": "Recorder", "executables": [python],
+                 "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Publishes records."],
+                named: "recorder.json"), grant: "org.example.recorder", on: daemon)
+            let result = try host.run(try AppUser.command([python, "-c", DNSSDByHand.python + Self.publishRouterAddress,
+                                                           daemon.socket]), timeout: 20)
+            #expect(result.stdout.contains("connection 0\nrecord -65555\n"), "\(result)\n\(daemon.log)")
+            #expect(daemon.log.contains("refuse (entitlement-required): publishing router.local. A"),
+                    "\(daemon.log)")
+
         case .resolveInstanceOfUndeclaredType:
             expectDenied(try host.runApp(app, ["resolve", "Office Printer", "_ipp._tcp", "--timeout", "3"], daemon: daemon),
                          "undeclared-type")
@@ -193,6 +221,21 @@ struct PermissionBypassTests {
             expectDenied(result, "Permission denied", status: 1)
         }
     }
+
+    /// After `DNSSDByHand.python`: opens a shared connection and registers `router.local. A 10.213.99.99` on it
+    /// (DNSServiceRegisterRecord, its status on a passed socket); prints both statuses.
+    static let publishRouterAddress = #"""
+        s = connect()
+        request(s, 1, b"shared00", b"")
+        print("connection", status_of(s), flush=True)
+        record = struct.pack(">II", 0x20, 0) + b"router.local.\0" + struct.pack(">HHH", 1, 1, 4) + bytes([10, 213, 99, 99])
+        body = b"\0" + record + struct.pack(">I", 120)
+        mine, theirs = socket.socketpair()
+        socket.send_fds(s, [struct.pack(">IIII8sI", 1, len(body), 0, 2, b"record00", 0) + body], [theirs.fileno()])
+        theirs.close()
+        mine.settimeout(15)
+        print("record", status_of(mine), flush=True)
+        """#
 
     /// Registers a manifest and, when `grant` names an app, grants it.
     private func register(_ manifest: String, grant: String?, on daemon: HeraldDaemon) throws {

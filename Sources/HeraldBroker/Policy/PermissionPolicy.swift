@@ -5,7 +5,7 @@
 /// 2. no registered manifest matches the caller → refuse (`unregistered`);
 /// 3. the manifest has no usage description → refuse (`no-usage-description`);
 /// 4. the service type is not declared and the app lacks the multicast entitlement → refuse
-///    (`undeclared-type`); browsing all types or querying arbitrary names needs the entitlement
+///    (`undeclared-type`); browsing all types, or querying or publishing arbitrary names, needs the entitlement
 ///    (`entitlement-required`); address lookups skip this rule;
 /// 5. granted → allow; denied → park (`denied`); not determined → park (`not-determined`) and record a
 ///    pending request.
@@ -71,8 +71,9 @@ public struct PermissionPolicy: Hashable, Sendable {
                                 "browsing all service types needs the \(Manifest.multicastEntitlement) entitlement "
                                     + "in \(id)'s manifest")
             case .arbitraryName(let name, let type):
+                let verb = request.operation == .register ? "publishing" : "querying"
                 return decision(.refuse, .entitlementRequired, app: id,
-                                "querying \(name) \(type), which is not a service of a declared type, needs the "
+                                "\(verb) \(name) \(type), which is not a service of a declared type, needs the "
                                     + "\(Manifest.multicastEntitlement) entitlement in \(id)'s manifest")
             case .serviceType, .address, .notLocal:
                 break

@@ -13,8 +13,11 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     case register(ServiceType)
     /// A record query for any name and type.
     case query(name: DNSName, type: RecordType)
-    /// An address lookup: A/AAAA of `name.local`.
+    /// An address lookup: A/AAAA of `name.local`, or the name of an address (a reverse PTR).
     case addressLookup(DNSName)
+    /// Publishing a record of any name that is not a service of a type (DNSServiceRegisterRecord), such as a host's
+    /// address: advertising under an arbitrary name.
+    case publishRecord(name: DNSName, type: RecordType)
 
     /// The operation, as recorded in pending requests and the audit log.
     public var operation: PermissionOperation {
@@ -22,7 +25,7 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
         case .browse: return .browse
         case .browseAllTypes: return .browseAllTypes
         case .resolve: return .resolve
-        case .register: return .register
+        case .register, .publishRecord: return .register
         case .query: return .query
         case .addressLookup: return .addressLookup
         }
@@ -37,6 +40,7 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
         case .register(let type): return "register \(type)"
         case .query(let name, let type): return "query \(name) \(type)"
         case .addressLookup(let name): return "look up \(name)"
+        case .publishRecord(let name, let type): return "publish \(name) \(type)"
         }
     }
 }

@@ -6,7 +6,9 @@ import HeraldWire
 /// Record queries are classified by their name: the service type enumeration name counts as browsing all
 /// types; a service type, subtype or instance name counts as that service type (so a query for another app's
 /// service name is judged by that app's type); A/AAAA of a name in `.local` is an address lookup; anything
-/// else in the local zones is an arbitrary name.
+/// else in the local zones is an arbitrary name. DNS-SD's own type, `_dns-sd._udp`, is never a declared service:
+/// whatever names it counts as all types. A record published under a name that is not a service's is an arbitrary
+/// name wherever it is, so that no app can publish a host's address in place of that host.
 public enum RequestTarget: Hashable, Sendable {
     /// A service type (its plain form: no subtype).
     case serviceType(ServiceType)
@@ -34,23 +36,32 @@ public enum RequestTarget: Hashable, Sendable {
     public init(_ request: PermissionRequest) {
         switch request {
         case .browse(let type), .register(let type):
-            self = Self.isLocal(type.domain) ? .serviceType(type.baseType) : .notLocal
+            self = Self.isLocal(type.domain) ? Self.target(of: type) : .notLocal
         case .browseAllTypes:
             self = .allServiceTypes
         case .resolve(let instance):
-            self = Self.isLocal(instance.domain) ? .serviceType(instance.type) : .notLocal
+            self = Self.isLocal(instance.domain) ? Self.target(of: instance.type) : .notLocal
         case .addressLookup(let name):
-            self = name.hasSuffix(Self.localDomain) && name != Self.localDomain ? .address(name) : .notLocal
+            let isHost = name.hasSuffix(Self.localDomain) && name != Self.localDomain
+            let isAddress = Self.reverseZones.contains { name.hasSuffix($0) && name != $0 }
+            self = isHost || isAddress ? .address(name) : .notLocal
         case .query(let name, let type):
             self = Self.classify(query: name, type: type)
+        case .publishRecord(let name, let type):
+            self = .arbitraryName(name, type)
         }
+    }
+
+    /// A service type's target: the type itself, or all types for DNS-SD's own.
+    private static func target(of type: ServiceType) -> RequestTarget {
+        type.isDNSSDItself ? .allServiceTypes : .serviceType(type.baseType)
     }
 
     private static func classify(query name: DNSName, type: RecordType) -> RequestTarget {
         guard isLocal(name) else { return .notLocal }
         if ServiceType.isServiceEnumeration(name) { return .allServiceTypes }
-        if let serviceType = try? ServiceType(fullName: name) { return .serviceType(serviceType.baseType) }
-        if let instance = try? ServiceInstanceName(fullName: name) { return .serviceType(instance.type) }
+        if let serviceType = try? ServiceType(fullName: name) { return target(of: serviceType) }
+        if let instance = try? ServiceInstanceName(fullName: name) { return target(of: instance.type) }
         if (type == .a || type == .aaaa), name.hasSuffix(localDomain), name != localDomain {
             return .address(name)
         }

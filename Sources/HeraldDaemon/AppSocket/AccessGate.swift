@@ -49,8 +49,10 @@ public enum GatedRequest: Hashable, Sendable {
     case register(ServiceType)
     /// A record query for an arbitrary name and type.
     case query(name: DNSName, type: RecordType)
-    /// An address lookup (A/AAAA of `name.local`).
+    /// An address lookup (A/AAAA of `name.local`, or a reverse PTR).
     case addressLookup(DNSName)
+    /// Publishing a record under a name that is not a service's (DNSServiceRegisterRecord).
+    case publishRecord(name: DNSName, type: RecordType)
 }
 
 /// The answer of the permission layer for one request.

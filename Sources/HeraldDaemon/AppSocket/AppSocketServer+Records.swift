@@ -23,14 +23,17 @@ extension AppSocketServer {
         let registration = RecordRegistration(name: name, type: type, data: data, ttl: ttl, unique: unique,
                                               interfaceIndex: interfaceFilter(request.interfaceIndex))
         // Publishing a record is advertising: a service's records count as registering its type; any other
-        // name is an arbitrary record, which needs the multicast entitlement.
+        // name (a host's address, the service type enumeration) is an arbitrary record, which needs the multicast
+        // entitlement.
         let gated: GatedRequest
-        if let instance = try? ServiceInstanceName(fullName: name) {
+        if ServiceType.isServiceEnumeration(name) {
+            gated = .publishRecord(name: name, type: type)
+        } else if let instance = try? ServiceInstanceName(fullName: name) {
             gated = .register(instance.type)
-        } else if let serviceType = try? ServiceType(fullName: name), !ServiceType.isServiceEnumeration(name) {
+        } else if let serviceType = try? ServiceType(fullName: name) {
             gated = .register(serviceType)
         } else {
-            gated = .query(name: name, type: type)
+            gated = .publishRecord(name: name, type: type)
         }
         let id = makeOperationID()
         let status = begin(AppOperation(kind: .record(name: name, type: type, index: request.recordIndex), context: context,

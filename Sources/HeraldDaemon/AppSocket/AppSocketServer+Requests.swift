@@ -206,12 +206,14 @@ extension AppSocketServer {
         }
         let type = RecordType(request.rrtype)
         let gated: GatedRequest
-        if (type == .a || type == .aaaa) && name.labelCount == 2 {
+        if ServiceType.isServiceEnumeration(name) {
+            gated = type == .ptr ? .browseAllTypes : .query(name: name, type: type)
+        } else if (type == .a || type == .aaaa) && name.labelCount == 2 {
             gated = .addressLookup(name)
         } else if let instance = try? ServiceInstanceName(fullName: name) {
             gated = .resolve(instance)
         } else if let serviceType = try? ServiceType(fullName: name), type == .ptr {
-            gated = ServiceType.isServiceEnumeration(name) ? .browseAllTypes : .browse(serviceType)
+            gated = .browse(serviceType)
         } else {
             gated = .query(name: name, type: type)
         }

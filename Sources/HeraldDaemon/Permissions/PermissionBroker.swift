@@ -137,6 +137,7 @@ public final class PermissionBroker: AccessGate {
         case .register(let type): return .register(type)
         case .query(let name, let type): return .query(name: name, type: type)
         case .addressLookup(let name): return .addressLookup(name)
+        case .publishRecord(let name, let type): return .publishRecord(name: name, type: type)
         }
     }
 

@@ -34,6 +34,21 @@ final class PermissionTestArea: @unchecked Sendable {
         return path
     }
 
+    /// Installs a copy of the system's Python interpreter at `bin/NAME`, to play an app written as a script (the
+    /// copy is then the executable its manifest names). The system's, because the app user must be able to read its
+    /// library, which a per-user installation such as pyenv's keeps private.
+    func installPython(named name: String) throws -> String {
+        let path = directory + "/bin/" + name
+        let interpreter = URL(fileURLWithPath: "/usr/bin/python3").resolvingSymlinksInPath().path
+        guard FileManager.default.isExecutableFile(atPath: interpreter) else {
+            throw HarnessError.setup("no system Python at /usr/bin/python3 (apt-get install python3)")
+        }
+        try? FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: interpreter, toPath: path)
+        chmod(path, 0o755)
+        return path
+    }
+
     /// Writes a manifest file and returns its path.
     func writeManifest(_ fields: [String: Any], named name: String = "app.json") throws -> String {
         let path = directory + "/" + name
