@@ -15,6 +15,7 @@ struct PermissionBypassTests {
         case manifestNamesAnotherExecutable
         case pinnedExecutableReplaced
         case symlinkToAnotherProgram
+        case anotherProgramMountedAtTheAppsPath
         case procSelfExeInManifest
         case execIntoUnregisteredOnSameConnection
         case caseVariantOfUndeclaredType
@@ -96,6 +97,18 @@ struct PermissionBypassTests {
             let stranger = try area.installApp(named: "stranger")
             try FileManager.default.createSymbolicLink(atPath: links + "/tictactoe", withDestinationPath: stranger)
             expectDenied(try appBrowse(links + "/tictactoe", "_tictactoe._tcp"), "unregistered")
+
+        case .anotherProgramMountedAtTheAppsPath:
+            // In a user and mount namespace of its own (no privilege needed), a process can mount any program at the
+            // registered path, and /proc/PID/exe then shows that path. The daemon compares the files themselves.
+            let stranger = try area.installApp(named: "stranger")
+            let canUnshare = try host.run(try AppUser.command(["unshare", "-Urm", "true"]))
+            try #require(canUnshare.status == 0, "unprivileged user namespaces are needed for this attempt: \(canUnshare)")
+            let script = "mount --bind \(stranger) \(app) && exec \(app) browse _tictactoe._tcp --timeout 3 --socket \(daemon.socket)"
+            expectDenied(try host.run(try AppUser.command(["unshare", "-Urm", "sh", "-c", script]), timeout: 20), "unregistered")
+            #expect(daemon.log.contains(app + " (another file at this path)"), "\(daemon.log)")
+            // The app itself, run normally, is still recognised.
+            #expect(try appBrowse(app, "_tictactoe._tcp").status == 0)
 
         case .procSelfExeInManifest:
             // A manifest that names /proc/self/exe would match every program: it is refused, and nothing stored.

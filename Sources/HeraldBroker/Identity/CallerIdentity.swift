@@ -49,13 +49,23 @@ public struct ExecutableLink: Hashable, Sendable, CustomStringConvertible {
     /// The kernel's marker after the path of an executable that no longer exists.
     public static let deletedMarker = " (deleted)"
 
+    /// The marker shown after a path that names another file than the one that runs.
+    public static let elsewhereMarker = " (another file at this path)"
+
     public var path: String
     public var isDeleted: Bool
+    /// True when the path, seen from the host, names another file than the one that runs: the process sees the
+    /// file system through a mount namespace of its own, where anything may be mounted at any path.
+    public var namesAnotherFile: Bool
 
-    public init(path: String, isDeleted: Bool = false) {
+    public init(path: String, isDeleted: Bool = false, namesAnotherFile: Bool = false) {
         self.path = path
         self.isDeleted = isDeleted
+        self.namesAnotherFile = namesAnotherFile
     }
+
+    /// True when the path names the file that runs, so that it may be matched against a manifest.
+    public var namesRunningFile: Bool { !isDeleted && !namesAnotherFile }
 
     /// Splits the text `readlink` gives for `/proc/PID/exe`.
     public init(linkTarget: String) {
@@ -66,5 +76,7 @@ public struct ExecutableLink: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String { isDeleted ? path + Self.deletedMarker : path }
+    public var description: String {
+        path + (isDeleted ? Self.deletedMarker : "") + (namesAnotherFile ? Self.elsewhereMarker : "")
+    }
 }

@@ -97,9 +97,10 @@ public struct AppMatch: Hashable, Sendable {
         return 2
     }
 
-    /// The executable selector that matches: the same path, not deleted, and the pinned content if pinned.
+    /// The executable selector that matches: the same path, naming the file that runs, and the pinned content if
+    /// pinned.
     static func matchingExecutable(_ manifest: Manifest, _ caller: CallerIdentity) -> String? {
-        guard let executable = caller.executable, !executable.isDeleted,
+        guard let executable = caller.executable, executable.namesRunningFile,
               manifest.executables.contains(executable.path)
         else { return nil }
         if let pin = manifest.executableSHA256[executable.path], caller.executableSHA256 != pin { return nil }

@@ -64,7 +64,7 @@ public struct ProcessInspector: Sendable {
     throws(ProcessInspectionError) -> CallerIdentity {
         let executable = try? executable(of: pid)
         var digest: SHA256Digest?
-        if let executable, !executable.isDeleted, needsDigest(executable.path) {
+        if let executable, executable.namesRunningFile, needsDigest(executable.path) {
             digest = try executableSHA256(of: pid)
         }
         let groups = try credentials(of: pid).groups
