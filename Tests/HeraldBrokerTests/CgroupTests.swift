@@ -69,6 +69,12 @@ struct CgroupTests {
         #expect(!instance.matches(selector: "gam@.service"))
         #expect(!SystemdUnit(name: "game@alice.scope").matches(selector: "game@.service"))
         #expect(!SystemdUnit(name: "tictactoe.service").matches(selector: "TicTacToe.service"))
-        #expect(SystemdUnit(name: "app-foo.scope", manager: .user(uid: 1000)).matches(selector: "app-foo.scope"))
+        // A user names their own manager's units freely: a plain selector names the system's unit only, and a
+        // user's unit matches only a selector that asks for one.
+        let usersScope = SystemdUnit(name: "app-foo.scope", manager: .user(uid: 1000))
+        #expect(!usersScope.matches(selector: "app-foo.scope"))
+        #expect(usersScope.matches(selector: "user:app-foo.scope"))
+        #expect(!SystemdUnit(name: "app-foo.scope").matches(selector: "user:app-foo.scope"))
+        #expect(SystemdUnit(name: "game@bob.service", manager: .user(uid: 1001)).matches(selector: "user:game@.service"))
     }
 }

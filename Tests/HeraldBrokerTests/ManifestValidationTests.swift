@@ -145,6 +145,8 @@ struct ManifestValidationTests {
         ("tictactoe", "'.service' or '.scope'"), ("tictactoe.socket", "runs no processes"),
         ("games.slice", "runs no processes"), ("tic tac.service", "cannot appear"), ("a@b@c.service", "at most one"),
         ("@.service", "before the '@'"), ("game@.scope", "scopes cannot be templates"), (".service", "empty"),
+        ("user:app-tictactoe.scope", nil), ("user:game@.service", nil), ("user:", "empty"),
+        ("user:tic tac.service", "cannot appear"),
     ] as [(String, String?)])
     func unitNames(unit: String, expected: String?) {
         let found = problems(manifestJSON(["systemdUnits": "[\"\(unit)\"]"]))

@@ -166,6 +166,9 @@ struct PermissionPolicyTests {
         Case(scenario: "an interpreted app is recognised by its systemd unit",
              caller: caller("/usr/bin/python3.11", unit: SystemdUnit(name: "tictactoe.service")),
              request: browse("_tictactoe._tcp"), decisions: granted, outcome: .allow, reason: .granted),
+        Case(scenario: "a user's own unit of the app's unit name is not the app (any user can create one)",
+             caller: caller("/usr/bin/python3.11", unit: SystemdUnit(name: "tictactoe.service", manager: .user(uid: 1000))),
+             request: browse("_tictactoe._tcp"), decisions: granted, outcome: .refuse, reason: .unregistered),
         // Outside the local network.
         Case(scenario: "a type in a unicast domain is not covered", caller: caller("/usr/bin/nosy"),
              request: browse("_http._tcp.example.com."), outcome: .allow, reason: .notLocal),

@@ -67,7 +67,9 @@ public struct ManifestRegistry: Hashable, Sendable {
 
     /// True when one process unit could match both selectors (equal, or one a template of the other).
     static func unitSelectorsOverlap(_ a: String, _ b: String) -> Bool {
-        a == b || SystemdUnit(name: a).matches(selector: b) || SystemdUnit(name: b).matches(selector: a)
+        let (first, second) = (SystemdUnit.parse(selector: a), SystemdUnit.parse(selector: b))
+        guard first.ofUser == second.ofUser else { return false }
+        return SystemdUnit.unitName(first.name, matches: second.name) || SystemdUnit.unitName(second.name, matches: first.name)
     }
 }
 

@@ -1,9 +1,11 @@
 /// The systemd unit a process runs in, read from its cgroup path: a service (`tictactoe.service`) or a scope
 /// (`app-foo.scope`), run by the system manager or by a user's manager (`user@1000.service`).
 ///
-/// This is how interpreted apps are recognised, whose executable is the interpreter. Note that a user can
-/// name the units of their own manager freely, so a unit selector identifies an app as strongly as an
-/// executable path does (both are within reach of the user running it), not more.
+/// This is how interpreted apps are recognised, whose executable is the interpreter. A manifest's selector
+/// `tictactoe.service` names a unit of the system manager, which only root can create. A user names the units of
+/// their own manager freely (`systemd-run --user --unit=…`), so such a unit identifies nothing unless the
+/// manifest asks for it in so many words: `user:app-tictactoe.scope` matches that unit under any user's manager,
+/// as weakly as an executable path the user can write to.
 public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// Which systemd instance runs the unit.
     public enum Manager: Hashable, Sendable {
@@ -34,15 +36,32 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// True when a manifest's `systemdUnits` entry names this unit: the same name exactly, or a template
-    /// (`game@.service`) of which this unit is an instance (`game@alice.service`).
+    /// The prefix of a selector that names a unit of a user's manager rather than the system's.
+    public static let userSelectorPrefix = "user:"
+
+    /// A selector's unit name, and whether it names a unit of a user's manager (`user:NAME`).
+    public static func parse(selector: String) -> (name: String, ofUser: Bool) {
+        selector.hasPrefix(userSelectorPrefix)
+            ? (String(selector.dropFirst(userSelectorPrefix.count)), true) : (selector, false)
+    }
+
+    /// True when a manifest's `systemdUnits` entry names this unit: a unit of the same manager (the system's, or a
+    /// user's for `user:NAME`) with the same name exactly, or an instance (`game@alice.service`) of a template
+    /// (`game@.service`).
     public func matches(selector: String) -> Bool {
-        if selector == name { return true }
-        guard let at = selector.firstIndex(of: "@"), selector[selector.index(after: at)...].hasPrefix("."),
+        let (pattern, ofUser) = Self.parse(selector: selector)
+        guard ofUser == (manager != .system) else { return false }
+        return Self.unitName(name, matches: pattern)
+    }
+
+    /// True when the unit name `name` is `pattern`, or an instance of the template `pattern`.
+    static func unitName(_ name: String, matches pattern: String) -> Bool {
+        if pattern == name { return true }
+        guard let at = pattern.firstIndex(of: "@"), pattern[pattern.index(after: at)...].hasPrefix("."),
               let nameAt = name.firstIndex(of: "@")
         else { return false }
-        let templatePrefix = selector[..<at]
-        let templateSuffix = selector[selector.index(after: at)...]
+        let templatePrefix = pattern[..<at]
+        let templateSuffix = pattern[pattern.index(after: at)...]
         let instance = name[name.index(after: nameAt)...]
         return name[..<nameAt] == templatePrefix && instance.hasSuffix(templateSuffix)
             && instance.count > templateSuffix.count

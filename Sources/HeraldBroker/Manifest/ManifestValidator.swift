@@ -174,7 +174,7 @@ public enum ManifestValidator {
                 let field = "\(key.rawValue)[\(index)]"
                 let shown = ManifestDocument.quoted(unit)
                 do {
-                    try SystemdUnit.validate(unitName: unit, allowTemplate: true)
+                    try SystemdUnit.validate(unitName: SystemdUnit.parse(selector: unit).name, allowTemplate: true)
                     if seen.insert(unit).inserted {
                         units.append(unit)
                     } else {
