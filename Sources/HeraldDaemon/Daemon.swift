@@ -37,6 +37,8 @@ public final class Daemon {
     private var heapTrim = HeapTrim()
     private let logger: Logger
     private var stopping = false
+    /// Keeps other daemons off this one's state directory while it runs.
+    private let stateLock: StateDirectoryLock
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
     private let notifier = SystemdNotifier.fromProcessEnvironment(unsetEnvironment: true)
     private var nextWatchdog: Int64?
@@ -56,6 +58,8 @@ public final class Daemon {
         if operators.groupID == nil {
             logger.notice("the operator group '\(configuration.operatorGroup)' does not exist: only root is an operator")
         }
+        stateLock = try StateDirectoryLock(directory: configuration.stateDirectory)
+        if let reason = stateLock.unavailable { logger.warning("\(reason)") }
         do {
             let store = try PermissionBroker.openStore(
                 stateDirectory: configuration.stateDirectory,

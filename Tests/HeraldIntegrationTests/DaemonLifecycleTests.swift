@@ -52,5 +52,28 @@ extension HeraldOnTestLANs {
             registerAgain.send(SIGINT)
             registerAgain.waitForExit(timeout: 5)
         }
+
+        @Test("a second heraldd on the state directory of a running one refuses to start and names it; after a kill -9 it starts")
+        func oneDaemonPerStateDirectory() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let first = try host.startHeraldd(hostName: "first")
+            // Its own sockets, the first one's permission store.
+            let second = try host.spawn([try HeraldBinaries.heraldd(), "--hostname", "second",
+                                         "--socket", host.directory + "/second.sock",
+                                         "--control-socket", host.directory + "/second-control.sock",
+                                         "--state-dir", first.stateDirectory])
+            #expect(second.waitForExit(timeout: 10) == 71, "\(second.output)")
+            #expect(second.stderr.contains("another heraldd (pid \(first.process.pid)) is using the state directory "
+                                           + first.stateDirectory), "\(second.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: host.directory + "/second.sock"))
+            #expect(first.process.isRunning, "\(first.log)")
+            // The kernel releases the lock with the process, however it ends.
+            first.process.send(SIGKILL)
+            _ = first.process.waitForExit(timeout: 5)
+            let third = try host.startHeraldd(hostName: "third", arguments: ["--state-dir", first.stateDirectory])
+            #expect(third.process.isRunning, "\(third.log)")
+        }
     }
 }
