@@ -24,6 +24,13 @@ struct OperatorCommandTests {
         defer { browse.terminate(grace: 1) }
         try browse.waitForOutput(containing: "waiting for permission", in: .stderr, timeout: 5)
 
+        // "s" (decide later), then the end of input: the request stays pending, and the prompt ends rather than wait
+        // for the next request.
+        let later = try host.run(["sh", "-c", "printf 's\\n' | \"$0\" prompt --control-socket \"$1\"",
+                                  try HeraldBinaries.herald(), daemon.controlSocket], timeout: 10)
+        #expect(later.status == 0 && !later.timedOut, "\(later)")
+        #expect(later.stdout.contains("org.example.tictactoe: left undecided"), "\(later)")
+
         // The operator answers "a" (Allow) at the prompt.
         let prompt = try host.run(["sh", "-c", "printf 'a\\n' | \"$0\" prompt --once --control-socket \"$1\"",
                                    try HeraldBinaries.herald(), daemon.controlSocket], timeout: 20)
@@ -46,6 +53,11 @@ struct OperatorCommandTests {
                                    try HeraldBinaries.herald(), daemon.controlSocket], timeout: 20)
         #expect(denied.stdout.contains("\u{201C}Chess\u{201D} would like to find"), "\(denied)")
         #expect(denied.stdout.contains("org.example.chess: denied (was not-determined)"), "\(denied)")
+
+        // Nothing pending and no input: it ends at once.
+        let idle = try host.run(["sh", "-c", "\"$0\" prompt --control-socket \"$1\" </dev/null",
+                                 try HeraldBinaries.herald(), daemon.controlSocket], timeout: 10)
+        #expect(idle.status == 0 && !idle.timedOut, "\(idle)")
     }
 
     @Test("the control socket notifies subscribers of new pending requests and of decision changes as they happen")

@@ -22,11 +22,14 @@ struct Prompt: HeraldCommand {
         try session.call(.subscribe, topics: ["requests"])
         var asked: Set<String> = []
         var queue = (try session.call(.requests).requests ?? []).reversed().map { $0 }
+        let input = InputLines()
         if Terminal.standardOutputIsTerminal && queue.isEmpty {
             StandardOutput.line("waiting for requests (Ctrl-C to stop)…")
         }
         while Interruption.signal == nil {
             if queue.isEmpty {
+                // Nothing to ask: the end of input ends the prompt here too, not only at the next question.
+                if input.hasEnded { return }
                 guard let event = try session.nextEvent() else { continue }
                 if let request = event.request { queue.append(request) }
                 continue
@@ -39,7 +42,7 @@ struct Prompt: HeraldCommand {
                 continue
             }
             show(request)
-            guard let answer = readAnswer() else { return }
+            guard let answer = readAnswer(from: input) else { return }
             switch answer {
             case .allow:
                 let reply = try session.call(.grant, app: request.app)
@@ -70,10 +73,10 @@ struct Prompt: HeraldCommand {
     private enum Answer { case allow, deny, later }
 
     /// Asks until the answer is one of the choices; nil at end of input.
-    private func readAnswer() -> Answer? {
+    private func readAnswer(from input: InputLines) -> Answer? {
         while true {
             FileHandle.standardOutput.write(Data("[a] Allow   [d] Don't Allow   [s] decide later: ".utf8))
-            guard let line = Swift.readLine() else {
+            guard let line = input.next() else {
                 StandardOutput.line("")
                 return nil
             }
