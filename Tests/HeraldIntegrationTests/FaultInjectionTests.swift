@@ -140,4 +140,38 @@ struct FaultInjectionTests {
         }
         #expect(try host.check(["sha256sum", daemon.storePath]).stdout == before, "the store was not touched")
     }
+
+    @Test("a store another process keeps locked: a change fails within seconds with a clear error the daemon logs, and it keeps serving")
+    func lockedStore() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        let daemon = try host.startPermissionDaemon(area: area)
+        _ = try area.registerTicTacToe(on: daemon)
+        // Someone's sqlite3 session holds an exclusive lock for six seconds.
+        let holder = try host.spawn(["python3", "-c", """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("BEGIN EXCLUSIVE")
+            print("locked", flush=True)
+            time.sleep(6)
+            db.execute("COMMIT")
+            """, daemon.storePath])
+        defer { holder.terminate(grace: 1) }
+        _ = try holder.waitForOutput(containing: "locked", in: .stdout, timeout: 10)
+        let started = Date()
+        let grant = try daemon.control(["grant", "org.example.tictactoe"])
+        let took = Date().timeIntervalSince(started)
+        #expect(grant.status == 69, "\(grant)")
+        #expect(grant.stderr.contains("permission store") && grant.stderr.contains("check heraldd's log"), "\(grant)")
+        #expect(took < 4, "the daemon waited \(took) s for the lock")
+        #expect(daemon.log.contains("control socket: ") && daemon.log.contains("locked"), "\(daemon.log.suffix(1500))")
+        // Meanwhile, and afterwards, it serves.
+        #expect(try daemon.control(["status"]).status == 0)
+        #expect(holder.waitForExit(timeout: 10) == 0)
+        try daemon.control(["grant", "org.example.tictactoe"]).expectSuccess()
+        #expect(daemon.process.isRunning, "\(daemon.log.suffix(1500))")
+    }
 }

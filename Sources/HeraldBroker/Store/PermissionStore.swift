@@ -305,7 +305,9 @@ public final class PermissionStore: Sendable {
         var configuration = Configuration()
         configuration.readonly = readonly
         configuration.label = "HeraldPermissionStore"
-        configuration.busyMode = .timeout(5)
+        // Only this daemon writes the store (the state directory's lock keeps others off), so a lock held for long is
+        // someone's sqlite3 session: the daemon, single-threaded, waits a second for it at most.
+        configuration.busyMode = .timeout(1)
         configuration.foreignKeysEnabled = true
         // The store is small and read mostly: SQLite's default 2 MiB page cache per connection would only let the
         // daemon's heap creep up as the audit log turns over. The file's pages stay in the kernel's page cache.

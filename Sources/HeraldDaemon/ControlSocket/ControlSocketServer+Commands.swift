@@ -161,15 +161,19 @@ extension ControlSocketServer {
 
     @discardableResult
     private func storeCall<T>(_ body: () throws -> T) throws(ControlError) -> T {
+        let failure: ControlError
         do {
             return try body()
         } catch let error as PermissionStoreError {
-            throw Self.controlError(error)
+            failure = Self.controlError(error)
         } catch let error as ControlError {
-            throw error
+            failure = error
         } catch {
-            throw ControlError(code: .storeFailure, message: "permission store error: \(error); nothing was changed")
+            failure = ControlError(code: .storeFailure, message: "permission store error: \(error); nothing was changed")
         }
+        // The operator is told to look here: say what went wrong with the store.
+        if failure.code == .storeFailure { logger.error("control socket: \(failure.message)") }
+        throw failure
     }
 
     static func controlError(_ error: PermissionStoreError) -> ControlError {
