@@ -20,4 +20,14 @@ struct Herald: ParsableCommand {
         subcommands: [Browse.self, Resolve.self, Lookup.self, Query.self, Register.self, Inspect.self, App.self, Grant.self,
                       Deny.self, Reset.self, Requests.self, Prompt.self, Log.self, Status.self]
     )
+
+    /// Refuses a value that starts with '-' before the argument parser can take it for options (see ``DashedValue``).
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let dashed = DashedValue.first(in: arguments) {
+            printError("Error: \(DashedValue.message(for: dashed))")
+            exit(withError: ExitStatus.usage)
+        }
+        main(arguments)
+    }
 }

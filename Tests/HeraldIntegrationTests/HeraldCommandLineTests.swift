@@ -35,6 +35,19 @@ extension HeraldOnTestLANs {
                 #expect(result.stderr.contains("Error: "), "\(result)")
             }
 
+            // A name that starts with '-' is not taken for bundled options (-dash2 holds -h, which used to print the
+            // help and exit 0 with nothing registered): it is refused with how to pass it; after '--' it is a name.
+            for arguments in [["register", "-dash2", "_http._tcp", "84"], ["register", "-1", "_http._tcp", "84"]] {
+                let result = try host.run([herald] + arguments)
+                #expect(result.status == 64 && result.stdout.isEmpty, "\(result)")
+                #expect(result.stderr.contains("'\(arguments[1])' is not an option") && result.stderr.contains("goes after '--'"),
+                        "\(result)")
+            }
+            let none = host.directory + "/none.sock"
+            let dashed = try host.run([herald, "register", "--socket", none, "--", "-dash2", "_http._tcp", "84"])
+            #expect(dashed.status == 69 && dashed.stderr.contains("register \"-dash2\" _http._tcp") && dashed.stderr.contains(none),
+                    "\(dashed)")
+
             // A TXT record that no mDNS message can hold (40 entries of 250 bytes) is refused before any request.
             let hugeTXT = (0..<40).map { "k\($0 + 10)=" + String(repeating: "v", count: 246) }
             let huge = try host.run([herald, "register", "Big", "_http._tcp", "80"] + hugeTXT)
