@@ -153,8 +153,8 @@ extension MDNSEngine {
         for address in addresses {
             records.append(AuthoritativeRecord(ResourceRecord(name: hostName, ttl: MDNSConstants.hostRecordTTL,
                                                               data: address.recordData), unique: true))
-            records.append(AuthoritativeRecord(ResourceRecord(name: address.reverseName, ttl: MDNSConstants.hostRecordTTL,
-                                                              data: .ptr(hostName)), unique: true))
+            records.append(.knownUnique(ResourceRecord(name: address.reverseName, ttl: MDNSConstants.hostRecordTTL,
+                                                       data: .ptr(hostName))))
         }
         return records
     }
@@ -296,7 +296,7 @@ extension MDNSEngine {
 
     private mutating func sendProbe(_ id: OperationID, on link: LinkID, first: Bool) {
         guard let publication = publications[id] else { return }
-        let unique = publication.uniqueRecords(on: link).map { record -> ResourceRecord in
+        let unique = publication.probedRecords(on: link).map { record -> ResourceRecord in
             var copy = record.record
             copy.cacheFlush = false  // proposed records in probes never carry the cache-flush bit
             return copy

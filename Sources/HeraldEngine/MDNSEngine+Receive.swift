@@ -96,7 +96,10 @@ extension MDNSEngine {
                 guard !ours.isEmpty else { continue }
                 handled.insert(question.name)
                 guard !isOwnEcho else { continue }
+                // A probe for a known-unique name (our reverse PTR) is no contest: it is answered once announced.
+                let contested = publication.probedRecords(on: link).contains { $0.record.name == question.name }
                 if phase.isProbing {
+                    guard contested else { continue }
                     if ProbeTieBreak.compare(ours: ours, theirs: theirs) == .weLose { lostTieBreak(id, on: link) }
                 } else {
                     // Defend our name at once; the rate limit allows a defence every 250 ms (RFC 6762 §6, §8.1).

@@ -259,4 +259,40 @@ struct ConflictTests {
         #expect(firstProbe.time - registeredAt >= 5000)
         #expect(lan.registrations(of: alpha, OperationID(2)).map(\.name) == [scanner])
     }
+
+    @Test("a reverse-mapping PTR is announced but never probed, and another host's claim on it renames nothing")
+    func reversePTRConflictRenamesNothing() throws {
+        var lan = SimulatedLAN()
+        // A peer that answers every probe for a reverse name as if it were its own.
+        lan.reactors.append(Fixture.claimant(from: SimulatedLAN.peer(1)) { $0.hasSuffix("in-addr.arpa.") })
+        let alpha = lan.addHost("alpha")  // 10.0.0.1
+        let beta = lan.addHost("beta")    // 10.0.0.2
+        lan.run(for: 5000)
+        let reverse = IPAddress.v4(IPv4Address(10, 0, 0, 1)).reverseName
+        // Beta gets alpha's address too (a duplicate address, a common misconfiguration), and so publishes the same
+        // reverse name pointing at itself; a third party claims it as well, again and again.
+        lan.addInterface(to: beta, interfaceIndex: 2, address: .v4(IPv4Address(10, 0, 0, 1)))
+        for second in 0..<30 {
+            lan.inject(.response([ResourceRecord(name: reverse, ttl: 120, data: .ptr("evil.local."), cacheFlush: true)]),
+                       from: SimulatedLAN.peer(1), after: second * 1000)
+        }
+        lan.run(for: 40_000)
+        // No rename could end it (the name comes from the address): neither host renames, or counts a conflict.
+        #expect(lan.hosts[alpha].engine.hostLabel == "alpha")
+        #expect(lan.hosts[beta].engine.hostLabel == "beta")
+        #expect(lan.hosts[alpha].engine.statistics.conflicts == 0)
+        // Probes never ask for a reverse name; announcements carry the PTR, with the cache-flush bit.
+        let probedNames = lan.probes(from: alpha).flatMap(\.message.questions).map(\.name)
+        #expect(!probedNames.isEmpty && !probedNames.contains { $0.hasSuffix("in-addr.arpa.") })
+        let announced = lan.multicastResponses(from: alpha, containing: reverse, type: .ptr)
+            .flatMap(\.message.answers).filter { $0.name == reverse }
+        #expect(!announced.isEmpty && announced.allSatisfy { $0.cacheFlush && $0.data == .ptr("alpha.local.") })
+        // Alpha still answers for it.
+        let asked = lan.now
+        lan.inject(.query([Fixture.question(reverse, .ptr)]), from: SimulatedLAN.peer(2))
+        lan.run(for: 1000)
+        let answers = lan.multicastResponses(from: alpha, containing: reverse, type: .ptr).filter { $0.time > asked }
+            .flatMap(\.message.answers).filter { $0.name == reverse }
+        #expect(answers.contains { $0.data == .ptr("alpha.local.") })
+    }
 }

@@ -8,11 +8,12 @@ extension Publication {
     /// - While probing, any record with a probed name, of any type, is a conflict (§8.1: the probes ask for ANY) —
     ///   but only once a probe has gone out: earlier responses may be stale and are ignored (§8.1, §8.2).
     /// - Once announced, a record with the name, type and class of one of its unique records but other data is
-    ///   a conflict (§9). Shared records never conflict (§6.6).
+    ///   a conflict (§9). Shared records never conflict (§6.6), nor do known-unique ones (a reverse-mapping PTR:
+    ///   no rename could end such a conflict).
     /// - A goodbye (TTL 0) claims nothing.
     func isConflicted(by record: ResourceRecord, on link: LinkID) -> Bool {
         guard record.ttl > 0, let phase = phases[link] else { return false }
-        let unique = uniqueRecords(on: link)
+        let unique = probedRecords(on: link)
         if phase.isProbing {
             guard probeSent.contains(link) else { return false }
             return unique.contains { $0.record.name == record.name }

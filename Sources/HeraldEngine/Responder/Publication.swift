@@ -7,11 +7,22 @@ public struct AuthoritativeRecord: Hashable, Sendable {
     /// Unique records (SRV, TXT, addresses, reverse PTR) are probed and defended; shared ones (PTR of a
     /// service type) are not (RFC 6762 §2, §8).
     public var isUnique: Bool { record.cacheFlush }
+    /// A unique record whose name no rename can change (a reverse-mapping PTR, named after an address): it is
+    /// announced with the cache-flush bit and defended, but not probed, and another host's claim on it is no
+    /// conflict, since taking another host name would not end it (as mDNSResponder's "known unique" records).
+    public var isKnownUnique = false
 
     public init(_ record: ResourceRecord, unique: Bool) {
         var record = record
         record.cacheFlush = unique
         self.record = record
+    }
+
+    /// A unique record that is not probed (see ``isKnownUnique``).
+    public static func knownUnique(_ record: ResourceRecord) -> AuthoritativeRecord {
+        var authoritative = AuthoritativeRecord(record, unique: true)
+        authoritative.isKnownUnique = true
+        return authoritative
     }
 }
 
@@ -144,15 +155,20 @@ struct Publication: Sendable {
     /// True once `registered` was reported for the current name.
     var reported = false
 
-    /// Unique records on a link, the ones probing covers.
+    /// Unique records on a link, the ones this host defends.
     func uniqueRecords(on link: LinkID) -> [AuthoritativeRecord] {
         (records[link] ?? []).filter(\.isUnique)
     }
 
-    /// The names whose unique records this publication claims on a link.
+    /// Unique records on a link that probing covers, and that another host's claim puts in conflict.
+    func probedRecords(on link: LinkID) -> [AuthoritativeRecord] {
+        (records[link] ?? []).filter { $0.isUnique && !$0.isKnownUnique }
+    }
+
+    /// The names whose probed records this publication claims on a link.
     func claimedNames(on link: LinkID) -> [DNSName] {
         var names: [DNSName] = []
-        for record in uniqueRecords(on: link) where !names.contains(record.record.name) { names.append(record.record.name) }
+        for record in probedRecords(on: link) where !names.contains(record.record.name) { names.append(record.record.name) }
         return names
     }
 }
