@@ -174,6 +174,28 @@ struct QuerierTests {
         #expect(asked.first.map { (50...120).contains($0.time - start) } == true)
     }
 
+    @Test("a peer's same question counts for our next query only close to it: three one-shot queries cost one doubling, not three")
+    func duplicateQuestionsDoubleOncePerQuery() throws {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta") { $0.firstQueryDelay = 100...100 }
+        lan.run(for: 3000)
+        let start = lan.now
+        lan.with(beta) { $0.browse(OperationID(1), type: Fixture.ippType, at: $1) }
+        lan.run(for: 8000)
+        // Ours at +0.1, 1.1, 3.1 and 7.1 s; the next is due at 15.1 s.
+        let ours = queries(lan, from: beta, asking: Fixture.ippType, .ptr).filter { $0.time > start }.map { $0.time - start }
+        #expect(ours == [100, 1100, 3100, 7100])
+        // A one-shot resolver asks the same at 9.6 s (too early to stand for ours), 13.0 s (close to it: counts as
+        // ours, so the next is due 16 s later) and 16.4 s (early again).
+        for at in [9600, 13_000, 16_400] {
+            lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)]), from: peer, after: start + at - lan.now)
+        }
+        lan.run(for: 40_000)
+        let later = queries(lan, from: beta, asking: Fixture.ippType, .ptr).filter { $0.time > start + 8000 }
+            .map { $0.time - start }
+        #expect(later.first == 13_000 + lan.latency + 16_000, "\(later)")
+    }
+
     @Test("a cached answer is refreshed at 80, 85, 90 and 95 % of its TTL (plus up to 2 %) while someone wants it, then expires")
     func refreshQueries() throws {
         var lan = SimulatedLAN()

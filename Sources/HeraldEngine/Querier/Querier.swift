@@ -195,13 +195,16 @@ struct Querier: Sendable {
     }
 
     /// Duplicate question suppression (RFC 6762 §7.3): a peer's QM question that we were about to ask, whose
-    /// known answers are all ones we would list too, counts as our own query.
+    /// known answers are all ones we would list too, counts as our own query. "About to": in the second half of
+    /// the wait before our next one, so that it stands in for that query only. Counted whenever it came, a few
+    /// one-shot queries from peers would each double the back-off, pushing this host's next query out by minutes.
     mutating func observe(peerQuery message: DNSMessage, knownAnswers: KnownAnswers, on link: LinkID, at now: Instant,
                           cache: RecordCache?) {
         guard let linkQueries = queries[link] else { return }
         for question in message.questions where !question.unicastResponse {
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
             guard var query = linkQueries[key], let next = query.nextQueryAt, next > now else { continue }
+            if let last = query.lastSentAt, (next - now) * 2 > next - last { continue }
             // Each of their known answers to the question must be a cached record we would list.
             var unmatched = knownAnswers.isEmpty ? [] : knownAnswers.indices(answering: key)
             cache?.forEachAnswer(to: key) { _, cached in
