@@ -115,6 +115,8 @@ public final class Daemon {
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
         statusProvider = { [unowned self] in self.status() }
         broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged(for: { _ in true }) }
+        // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
+        network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
         broker.onDecisionChanged = { [unowned self] in self.controlSocket.notifyDecision($0) }
         broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }

@@ -119,6 +119,38 @@ extension HeraldOnTestLANs {
             #expect(packets().allSatisfy { $0.size <= 1472 }, "\(packets().map(\.size).max() ?? 0) bytes")
         }
 
+        @Test("a service named after the host (%h, %H) follows the host name when a conflict changes it, as Avahi's do")
+        func hostNamedServicesFollowARename() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (server, observer) = (lan.hosts[0], lan.hosts[1])
+            // Avahi already holds the host name heraldd is configured with.
+            try observer.startAvahi(hostName: "samename")
+            let directory = server.directory + "/services.d"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try """
+                <service-group><name replace-wildcards="yes">%h files</name>
+                <service><type>_hrename._tcp</type><port>4040</port></service></service-group>
+                """.write(toFile: directory + "/files.service", atomically: true, encoding: .utf8)
+            try "[Service]\nName=%H notes\nType=_hrename._tcp\nPort=4041\n"
+                .write(toFile: directory + "/notes.dnssd", atomically: true, encoding: .utf8)
+            let daemon = try server.startHeraldd(hostName: "samename", arguments: ["--services-dir", directory])
+            let renamed = waitUntil(timeout: 15) { daemon.log.contains("now publishing as samename-2.local.") }
+            #expect(renamed.held, "\(daemon.log)")
+            let entries = try observer.waitForAvahiBrowse("_hrename._tcp", timeout: 20) { entries in
+                let resolved = Set(entries.filter { $0.event == .resolved }.map(\.name))
+                return resolved.contains("samename-2 files") && resolved.contains("samename-2 notes")
+            }
+            // The names under the host name it lost are gone (their goodbyes were sent), and the services point at the
+            // host name it now has.
+            let current = try observer.waitForAvahiBrowse("_hrename._tcp", resolve: false, timeout: 10) { entries in
+                !entries.contains { $0.name == "samename files" || $0.name == "samename notes" }
+            }
+            #expect(current.allSatisfy { $0.name.hasPrefix("samename-2 ") }, "\(current)")
+            #expect(entries.filter { $0.event == .resolved && $0.name.hasPrefix("samename-2 ") }
+                        .allSatisfy { $0.hostName == "samename-2.local" }, "\(entries)")
+        }
+
         @Test("heraldd packs its packets to the interface's MTU, read at start and again when it changes")
         func packetsFitTheInterfaceMTU() throws {
             let lan = try TestLAN(hosts: 3)

@@ -21,6 +21,8 @@ public final class NetworkService {
     public var onEvent: (OperationID, OperationEvent) -> Void = { _, _ in }
     /// Runs after each batch of engine actions (so replies can be sent together).
     public var onBatchEnd: () -> Void = {}
+    /// Runs after the engine took another host name, for what is named after the host (`%h` in service files).
+    public var onHostRenamed: () -> Void = {}
     /// Packets the kernel refused to send (an interface that just went away, a full buffer).
     public private(set) var sendFailures = 0
     /// Drops floods from any one source before they reach the engine.
@@ -120,12 +122,15 @@ public final class NetworkService {
         onBatchEnd()
     }
 
-    /// Logs when the engine moves to another host name (a conflict with another host, RFC 6762 §9).
+    /// Logs when the engine moves to another host name (a conflict with another host, RFC 6762 §9), and tells
+    /// ``onHostRenamed``.
     private func noteHostNameChange() {
         let current = engine.hostName
-        defer { publishedHostName = current }
-        guard let previous = publishedHostName, previous != current else { return }
+        let previous = publishedHostName
+        publishedHostName = current
+        guard let previous, previous != current else { return }
         logger.notice("host name \(previous) is taken by another host: now publishing as \(current)")
+        onHostRenamed()
     }
 
     /// Re-reads the interfaces and tells the engine what came, changed and went.

@@ -24,7 +24,8 @@ final class StaticServicePublisher {
     /// The number of static services published.
     var count: Int { published.count }
 
-    /// Reads the directory and brings what is published in line with it.
+    /// Reads the directory and brings what is published in line with it, `%h` (`%H`) in names standing for the
+    /// host name in use now (after a rename too).
     func reload() {
         let contents = ServiceDirectory.load(path: directory, hostName: network.engine.hostLabel)
         for problem in contents.problems {
