@@ -97,6 +97,28 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
+        @Test("an IPv6 address is used once duplicate address detection has passed, not while it is tentative")
+        func tentativeAddressesWait() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let daemon = try host.startHeraldd()
+            // Interfaces made from now on check their addresses first: two solicitations a second apart.
+            try host.check(["sysctl", "-q", "-w", "net.ipv6.conf.default.accept_dad=1", "net.ipv6.conf.default.dad_transmits=2"])
+            let second = try host.addInterface()  // returns once its link-local address is no longer tentative
+            let lines = { daemon.log.split(separator: "\n").filter { $0.contains(second.name) && $0.contains("(ipv6") } }
+            let listed = waitUntil(timeout: 10) { lines().contains { $0.contains(second.linkLocal) } }
+            #expect(listed.held, "\(daemon.log)")
+            // First used with the ULA address alone (added without DAD), then the link-local address joins it once
+            // ready: never an address the kernel would not send from.
+            let first = try #require(lines().first)
+            #expect(first.contains("using \(second.name) (ipv6") && first.contains(second.ipv6) && !first.contains("fe80:"),
+                    "\(lines())")
+            #expect(lines().contains { $0.contains("addresses of \(second.name) (ipv6) changed") && $0.contains(second.linkLocal) },
+                    "\(lines())")
+            #expect(daemon.process.isRunning, "\(daemon.log)")
+        }
+
         @Test("legacy unicast queries (dig to the host's address, and to the IPv4 and IPv6 groups) are answered")
         func legacyUnicast() throws {
             let lan = try TestLAN(hosts: 2)

@@ -82,8 +82,10 @@ public final class InterfaceMonitor {
         return any
     }
 
-    /// The current interfaces with their addresses.
+    /// The current interfaces with their usable addresses (not IPv6 addresses still tentative, see
+    /// ``TentativeAddresses``).
     public static func snapshot() -> [NetworkInterface] {
+        let unusable = TentativeAddresses.current()
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(list) }
@@ -105,6 +107,10 @@ public final class InterfaceMonitor {
             }
             guard let address = entry.pointee.ifa_addr else { continue }
             if let parsed = Self.address(address), let mask = entry.pointee.ifa_netmask {
+                if case .v6(let v6) = parsed,
+                   unusable.contains(TentativeAddresses.Entry(interfaceIndex: byName[name]!.index, address: v6)) {
+                    continue
+                }
                 let prefix = Self.prefixLength(mask)
                 byName[name]!.addresses.append(LinkAddress(parsed, prefixLength: prefix))
             }
