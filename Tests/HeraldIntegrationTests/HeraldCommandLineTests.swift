@@ -64,6 +64,11 @@ extension HeraldOnTestLANs {
                 #expect(result.stderr.contains(missing), "\(result)")
                 #expect(result.stderr.contains("systemctl start heraldd"), "\(result)")
             }
+            // A manifest path that is a directory, or nothing, is named as such before the daemon is asked.
+            for (path, problem) in [(host.directory, "this is a directory"), (host.directory + "/none.json", "no such file")] {
+                let result = try host.run([herald, "app", "add", path, "--control-socket", missing])
+                #expect(result.status == 65 && result.stderr.contains("herald: app add \(path): \(problem)"), "\(result)")
+            }
             // DNSSD_UDS_PATH is honoured when --socket is absent.
             let viaEnvironment = try host.run([herald, "browse", "_http._tcp"], environment: ["DNSSD_UDS_PATH": missing])
             #expect(viaEnvironment.status == 69 && viaEnvironment.stderr.contains(missing), "\(viaEnvironment)")

@@ -97,6 +97,24 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
+        @Test("interfaces named in the configuration that cannot be used are reported, and the others used")
+        func unusableNamedInterfaces() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let daemon = try host.startHeraldd(interfaces: [host.interface, "nosuch0", "lo"])
+            let warned = waitUntil(timeout: 5) {
+                daemon.log.contains("not using interface nosuch0, which the configuration names: there is no interface of that name")
+                    && daemon.log.contains("not using interface lo, which the configuration names: it is a loopback interface")
+            }
+            #expect(warned.held, "\(daemon.log)")
+            #expect(daemon.log.contains("using \(host.interface) (ipv4"), "\(daemon.log)")
+            // Once each: a later change of the interfaces does not repeat them.
+            try host.check(["ip", "link", "set", "dev", host.interface, "mtu", "1400"])
+            _ = waitUntil(timeout: 5) { daemon.log.contains("MTU of \(host.interface) (ipv4) changed") }
+            #expect(daemon.log.components(separatedBy: "not using interface nosuch0").count == 2, "\(daemon.log)")
+        }
+
         @Test("an IPv6 address is used once duplicate address detection has passed, not while it is tentative")
         func tentativeAddressesWait() throws {
             let lan = try TestLAN(hosts: 1)

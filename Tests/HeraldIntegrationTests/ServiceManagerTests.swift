@@ -25,6 +25,8 @@ extension HeraldOnTestLANs {
             #expect(lines.contains("browse status: 0"), "\(result.stdout)")
             #expect(lines.contains("control status: True managed.local."), "both sockets came from the manager: \(result.stdout)")
             #expect(lines.contains("unused socket bound: False"), "\(result.stdout)")
+            // The log names the socket it serves on: the one passed, not the one its setting names.
+            #expect(result.stderr.contains("app socket \(host.directory)/activated.sock"), "\(result.stderr)")
             #expect(lines.contains { $0.hasPrefix("notify:") && $0.contains("WATCHDOG=1") }, "\(result.stdout)")
             let reload = lines.firstIndex { $0.hasPrefix("notify:") && $0.contains("RELOADING=1") }
             let readyAgain = lines.lastIndex { $0.hasPrefix("notify:") && $0.contains("READY=1") }

@@ -18,7 +18,8 @@ final class UnixListener {
     /// Listens on `path` with file mode `mode` (and group `group`, if given), or on `inherited`.
     init(path: String, inherited: Int32? = nil, mode: mode_t = 0o666, group: gid_t? = nil,
          loop: EventLoop) throws(SystemError) {
-        self.path = path
+        // An inherited socket is wherever the service manager bound it, which the log and status should say.
+        self.path = inherited.flatMap(Self.boundPath(of:)) ?? path
         self.loop = loop
         if let inherited {
             _ = fcntl(inherited, F_SETFL, fcntl(inherited, F_GETFL) | O_NONBLOCK)
@@ -46,5 +47,19 @@ final class UnixListener {
         loop.unregister(fd)
         close(fd)
         if ownsPath { unlink(path) }
+    }
+
+    /// The file a Unix socket is bound to (getsockname), or nil for an unnamed or abstract one.
+    static func boundPath(of fd: Int32) -> String? {
+        var address = sockaddr_un()
+        var length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0, address.sun_family == sa_family_t(AF_UNIX) else { return nil }
+        let path = withUnsafeBytes(of: address.sun_path) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        return path.hasPrefix("/") ? path : nil
     }
 }

@@ -17,6 +17,8 @@ public final class NetworkService {
     /// The links whose multicast group was joined and which the engine runs on. A link whose join failed (too many
     /// groups, an interface still being set up) is not among them, so the next rescan tries it again.
     private var linksInUse: Set<LinkID> = []
+    /// Interfaces the configuration names that were reported unusable (each is reported once until it is used).
+    private var warnedUnusable: Set<String> = []
     /// Receives every operation event the engine delivers.
     public var onEvent: (OperationID, OperationEvent) -> Void = { _, _ in }
     /// Runs after each batch of engine actions (so replies can be sent together).
@@ -135,7 +137,9 @@ public final class NetworkService {
 
     /// Re-reads the interfaces and tells the engine what came, changed and went.
     public func rescanInterfaces() {
-        let current = InterfaceMonitor.snapshot().filter(policy.accepts)
+        let all = InterfaceMonitor.snapshot()
+        let current = all.filter(policy.accepts)
+        warnAboutUnusableAllowedInterfaces(all: all, used: current)
         let currentByIndex = Dictionary(current.map { ($0.index, $0) }, uniquingKeysWith: { first, _ in first })
         let time = now
         for (index, old) in interfaces where currentByIndex[index] == nil {
@@ -172,6 +176,23 @@ public final class NetworkService {
         }
         interfaces = currentByIndex
         performActions()
+    }
+
+    /// Says once why an interface the configuration names (`--interface`, `allow-interfaces`) is not used: it does
+    /// not exist, or is down, loopback, or cannot multicast. It is used as soon as that changes.
+    private func warnAboutUnusableAllowedInterfaces(all: [NetworkInterface], used: [NetworkInterface]) {
+        for name in policy.allow where !used.contains(where: { $0.name == name }) {
+            guard warnedUnusable.insert(name).inserted else { continue }
+            let reason: String
+            if let interface = all.first(where: { $0.name == name }) {
+                reason = interface.isLoopback ? "it is a loopback interface"
+                    : !interface.supportsMulticast ? "it cannot send multicast" : "it is down"
+            } else {
+                reason = "there is no interface of that name"
+            }
+            logger.warning("not using interface \(name), which the configuration names: \(reason); it is used as soon as it can be")
+        }
+        warnedUnusable.formIntersection(policy.allow.filter { name in !used.contains { $0.name == name } })
     }
 
     private func stopUsing(_ link: LinkID, at time: Instant) {

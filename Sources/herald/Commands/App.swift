@@ -23,6 +23,15 @@ struct App: ParsableCommand {
 
         func execute() throws {
             let text: String
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
+                throw CommandFailure("no such file; give the path of the app's manifest (JSON or property list)",
+                                     exitCode: ExitStatus.badInput)
+            }
+            if isDirectory.boolValue {
+                throw CommandFailure("this is a directory; give the manifest file in it (for example \(file)/app.json)",
+                                     exitCode: ExitStatus.badInput)
+            }
             do {
                 let data = try Data(contentsOf: URL(fileURLWithPath: file))
                 guard let decoded = String(data: data, encoding: .utf8) else {
