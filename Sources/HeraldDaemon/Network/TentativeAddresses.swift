@@ -1,3 +1,4 @@
+import CHeraldSystem
 #if canImport(Glibc)
 import Glibc
 #endif
