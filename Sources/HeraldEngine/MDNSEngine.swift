@@ -51,8 +51,11 @@ public struct MDNSEngine: Sendable {
     /// When the latest new publication on each link sends its first probe: others started within the initial wait
     /// join it (see ``startPublication(_:on:)``).
     var firstProbes: [LinkID: Instant] = [:]
-    /// Cached records that peers' queries asked for without an answer being seen (RFC 6762 §10.5).
+    /// Cached records that peers' queries asked for without an answer being seen (RFC 6762 §10.5), and records
+    /// being reconfirmed (§10.4).
     var failureObserver = FailureObserver()
+    /// The queries of reconfirmations still to send.
+    var reconfirmQueries: [ReconfirmQuery] = []
     /// Conflicts seen lately, slowing probing down when there are too many (RFC 6762 §8.1).
     var conflictLimiter = ConflictRateLimiter()
     /// When this host last asked a QU question on each link: unicast responses are accepted for two seconds.
@@ -121,6 +124,7 @@ public struct MDNSEngine: Sendable {
             for phase in publication.phases.values { consider(phase.nextAt) }
         }
         consider(failureObserver.nextDeadline)
+        for query in reconfirmQueries { consider(query.at) }
         return earliest
     }
 
@@ -133,6 +137,7 @@ public struct MDNSEngine: Sendable {
             dispatch(changes, on: link)
         }
         flushFailedRecords()
+        sendDueReconfirmQueries()
         runPublications()
         flushMulticasts()
         sendDueResponses()
@@ -196,6 +201,7 @@ public struct MDNSEngine: Sendable {
         caches[link] = nil
         querier.removeLink(link)
         failureObserver.removeLink(link)
+        reconfirmQueries.removeAll { $0.link == link }
         lastUnicastQuestion[link] = nil
         firstProbes[link] = nil
         links[link] = nil
@@ -227,6 +233,7 @@ public struct MDNSEngine: Sendable {
         authority = AuthorityTable()
         scheduler.removeAll()
         failureObserver.removeAll()
+        reconfirmQueries.removeAll()
         for link in links.keys {
             caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
             querier.removeLink(link)

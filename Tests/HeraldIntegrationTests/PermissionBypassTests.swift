@@ -31,6 +31,7 @@ struct PermissionBypassTests {
         case queryArbitraryName
         case reverseLookupByUnregisteredProcess
         case addressLookupByUnregisteredProcess
+        case reconfirmByUnregisteredProcess
         case nonOperatorOnLoosenedControlSocket
         case appGrantsItself
         case nonOperatorReadsStore
@@ -210,6 +211,15 @@ struct PermissionBypassTests {
             let stranger = try area.installApp(named: "stranger")
             expectDenied(try host.runApp(stranger, ["lookup", "\(daemon.hostName).local", "--timeout", "3"], daemon: daemon),
                          "unregistered")
+
+        case .reconfirmByUnregisteredProcess:
+            // Reconfirming makes the daemon ask the network about a name and may flush what it knows: a query.
+            let python = try area.installPython(named: "unknown")
+            let result = try host.run(try AppUser.command([python, "-c", DNSSDByHand.python + RecordInteropTests.reconfirmAddress,
+                                                           daemon.socket, "\(daemon.hostName).local.", "10.0.0.1"]), timeout: 20)
+            #expect(result.stdout.contains("status -65555"), "\(result)")
+            #expect(daemon.log.contains("refused to reconfirm \(daemon.hostName).local. A") && daemon.log.contains("unregistered"),
+                    "\(daemon.log)")
 
         case .nonOperatorOnLoosenedControlSocket:
             // Even with the socket's mode opened up, the daemon checks the peer's credentials on every request.

@@ -36,6 +36,38 @@ struct RecordInteropTests {
         #expect(service.status == 0, "the service itself stays: \(service)")
     }
 
+    @Test("DNSServiceReconfirmRecord of an address whose host vanished without a goodbye flushes it within ten seconds")
+    func reconfirmFlushesAVanishedAddress() throws {
+        let lan = try TestLAN(hosts: 2)
+        defer { lan.shutdown() }
+        let (home, away) = (lan.hosts[0], lan.hosts[1])
+        let daemon = try home.startHeraldd()
+        let peer = try away.startHeraldd(hostName: "vanishing")
+        usleep(1_500_000)  // its host name is announced about a second after it starts
+        let lookup = { try daemon.herald(["lookup", "vanishing.local", "--ipv4", "--timeout", "1.5"]) }
+        let before = try lookup()
+        #expect(before.status == 0 && before.stdout.contains(away.ipv4), "\(before)")
+        // Gone without a goodbye: its address stays cached for its TTL (120 s).
+        peer.process.send(SIGKILL)
+        _ = peer.process.waitForExit(timeout: 5)
+        #expect(try lookup().status == 0)
+        // The app found the address does not work and says so.
+        let reconfirm = try home.run(["python3", "-c", DNSSDByHand.python + Self.reconfirmAddress, daemon.socket,
+                                      "vanishing.local.", away.ipv4])
+        #expect(reconfirm.stdout.contains("status 0"), "\(reconfirm)")
+        let flushed = try waitUntil(timeout: 15) { try lookup().status == 1 }
+        #expect(flushed.held && flushed.after < 13, "\(flushed)\n\(daemon.log)")
+    }
+
+    /// After `DNSSDByHand.python`; argv: SOCKET NAME IPV4. Sends DNSServiceReconfirmRecord for `NAME A IPV4` on a
+    /// connection of its own and prints its status.
+    static let reconfirmAddress = #"""
+        s = connect()
+        body = struct.pack(">II", 0, 0) + sys.argv[2].encode() + b"\0" + struct.pack(">HHH", 1, 1, 4) + socket.inet_aton(sys.argv[3])
+        request(s, 9, b"reconfrm", body)
+        print("status", status_of(s), flush=True)
+        """#
+
     /// argv: SOCKET. On one shared connection (statuses by async error replies, ipc_flags 4): registers a
     /// service, adds an HINFO record to it, registers a unique HINFO record of its own; on SIGUSR1 removes both.
     static let client = #"""

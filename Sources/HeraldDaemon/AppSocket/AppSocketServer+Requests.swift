@@ -96,8 +96,10 @@ extension AppSocketServer {
             queue(.enumeration(EnumerationReply(flags: flags, interfaceIndex: enumeration.interfaceIndex, domain: "local.")),
                   to: client, context: context)
             return .noError
-        case .setDomain, .reconfirm:
+        case .setDomain:
             return .noError
+        case .reconfirm(let request):
+            return reconfirm(request, client: client)
         case .browse(let browse):
             return startBrowse(browse, context: context, client: client)
         case .resolve(let resolve):
@@ -205,24 +207,52 @@ extension AppSocketServer {
             return .unsupported
         }
         let type = RecordType(request.rrtype)
-        let gated: GatedRequest
-        if ServiceType.isServiceEnumeration(name) {
-            gated = type == .ptr ? .browseAllTypes : .query(name: name, type: type)
-        } else if (type == .a || type == .aaaa) && name.labelCount == 2 {
-            gated = .addressLookup(name)
-        } else if let instance = try? ServiceInstanceName(fullName: name) {
-            gated = .resolve(instance)
-        } else if let serviceType = try? ServiceType(fullName: name), type == .ptr {
-            gated = .browse(serviceType)
-        } else {
-            gated = .query(name: name, type: type)
-        }
         let interface = interfaceFilter(request.interfaceIndex)
         let id = makeOperationID()
         return begin(AppOperation(kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
                                   engineOperations: [id], start: { engine, now in
             engine.query(id, name: name, type: type, interfaceIndex: interface, at: now)
-        }), gated: gated, client: client)
+        }), gated: Self.gatedQuery(name: name, type: type), client: client)
+    }
+
+    /// What asking for the records `name`/`type` amounts to for the permission rules.
+    static func gatedQuery(name: DNSName, type: RecordType) -> GatedRequest {
+        if ServiceType.isServiceEnumeration(name) {
+            return type == .ptr ? .browseAllTypes : .query(name: name, type: type)
+        } else if (type == .a || type == .aaaa) && name.labelCount == 2 {
+            return .addressLookup(name)
+        } else if let instance = try? ServiceInstanceName(fullName: name) {
+            return .resolve(instance)
+        } else if let serviceType = try? ServiceType(fullName: name), type == .ptr {
+            return .browse(serviceType)
+        }
+        return .query(name: name, type: type)
+    }
+
+    /// DNSServiceReconfirmRecord: the record is asked for again and flushed from the cache unless its owner answers
+    /// (RFC 6762 §10.4). Asking the network about a name is a query, allowed as one; there is nothing to wait for,
+    /// so a request that is not allowed at once is refused (NoAuth).
+    private func reconfirm(_ request: ReconfirmRequest, client: AppClient) -> DNSServiceError {
+        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
+        let type = RecordType(request.rrtype)
+        guard let name = try? DNSName(request.fullname), RecordClass(request.rrclass) == .internet,
+              let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+        guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
+            return .unsupported
+        }
+        let gated = Self.gatedQuery(name: name, type: type)
+        let identity = client.identity ?? ClientIdentity(pid: -1, uid: UInt32.max, gid: UInt32.max)
+        switch gate.decide(gated, for: identity, isNew: true) {
+        case .allow:
+            break
+        case .refuse(let reason), .park(let reason):
+            logger.info("app socket: refused to reconfirm \(name) \(type) for pid \(identity.pid): \(reason)")
+            return .noAuth
+        }
+        let record = ResourceRecord(name: name, type: type, ttl: 0, data: data)
+        let interface = interfaceFilter(request.interfaceIndex)
+        network.perform { engine, now in engine.reconfirm(record, interfaceIndex: interface, at: now) }
+        return .noError
     }
 
     private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, client: AppClient) -> DNSServiceError {

@@ -59,6 +59,14 @@ struct FailureObserver: Sendable {
         return true
     }
 
+    /// An app asked to reconfirm a record (RFC 6762 §10.4): it is flushed when the window ends, as if two queries
+    /// had gone unanswered, unless a response carrying it is seen first.
+    mutating func reconfirm(_ record: RecordCache.Handle, on link: LinkID, at now: Instant) {
+        let watched = Watched(link: link, record: record)
+        watches[watched] = Watch(firstQuery: now, queries: MDNSConstants.failureObservationQueries)
+        deadlines.insert(Deadline(at: now + MDNSConstants.failureObservationWindow, watched: watched))
+    }
+
     /// A multicast response carried the record: whoever asked got their answer.
     mutating func answerSeen(_ record: RecordCache.Handle, on link: LinkID) {
         watches[Watched(link: link, record: record)] = nil

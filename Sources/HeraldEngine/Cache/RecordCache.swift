@@ -142,6 +142,11 @@ public struct RecordCache: Sendable {
         return slot < 0 ? nil : Handle(slot: slot, generation: slots[Int(slot)].generation)
     }
 
+    /// True when the record a handle names is cached and came from a peer (not this host's own).
+    func isFromPeer(_ handle: Handle) -> Bool {
+        isCached(handle) && !slots[Int(handle.slot)].record.isLocal
+    }
+
     /// True when the record a handle names is cached and may be listed as a known answer.
     func isWorthListing(_ handle: Handle, at now: Instant) -> Bool {
         isCached(handle) && slots[Int(handle.slot)].record.isWorthListing(at: now)

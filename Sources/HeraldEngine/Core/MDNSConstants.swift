@@ -41,6 +41,8 @@ public enum MDNSConstants {
     /// RFC 6762 §10.5: two queries for a cached record without an answer within ten seconds flush it.
     public static let failureObservationWindow = 10_000
     public static let failureObservationQueries = 2
+    /// The wait between the two queries that reconfirm a record (RFC 6762 §10.4).
+    public static let reconfirmQueryGap = 2_000
     /// RFC 6762 §10.1: a goodbye (TTL 0) removes the record one second later.
     public static let goodbyeGrace = 1000
     /// RFC 6762 §10: TTL for records carrying a host name, and for all other records, in seconds.

@@ -1,0 +1,42 @@
+import HeraldWire
+
+/// Reconfirming a cached record that an app found not to work (DNSServiceReconfirmRecord, RFC 6762 §10.4).
+extension MDNSEngine {
+    /// A query that a reconfirmation still has to send.
+    struct ReconfirmQuery: Sendable {
+        var at: Instant
+        var link: LinkID
+        var question: DNSQuestion
+    }
+
+    /// Asks for `record` again on each link where it is cached from a peer (on `interfaceIndex` only, when given),
+    /// now and two seconds later. Unless a response carrying it is seen within ten seconds, it is flushed, and the
+    /// operations following it hear that it is gone. This host's own records are never flushed this way.
+    public mutating func reconfirm(_ record: ResourceRecord, interfaceIndex: Int?, at time: Instant) {
+        now = max(now, time)
+        guard !isShutDown else { return }
+        let question = DNSQuestion(name: record.name, type: record.type, recordClass: record.recordClass)
+        for link in links.keys.sorted() where interfaceIndex == nil || link.interfaceIndex == interfaceIndex {
+            guard let handle = caches[link]?.handle(of: record), caches[link]?.isFromPeer(handle) == true else { continue }
+            failureObserver.reconfirm(handle, on: link, at: now)
+            for delay in [0, MDNSConstants.reconfirmQueryGap] {
+                reconfirmQueries.append(ReconfirmQuery(at: now + delay, link: link, question: question))
+            }
+        }
+        sendDueReconfirmQueries()
+    }
+
+    /// Sends the reconfirmation queries due by now: the bare question, without known answers, so that the owner
+    /// answers with the record if it still has it.
+    mutating func sendDueReconfirmQueries() {
+        guard reconfirmQueries.contains(where: { $0.at <= now }) else { return }
+        let due = reconfirmQueries.filter { $0.at <= now }
+        reconfirmQueries.removeAll { $0.at <= now }
+        for query in due {
+            let message = DNSMessage(questions: [query.question])
+            guard let bytes = try? message.serialized(limit: messageRoom(for: query.link).shared) else { continue }
+            statistics.queriesSent += 1
+            send(bytes, on: query.link, to: .multicast)
+        }
+    }
+}
