@@ -68,6 +68,10 @@ struct PermissionStoryTests {
         let gone = waitUntil(timeout: 5) { watcher.stdout.contains("- ") && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") } }
         #expect(gone.held, "the peer did not see the game withdrawn: \(watcher.stdout)")
         #expect(Date().timeIntervalSince(denied) < 2.0, "withdrawn \(Date().timeIntervalSince(denied)) s after deny")
+        // Stopped now, the app's browse says it was denied, not that it still waits for a decision.
+        browse.send(SIGINT)
+        #expect(browse.waitForExit(timeout: 5) == 77, "\(browse.output)")
+        #expect(browse.stderr.contains("(NoAuth -65555, denied): denied by an operator: "), "\(browse.stderr)")
 
         // The audit trail tells the story.
         let log = try daemon.control(["log", "--lines", "100"])

@@ -122,7 +122,13 @@ final class DaemonSession {
         let how = waited.map { "still waiting for an operator's decision after \(DaemonSession.seconds($0))" }
             ?? "still waiting for an operator's decision"
         if let why = permissionExplanation() {
-            throw CommandFailure("not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(how): \(why.text)",
+            // Only an undecided app waits for a decision: say what a denial or a removed manifest did instead.
+            let state = switch why.reason {
+            case "not-determined": how
+            case "denied": "denied by an operator"
+            default: "no longer allowed"
+            }
+            throw CommandFailure("not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(state): \(why.text)",
                                  exitCode: ExitStatus.notPermitted, operation: description)
         }
         throw CommandFailure(
