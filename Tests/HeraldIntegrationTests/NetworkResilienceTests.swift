@@ -115,25 +115,28 @@ extension HeraldOnTestLANs {
             #expect(daemon.log.components(separatedBy: "not using interface nosuch0").count == 2, "\(daemon.log)")
         }
 
-        @Test("an IPv6 address is used once duplicate address detection has passed, not while it is tentative")
+        @Test("an IPv6 address is used once duplicate address detection has passed, and never if it found a duplicate")
         func tentativeAddressesWait() throws {
-            let lan = try TestLAN(hosts: 1)
+            let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
-            let host = lan.hosts[0]
+            let (host, other) = (lan.hosts[0], lan.hosts[1])
             let daemon = try host.startHeraldd()
-            // Interfaces made from now on check their addresses first: two solicitations a second apart.
-            try host.check(["sysctl", "-q", "-w", "net.ipv6.conf.default.accept_dad=1", "net.ipv6.conf.default.dad_transmits=2"])
-            let second = try host.addInterface()  // returns once its link-local address is no longer tentative
-            let lines = { daemon.log.split(separator: "\n").filter { $0.contains(second.name) && $0.contains("(ipv6") } }
-            let listed = waitUntil(timeout: 10) { lines().contains { $0.contains(second.linkLocal) } }
-            #expect(listed.held, "\(daemon.log)")
-            // First used with the ULA address alone (added without DAD), then the link-local address joins it once
-            // ready: never an address the kernel would not send from.
-            let first = try #require(lines().first)
-            #expect(first.contains("using \(second.name) (ipv6") && first.contains(second.ipv6) && !first.contains("fe80:"),
-                    "\(lines())")
-            #expect(lines().contains { $0.contains("addresses of \(second.name) (ipv6) changed") && $0.contains(second.linkLocal) },
-                    "\(lines())")
+            // The other host already has fe80::bad:1. This host checks new addresses first (one solicitation).
+            try other.check(["ip", "-6", "address", "add", "fe80::bad:1/64", "dev", other.interface, "nodad"])
+            try host.check(["sysctl", "-q", "-w", "net.ipv6.conf.\(host.interface).accept_dad=1",
+                            "net.ipv6.conf.\(host.interface).dad_transmits=1"])
+            // A duplicate, which detection finds and the kernel never lets anyone send from, and an address of its own,
+            // which is usable once detection has passed.
+            let fresh = "\(TestLAN.ipv6Prefix)77"
+            try host.check(["ip", "-6", "address", "add", "fe80::bad:1/64", "dev", host.interface])
+            try host.check(["ip", "-6", "address", "add", "\(fresh)/\(TestLAN.ipv6PrefixLength)", "dev", host.interface])
+            let lines = { daemon.log.split(separator: "\n").filter { $0.contains(host.interface) && $0.contains("(ipv6") } }
+            let used = waitUntil(timeout: 10) { lines().contains { $0.contains("changed") && $0.contains(fresh) } }
+            #expect(used.held, "\(lines())")
+            let flags = try host.check(["ip", "-6", "address", "show", "dev", host.interface]).stdout
+            #expect(flags.contains("dadfailed"), "the kernel found the duplicate: \(flags)")
+            usleep(1_000_000)
+            #expect(!lines().contains { $0.contains("fe80::bad:1") }, "\(lines())")
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
