@@ -181,7 +181,7 @@ struct OperatorCommandTests {
             try daemon.control(["app", "list"]).stdout.contains("org.example.chess")
         }
         #expect(reloaded.held, "\(daemon.log)")
-        #expect(daemon.log.contains("broken.json: not registered"), "\(daemon.log)")
+        #expect(daemon.logShows("broken.json: not registered"), "\(daemon.log)")
         #expect(daemon.process.isRunning)
     }
 

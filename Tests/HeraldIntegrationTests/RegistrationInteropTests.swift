@@ -161,7 +161,7 @@ extension HeraldOnTestLANs {
             #expect(renamed.held, "herald register: \(register.output)\nheraldd:\n\(daemon.log)")
             let event = register.jsonLines.first { $0["event"] as? String == "registered" }
             #expect(event?["name"] as? String == "Taken Name (2)" && event?["renamed"] as? Bool == true, "\(register.stdout)")
-            #expect(daemon.log.contains("now publishing as \(shared)-2.local."), "heraldd log:\n\(daemon.log)")
+            #expect(daemon.logShows("now publishing as \(shared)-2.local."), "heraldd log:\n\(daemon.log)")
 
             // Avahi sees both services, each on its own host; neither host name changed on Avahi's side.
             let entries = try avahiHost.waitForAvahiBrowse(type, timeout: 15) { entries in

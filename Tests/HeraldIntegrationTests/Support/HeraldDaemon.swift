@@ -44,6 +44,12 @@ final class HeraldDaemon: @unchecked Sendable {
     /// The daemon's log so far.
     var log: String { process.stderr }
 
+    /// True once the daemon's log contains `needle`, waiting up to `timeout` seconds: a line the daemon wrote
+    /// before answering a client may still be in the pipe when the client's command has returned.
+    func logShows(_ needle: String, timeout: TimeInterval = 5) -> Bool {
+        (try? process.waitForOutput(containing: needle, in: .stderr, timeout: timeout)) != nil
+    }
+
     /// Runs `herald ARGS --socket SOCKET` in the host to completion.
     func herald(_ arguments: [String], timeout: TimeInterval = 30) throws -> CommandResult {
         try host.run([try HeraldBinaries.herald()] + arguments + ["--socket", socket], timeout: timeout)
