@@ -68,6 +68,13 @@ struct PermissionStoryTests {
         let gone = waitUntil(timeout: 5) { watcher.stdout.contains("- ") && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") } }
         #expect(gone.held, "the peer did not see the game withdrawn: \(watcher.stdout)")
         #expect(Date().timeIntervalSince(denied) < 2.0, "withdrawn \(Date().timeIntervalSince(denied)) s after deny")
+        // The app's own browse shows what it found as gone (it no longer knows), and its register says its
+        // game was withdrawn, while they run, not only when they exit.
+        let forgotten = waitUntil(timeout: 5) { browse.stdout.split(separator: "\n").contains { $0.contains("Peer Game") && $0.contains("  -  ") } }
+        #expect(forgotten.held, "herald browse did not show the peer's game removed: \(browse.output)")
+        let told = waitUntil(timeout: 5) { game.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains("  -  ") } }
+        #expect(told.held, "herald register did not show its game withdrawn: \(game.output)")
+        #expect(game.stderr.contains("denied"), "\(game.stderr)")
         // Stopped now, the app's browse says it was denied, not that it still waits for a decision.
         browse.send(SIGINT)
         #expect(browse.waitForExit(timeout: 5) == 77, "\(browse.output)")

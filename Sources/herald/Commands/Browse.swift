@@ -16,7 +16,8 @@ struct Browse: HeraldCommand {
             Runs until interrupted, or for --timeout seconds (then exits 0). If the daemon holds the request \
             until an operator decides (the local-network permission model), herald says so on standard error \
             and keeps waiting; it exits 77 if permission has not come when --timeout ends, or at once with \
-            --no-wait.
+            --no-wait. If an operator takes permission back while it runs, everything it showed is shown \
+            gone (-) and it waits again.
 
             Examples:
               herald browse _http._tcp
@@ -90,14 +91,26 @@ struct Browse: HeraldCommand {
         printer.header()
         let browse = try session.start(.browse(BrowseRequest(regtype: regtype)), describedAs: label)
         let tracker = resolve ? ResolutionTracker(session: session) : nil
+        var shown = ShownResults()
+        // A deny (or a removed manifest) stops the browse: what it showed is no longer known to be there.
+        let revoked = { (context: ClientContext) throws in
+            guard context == browse else { return }
+            for fields in shown.removeAll() {
+                printer.browse(fields, added: false)
+                try tracker?.stop(ResolutionTracker.Instance(name: fields.name, type: fields.type, domain: fields.domain),
+                                  interfaceIndex: fields.interfaceIndex)
+            }
+        }
         while true {
             let wakeAt = [deadline, tracker?.nextDue].compactMap { $0 }.min()
-            if let received = try session.next(until: wakeAt) {
+            if let received = try session.next(until: wakeAt, onParked: revoked) {
                 if received.context == browse, case .browse(let reply) = received.reply {
                     if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
                     let added = reply.flags.contains(.add)
-                    printer.browse(BrowseReplyFields(interfaceIndex: reply.interfaceIndex, name: reply.name,
-                                                     type: reply.regtype, domain: reply.domain), added: added)
+                    let fields = BrowseReplyFields(interfaceIndex: reply.interfaceIndex, name: reply.name,
+                                                   type: reply.regtype, domain: reply.domain)
+                    shown.note(fields, added: added)
+                    printer.browse(fields, added: added)
                     let instance = ResolutionTracker.Instance(name: reply.name, type: reply.regtype, domain: reply.domain)
                     if added {
                         try tracker?.resolve(instance, interfaceIndex: reply.interfaceIndex)
@@ -124,11 +137,20 @@ struct Browse: HeraldCommand {
         let printer = EventPrinter(json: json, typeWidth: 20)
         printer.header(nameTitle: "")
         let browse = try session.start(.browse(BrowseRequest(regtype: "_services._dns-sd._udp")), describedAs: label)
-        while let received = try session.next(until: deadline) {
+        var shown = ShownResults()
+        let revoked = { (context: ClientContext) in
+            guard context == browse else { return }
+            for fields in shown.removeAll() {
+                printer.serviceType(fields.type, interfaceIndex: fields.interfaceIndex, domain: fields.domain, added: false)
+            }
+        }
+        while let received = try session.next(until: deadline, onParked: revoked) {
             guard received.context == browse, case .browse(let reply) = received.reply else { continue }
             if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
             let (type, domain) = Self.serviceType(fromEnumerationName: reply.name, type: reply.regtype)
-            printer.serviceType(type, interfaceIndex: reply.interfaceIndex, domain: domain, added: reply.flags.contains(.add))
+            let added = reply.flags.contains(.add)
+            shown.note(BrowseReplyFields(interfaceIndex: reply.interfaceIndex, name: "", type: type, domain: domain), added: added)
+            printer.serviceType(type, interfaceIndex: reply.interfaceIndex, domain: domain, added: added)
         }
     }
 

@@ -11,7 +11,8 @@ struct Register: HeraldCommand {
             one ("Name (2)", …) unless --no-rename is given; herald prints the name finally registered on a + \
             line (and again if a later conflict renames it). On Ctrl-C or SIGTERM (or when --timeout ends) \
             herald closes its connection, the daemon withdraws the service with goodbye packets, and herald \
-            prints a - line and exits 0.
+            prints a - line and exits 0. If an operator takes permission back while it runs, the daemon \
+            withdraws the service at once: herald prints the - line then, and waits for permission again.
 
             TXT entries are KEY=VALUE, KEY= (empty value) or KEY alone (a boolean flag); keys are printable \
             ASCII without '=' and unique; a value may give any byte as \\xHH and a backslash as \\\\.
@@ -143,7 +144,14 @@ struct Register: HeraldCommand {
         let printer = EventPrinter(json: json, typeWidth: serviceType.description.count + 1)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         var registered: RegisterServiceReply?
-        while let received = try session.next(until: deadline) {
+        // A deny (or a removed manifest) withdraws a running registration: say so when it happens.
+        let withdrawn = { (context: ClientContext) in
+            guard context == registration, let shown = registered else { return }
+            printer.registration(name: shown.name, requestedName: name, type: shown.regtype, domain: shown.domain,
+                                 port: UInt16(port), added: false)
+            registered = nil
+        }
+        while let received = try session.next(until: deadline, onParked: withdrawn) {
             guard received.context == registration, case .registerService(let reply) = received.reply else { continue }
             if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
             guard reply.flags.contains(.add) else { continue }

@@ -103,7 +103,7 @@ struct EventPrinter {
 }
 
 /// The fields of a browse reply herald shows.
-struct BrowseReplyFields {
+struct BrowseReplyFields: Hashable {
     var interfaceIndex: UInt32
     var name: String
     var type: String

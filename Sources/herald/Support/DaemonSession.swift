@@ -82,8 +82,11 @@ final class DaemonSession {
     /// The next reply that carries a result, or nil when `deadline` passes or the user interrupts.
     ///
     /// NoAuth replies are consumed here: the operation is marked parked and the user told once (or the
-    /// command ends with 77 under `--no-wait`). Replies of cancelled operations are dropped.
-    func next(until deadline: ContinuousClock.Instant?) throws -> ReceivedReply? {
+    /// command ends with 77 under `--no-wait`), and `onParked` learns which operation stopped — a running
+    /// one the daemon halted because its permission was taken back. Replies of cancelled operations are
+    /// dropped.
+    func next(until deadline: ContinuousClock.Instant?,
+              onParked: (ClientContext) throws -> Void = { _ in }) throws -> ReceivedReply? {
         while true {
             if Interruption.signal != nil {
                 wasInterrupted = true
@@ -106,6 +109,7 @@ final class DaemonSession {
             guard let description = descriptions[received.context] else { continue }
             if received.reply.error == .noAuth {
                 try park(received.context, description: description)
+                try onParked(received.context)
                 continue
             }
             if parked.remove(received.context) != nil, Terminal.standardOutputIsTerminal {
