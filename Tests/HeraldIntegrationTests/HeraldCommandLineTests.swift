@@ -93,6 +93,30 @@ extension HeraldOnTestLANs {
             }
         }
 
+        @Test("a daemon that stops answering: each command gives up at its --timeout with exit 69 and says why")
+        func unresponsiveDaemon() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let daemon = try lan.hosts[0].startHeraldd()
+            // Stopped, heraldd still holds its socket: connecting works, but no request is answered.
+            daemon.process.send(SIGSTOP)
+            defer { daemon.process.send(SIGCONT) }
+            for arguments in [["browse", "_http._tcp"], ["resolve", "X", "_http._tcp"], ["lookup", "x.local"],
+                              ["query", "x.local", "A"], ["register", "X", "_http._tcp", "80"]] {
+                let started = Date()
+                let result = try daemon.herald(arguments + ["--timeout", "1"], timeout: 30)
+                let waited = Date().timeIntervalSince(started)
+                #expect(result.status == 69, "herald \(arguments.joined(separator: " ")): \(result)")
+                #expect(result.stderr.contains("the daemon did not answer the request within 1.0 s")
+                            && result.stderr.contains("journalctl -u heraldd"), "\(result)")
+                // Without --timeout the wait is ten seconds; with it, about one.
+                #expect(waited < 6, "herald \(arguments[0]) waited \(waited) s for a daemon that did not answer")
+            }
+            daemon.process.send(SIGCONT)
+            let answered = try daemon.herald(["browse", "_http._tcp", "--timeout", "1"])
+            #expect(answered.status == 0, "once running again it answers: \(answered)")
+        }
+
         @Test("a name another registration on this host holds is renamed, or refused with --no-rename")
         func sameNameOnOneHost() throws {
             let lan = try TestLAN(hosts: 2)

@@ -72,7 +72,7 @@ struct Browse: HeraldCommand {
     }
 
     func execute() throws {
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait, timeout: timeout)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }
         if all {
             try browseTypes(session, until: deadline)

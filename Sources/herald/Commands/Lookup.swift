@@ -53,7 +53,7 @@ struct Lookup: HeraldCommand {
     }
 
     func execute() throws {
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
         let families: DNSServiceProtocol = ipv4 ? .ipv4 : ipv6 ? .ipv6 : [.ipv4, .ipv6]
         try session.start(.addrInfo(AddrInfoRequest(protocol: families, hostname: hostName)), describedAs: label)
         var found: [AddressJSON] = []

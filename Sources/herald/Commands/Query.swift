@@ -57,7 +57,7 @@ struct Query: HeraldCommand {
 
     func execute() throws {
         let type = recordType!
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
         try session.start(.query(QueryRecordRequest(name: ownerName, rrtype: type.rawValue)), describedAs: label)
         var found: [RecordJSON] = []
         var window = AnswerWindow(timeout: answers.timeout)

@@ -139,7 +139,7 @@ struct Register: HeraldCommand {
         let request = RegisterServiceRequest(
             flags: noRename ? .noAutoRename : [], name: name, regtype: regtype, host: host.map(Self.hostName) ?? "",
             port: UInt16(port), txt: try TXTArguments.record(from: txt).rdata)
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: noWait, timeout: timeout)
         let registration = try session.start(.registerService(request), describedAs: label)
         let printer = EventPrinter(json: json, typeWidth: serviceType.description.count + 1)
         let deadline = timeout.map { ContinuousClock.now + .milliseconds(Int64($0 * 1000)) }

@@ -51,7 +51,7 @@ struct Resolve: HeraldCommand {
 
     func execute() throws {
         let type = try ServiceType(self.type)
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait)
+        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
         let tracker = ResolutionTracker(session: session, settleTime: .milliseconds(200))
         try tracker.resolve(ResolutionTracker.Instance(name: name, type: type.description + ".", domain: "local."))
         var window = AnswerWindow(timeout: answers.timeout)

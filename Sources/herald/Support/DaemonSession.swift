@@ -25,13 +25,18 @@ final class DaemonSession {
     private(set) var wasInterrupted = false
 
     /// Connects to the daemon (at `socketPath`, `DNSSD_UDS_PATH` or the default path) and opens a shared
-    /// connection. Failures become messages that say how to start the daemon or reach its socket.
-    init(socketPath: String?, label: String, noWait: Bool) throws {
+    /// connection. Failures become messages that say how to start the daemon or reach its socket. With a
+    /// `timeout` (the command's `--timeout`, seconds), a daemon that does not answer a request gives up
+    /// after that long rather than the usual ten seconds.
+    init(socketPath: String?, label: String, noWait: Bool, timeout: Double? = nil) throws {
         self.label = label
         self.noWait = noWait
         self.socketPath = socketPath
         do {
             connection = try DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
+            if let timeout {
+                connection.statusTimeout = min(connection.statusTimeout, .milliseconds(Int64((timeout * 1000).rounded(.up))))
+            }
             let status = try connection.startSharedConnection()
             if status != .noError { throw DaemonSession.failure(for: status, operation: label) }
         } catch let error as DNSSDClientError {
