@@ -17,6 +17,10 @@ public final class NetworkService {
     /// The links whose multicast group was joined and which the engine runs on. A link whose join failed (too many
     /// groups, an interface still being set up) is not among them, so the next rescan tries it again.
     private var linksInUse: Set<LinkID> = []
+    /// Links whose join failed, reported once each; they are tried again at every interface change and on a
+    /// timer (`joinRetry`), since what made the join fail may pass without any interface changing.
+    private var failedJoins: Set<LinkID> = []
+    private var joinRetry = JoinRetry()
     /// Interfaces the configuration names that were reported unusable (each is reported once until it is used).
     private var warnedUnusable: Set<String> = []
     /// Receives every operation event the engine delivers.
@@ -61,12 +65,16 @@ public final class NetworkService {
     /// The engine's clock: monotonic milliseconds.
     public var now: Instant { Instant(milliseconds: MonotonicClock.milliseconds()) }
 
-    /// When the engine next needs to run.
-    public var nextDeadline: Int64? { engine.nextDeadline?.milliseconds }
+    /// When the engine next needs to run (or a failed multicast join is due to be tried again).
+    public var nextDeadline: Int64? { [engine.nextDeadline?.milliseconds, joinRetry.dueAt].compactMap { $0 }.min() }
 
     /// Runs the engine's timers.
     public func runDue() {
-        engine.advance(to: now)
+        let time = now
+        if let due = joinRetry.dueAt, due <= time.milliseconds {
+            rescanInterfaces()
+        }
+        engine.advance(to: time)
         performActions()
     }
 
@@ -158,9 +166,12 @@ public final class NetworkService {
                         try socket.join(interfaceIndex: interface.index)
                         logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(interface.mtu)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
                         linksInUse.insert(link)
+                        failedJoins.remove(link)
                         engine.addLink(link, addresses: addresses, mtu: interface.mtu, at: time)
                     } catch {
-                        logger.warning("cannot join the mDNS group on \(interface.name) (\(link.family.rawValue)), trying again at the next interface change: \(error)")
+                        if failedJoins.insert(link).inserted {
+                            logger.warning("cannot join the mDNS group on \(interface.name) (\(link.family.rawValue)), trying again at each interface change and every \(JoinRetry.longestDelay / 1000) s at most: \(error)")
+                        }
                     }
                     continue
                 }
@@ -175,6 +186,8 @@ public final class NetworkService {
             }
         }
         interfaces = currentByIndex
+        failedJoins.formIntersection(currentByIndex.values.flatMap { $0.links.keys })
+        joinRetry.scan(finishedWithFailures: !failedJoins.isEmpty, at: time.milliseconds)
         performActions()
     }
 
