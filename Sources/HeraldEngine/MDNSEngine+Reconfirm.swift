@@ -12,15 +12,24 @@ extension MDNSEngine {
     /// Asks for `record` again on each link where it is cached from a peer (on `interfaceIndex` only, when given),
     /// now and two seconds later. Unless a response carrying it is seen within ten seconds, it is flushed, and the
     /// operations following it hear that it is gone. This host's own records are never flushed this way.
+    ///
+    /// Asking again while a record is being reconfirmed changes nothing, and a question goes out at most once a
+    /// second on a link (RFC 6762 §5.2) however many of its records are reconfirmed: an app that calls this in a
+    /// loop cannot make the host flood the network, nor keep a record it wants gone.
     public mutating func reconfirm(_ record: ResourceRecord, interfaceIndex: Int?, at time: Instant) {
         now = max(now, time)
         guard !isShutDown else { return }
         let question = DNSQuestion(name: record.name, type: record.type, recordClass: record.recordClass)
         for link in links.keys.sorted() where interfaceIndex == nil || link.interfaceIndex == interfaceIndex {
-            guard let handle = caches[link]?.handle(of: record), caches[link]?.isFromPeer(handle) == true else { continue }
-            failureObserver.reconfirm(handle, on: link, at: now)
+            guard let handle = caches[link]?.handle(of: record), caches[link]?.isFromPeer(handle) == true,
+                  failureObserver.reconfirm(handle, on: link, at: now) else { continue }
             for delay in [0, MDNSConstants.reconfirmQueryGap] {
-                reconfirmQueries.append(ReconfirmQuery(at: now + delay, link: link, question: question))
+                let at = now + delay
+                let asked = reconfirmQueries.contains {
+                    $0.link == link && $0.question == question && abs($0.at - at) < MDNSConstants.multicastRateLimit
+                }
+                guard !asked, reconfirmQueries.count < MDNSConstants.reconfirmQueriesPending else { continue }
+                reconfirmQueries.append(ReconfirmQuery(at: at, link: link, question: question))
             }
         }
         sendDueReconfirmQueries()

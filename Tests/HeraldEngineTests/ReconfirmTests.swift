@@ -54,9 +54,29 @@ struct ReconfirmTests {
     @Test("an answer from its owner keeps the record")
     func answeredRecordStays() {
         var lan = lan(answers: true)
+        let start = lan.now
         lan.with(beta) { $0.reconfirm(Fixture.a(self.name, self.address), interfaceIndex: nil, at: $1) }
         lan.run(for: 15_000)
         #expect(removals(lan).isEmpty)
+        // It was asked about (the owner answered those queries), not merely left alone.
+        let asked = lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 5000 }
+            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+        #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
+    }
+
+    @Test("asking again and again while a reconfirmation runs sends no more queries and does not put off the flush")
+    func repeatedRequestsChangeNothing() {
+        var lan = lan(answers: false)
+        let start = lan.now
+        for _ in 0..<8 {
+            lan.with(beta) { $0.reconfirm(Fixture.a(self.name, self.address), interfaceIndex: nil, at: $1) }
+            lan.run(for: 1000)
+        }
+        lan.run(for: 10_000)
+        #expect(removals(lan) == [start + MDNSConstants.failureObservationWindow])
+        let asked = lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 9000 }
+            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+        #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
     }
 
     @Test("a record not cached, or on another interface, or this host's own, is left alone")

@@ -60,11 +60,18 @@ struct FailureObserver: Sendable {
     }
 
     /// An app asked to reconfirm a record (RFC 6762 §10.4): it is flushed when the window ends, as if two queries
-    /// had gone unanswered, unless a response carrying it is seen first.
-    mutating func reconfirm(_ record: RecordCache.Handle, on link: LinkID, at now: Instant) {
+    /// had gone unanswered, unless a response carrying it is seen first. Returns false, changing nothing, when the
+    /// record is already due to be flushed (reconfirmed already, or two peers' queries went unanswered): asking
+    /// again neither postpones the flush nor needs more queries.
+    mutating func reconfirm(_ record: RecordCache.Handle, on link: LinkID, at now: Instant) -> Bool {
         let watched = Watched(link: link, record: record)
+        if let current = watches[watched], now - current.firstQuery < MDNSConstants.failureObservationWindow,
+           current.queries >= MDNSConstants.failureObservationQueries {
+            return false
+        }
         watches[watched] = Watch(firstQuery: now, queries: MDNSConstants.failureObservationQueries)
         deadlines.insert(Deadline(at: now + MDNSConstants.failureObservationWindow, watched: watched))
+        return true
     }
 
     /// A multicast response carried the record: whoever asked got their answer.

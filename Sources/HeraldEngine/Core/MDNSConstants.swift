@@ -43,6 +43,8 @@ public enum MDNSConstants {
     public static let failureObservationQueries = 2
     /// The wait between the two queries that reconfirm a record (RFC 6762 §10.4).
     public static let reconfirmQueryGap = 2_000
+    /// At most this many reconfirmation queries wait to be sent; more requests find the queue full.
+    public static let reconfirmQueriesPending = 1024
     /// RFC 6762 §10.1: a goodbye (TTL 0) removes the record one second later.
     public static let goodbyeGrace = 1000
     /// RFC 6762 §10: TTL for records carrying a host name, and for all other records, in seconds.
