@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,15 +16,29 @@ public final class StateDirectoryLock {
     /// Takes the lock, creating the directory (mode 0700) when missing; throws when another process holds it. On a
     /// read-only directory without a lock file it holds nothing and says why in `unavailable`.
     public init(directory: String) throws(DaemonStartError) {
-        if access(directory, F_OK) != 0 { mkdir(directory, 0o700) }
+        if access(directory, F_OK) != 0 {
+            // Missing parents are made too (0755, like `mkdir -p`); the directory itself is the daemon's alone.
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw DaemonStartError("cannot create the state directory \(directory): \(Self.reason(error)); create it "
+                                       + "(mode 0700), or give heraldd another one (--state-dir)")
+            }
+        }
         let path = directory + "/" + Self.fileName
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         let writable = fd >= 0
         if !writable {
-            let reason = String(cString: strerror(errno))
+            let failure = errno
+            let reason = String(cString: strerror(failure))
+            if failure == ENOTDIR { throw DaemonStartError("the state directory \(directory) is not a directory") }
+            // Only a directory that cannot be written (read-only, or its permissions) is served without the lock.
+            guard [EROFS, EACCES, EPERM].contains(failure) else {
+                throw DaemonStartError("cannot open \(path): \(reason)")
+            }
             fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                if errno == ENOTDIR { throw DaemonStartError("the state directory \(directory) is not a directory") }
                 self.fd = -1
                 self.unavailable = "cannot create \(path) (\(reason)): nothing keeps a second heraldd off this state directory"
                 return
@@ -45,6 +60,13 @@ public final class StateDirectoryLock {
     }
 
     deinit { if fd >= 0 { close(fd) } }
+
+    /// The system's words for why a file operation failed (`Permission denied`), else the error's description.
+    private static func reason(_ error: Error) -> String {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        if let code = underlying?.code, underlying?.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(code))) }
+        return error.localizedDescription
+    }
 
     private static func recordedPID(_ fd: Int32) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
