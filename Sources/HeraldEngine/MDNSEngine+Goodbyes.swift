@@ -27,7 +27,7 @@ extension MDNSEngine {
         guard let records = publications[id]?.records[link] else { return }
         var changes: [CacheChange] = []
         for record in records where !authority.isPublished(record.record, on: link, byOtherThan: id) {
-            changes += caches[link]?.removeLocal(record.record) ?? []
+            changes += caches[link]?.removeLocal(record.record, at: now) ?? []
         }
         dispatch(changes, on: link)
     }

@@ -268,11 +268,29 @@ struct SharedRecordOwnershipTests {
             .filter { $0.hasSameData(as: typeRecord) }
         #expect(!listed.isEmpty && listed.allSatisfy { $0.ttl == 4500 }, "\(listed)")
 
-        // Withdrawn here, the record goes with the registration; beta still publishes it, and alpha hears it again.
+        // Withdrawn here, alpha's copy goes with the registration; beta still publishes it, so beta's copy stays in
+        // alpha's cache as a peer's record, and the browse never sees the type go.
         lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
         lan.run(for: 3000)
-        #expect(!lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.isLocal && $0.record.hasSameData(as: typeRecord) })
+        let after = lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+        #expect(after.count == 1 && after.allSatisfy { !$0.isLocal }, "\(after)")
         lan.run(for: 60_000)
         #expect(typesBrowsed(lan) == [Fixture.ippType])
+        let removals = lan.events(of: alpha, OperationID(3)).filter {
+            if case .instanceRemoved(let name, _) = $0.event { return name == Fixture.ippType } else { return false }
+        }
+        #expect(removals.isEmpty, "the browse saw the type go although beta publishes it: \(removals)")
+    }
+
+    @Test("a peer's copy that ended before this host withdraws its own is not brought back")
+    func expiredPeerCopyStaysGone() {
+        var cache = RecordCache(limit: 100)
+        let now = Instant.zero
+        _ = cache.insert(ResourceRecord(name: Fixture.serviceTypes, ttl: 2, data: .ptr(Fixture.ippType)),
+                         from: .v4(IPv4Address(10, 0, 0, 60)), at: now)
+        _ = cache.insert(typeRecord, from: nil, at: now + 500, isLocal: true)
+        // The peer's copy would have ended at 2 s; this host withdraws its own at 5 s.
+        let changes = cache.removeLocal(typeRecord, at: now + 5000)
+        #expect(changes.count == 1 && cache.count == 0, "\(changes)")
     }
 }

@@ -61,6 +61,9 @@ public struct RecordCache: Sendable {
     var deadlines = Heap<Deadline>()
     /// The last names given blocks of their own, to share with records that follow (a ring).
     private var recentNames = [DNSName](repeating: .root, count: 4)
+    /// A peer's copy of a record this host publishes too (a shared PTR), by the slot of this host's copy: when this
+    /// host withdraws its own, the peer's takes its place until the peer's TTL ends. Rare, so kept aside.
+    private var peerCopies: [Int32: CachedRecord] = [:]
     private var nextRecentName = 0
 
     public init(limit: Int) {
@@ -219,14 +222,20 @@ public struct RecordCache: Sendable {
         return changes
     }
 
-    /// Removes this host's own record (a withdrawn registration), reporting it.
-    public mutating func removeLocal(_ record: ResourceRecord) -> [CacheChange] {
+    /// Removes this host's own record (a withdrawn registration), reporting it; when a peer publishes it too, the
+    /// peer's copy stays, with the peer's TTL, and nothing is reported.
+    public mutating func removeLocal(_ record: ResourceRecord, at now: Instant) -> [CacheChange] {
         guard let chain = chains[record.name] else { return [] }
         let hash = CachedRecord.dataHash(record.data)
         var slot = chain.first
         while slot >= 0 {
             let cached = slots[Int(slot)].record
             if cached.isLocal && cached.dataHash == hash && cached.record.hasSameData(as: record) {
+                if let peerCopy = peerCopies.removeValue(forKey: slot), peerCopy.expiresAt > now {
+                    slots[Int(slot)].record = peerCopy
+                    schedule(slot)
+                    return []
+                }
                 remove(slot)
                 return [.removed(cached.record)]
             }
@@ -267,6 +276,7 @@ public struct RecordCache: Sendable {
         slots = []
         firstFree = -1
         chains = [:]
+        peerCopies = [:]
         deadlines = Heap()
         count = 0
         return changes
@@ -314,7 +324,21 @@ public struct RecordCache: Sendable {
     private mutating func refresh(_ slot: Int32, with incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
                                   isLocal: Bool, refreshJitter: Int) {
         let index = Int(slot)
-        guard !slots[index].record.isLocal || isLocal else { return }
+        if slots[index].record.isLocal && !isLocal {
+            // A peer publishes this host's record too: its copy is kept for when this host withdraws its own.
+            if incoming.ttl == 0 {
+                peerCopies[slot] = nil
+            } else {
+                peerCopies[slot] = CachedRecord(
+                    record: stored(incoming), dataHash: slots[index].record.dataHash, receivedAt: now,
+                    expiresAt: now + Int(incoming.ttl) * 1000, source: source, isLocal: false,
+                    refreshJitter: UInt8(clamping: refreshJitter))
+            }
+            return
+        }
+        if isLocal && !slots[index].record.isLocal && slots[index].record.expiresAt > now {
+            peerCopies[slot] = slots[index].record
+        }
         if incoming.ttl == 0 {
             slots[index].record.expiresAt = min(slots[index].record.expiresAt, now + MDNSConstants.goodbyeGrace)
         } else {
@@ -411,6 +435,7 @@ public struct RecordCache: Sendable {
             chains[name]!.last = previous
         }
         slots[index].record = Self.vacant
+        if !peerCopies.isEmpty { peerCopies[slot] = nil }
         slots[index].isFree = true
         slots[index].generation &+= 1
         slots[index].scheduledExpiry = .distantFuture
