@@ -12,6 +12,8 @@ enum TentativeAddresses {
     /// Address flags of <linux/if_addr.h>.
     static let tentative: UInt32 = 0x40
     static let duplicateDetected: UInt32 = 0x08
+    /// Optimistic duplicate address detection (RFC 4429): the address is tentative, yet usable meanwhile.
+    static let optimistic: UInt32 = 0x04
 
     /// The unusable IPv6 addresses, by interface index; empty when the kernel cannot be asked.
     static func current() -> Set<Entry> {
@@ -64,20 +66,26 @@ enum TentativeAddresses {
                 var flags = UInt32(bytes[offset + 18])
                 let index = Int(read32(bytes, offset + 20))
                 var address: IPv6Address?
+                var local: IPv6Address?
                 var attribute = offset + 24
                 while attribute + 4 <= offset + length {
                     let attributeLength = Int(read16(bytes, attribute))
                     let attributeType = read16(bytes, attribute + 2)
                     guard attributeLength >= 4, attribute + attributeLength <= offset + length else { break }
                     let value = Array(bytes[(attribute + 4)..<(attribute + attributeLength)])
-                    if attributeType == 1 || (attributeType == 2 && address == nil) {  // IFA_ADDRESS, IFA_LOCAL
+                    // The host's own address is IFA_LOCAL when given (IFA_ADDRESS is then the peer's, on
+                    // point-to-point links), as getifaddrs(3) reports it; else IFA_ADDRESS.
+                    if attributeType == 1 {  // IFA_ADDRESS
                         address = IPv6Address(bytes: value)
+                    } else if attributeType == 2 {  // IFA_LOCAL
+                        local = IPv6Address(bytes: value)
                     } else if attributeType == 8, value.count == 4 {  // IFA_FLAGS: all 32 bits
                         flags = read32(value, 0)
                     }
                     attribute += (attributeLength + 3) & ~3
                 }
-                if let address, flags & (tentative | duplicateDetected) != 0 {
+                let unusable = flags & duplicateDetected != 0 || (flags & tentative != 0 && flags & optimistic == 0)
+                if let address = local ?? address, unusable {
                     entries.insert(Entry(interfaceIndex: index, address: address))
                 }
             }
