@@ -103,6 +103,21 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
+        @Test("an IPv6 MTU set below the interface's sizes the IPv6 link's packets; the IPv4 link keeps the interface's")
+        func lowerIPv6MTU() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            try host.check(["sysctl", "-q", "-w", "net.ipv6.conf.\(host.interface).mtu=1280"])
+            let daemon = try host.startHeraldd()
+            #expect(daemon.logShows("using \(host.interface) (ipv6, MTU 1280)", timeout: 10), "\(daemon.log)")
+            #expect(daemon.log.contains("using \(host.interface) (ipv4, MTU 1500)"), "\(daemon.log)")
+            // Changed while heraldd runs: seen at the next interface change.
+            try host.check(["sysctl", "-q", "-w", "net.ipv6.conf.\(host.interface).mtu=1400"])
+            try host.check(["ip", "addr", "add", "fd48:6572:616c:ff::1/64", "dev", host.interface, "nodad"])
+            #expect(daemon.logShows("MTU of \(host.interface) (ipv6) changed from 1280 to 1400", timeout: 10), "\(daemon.log)")
+        }
+
         @Test("interfaces named in the configuration that cannot be used are reported, and the others used")
         func unusableNamedInterfaces() throws {
             let lan = try TestLAN(hosts: 1)

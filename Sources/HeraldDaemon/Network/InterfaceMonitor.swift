@@ -14,7 +14,15 @@ public struct NetworkInterface: Hashable, Sendable {
     public var supportsMulticast: Bool
     /// The largest packet the interface sends without fragments, IP header included.
     public var mtu: Int
+    /// The IPv6 MTU when it is set lower than the interface's (a router's advertisement, or
+    /// `net.ipv6.conf.NAME.mtu`).
+    public var ipv6MTU: Int?
     public var addresses: [LinkAddress]
+
+    /// The MTU of the interface's link of `family`.
+    public func mtu(for family: IPFamily) -> Int {
+        family == .ipv6 ? min(mtu, ipv6MTU ?? mtu) : mtu
+    }
 
     /// The links (interface × family) mDNS would use on it, with their addresses.
     public var links: [LinkID: [LinkAddress]] {
@@ -102,7 +110,7 @@ public final class InterfaceMonitor {
                     isUp: flags & InterfaceFlags.up != 0 && flags & InterfaceFlags.running != 0,
                     isLoopback: flags & InterfaceFlags.loopback != 0,
                     supportsMulticast: flags & InterfaceFlags.multicast != 0,
-                    mtu: Self.mtu(of: entry.pointee.ifa_name), addresses: [])
+                    mtu: Self.mtu(of: entry.pointee.ifa_name), ipv6MTU: Self.ipv6MTU(of: name), addresses: [])
                 order.append(name)
             }
             guard let address = entry.pointee.ifa_addr else { continue }
@@ -122,6 +130,17 @@ public final class InterfaceMonitor {
     private static func mtu(of name: UnsafePointer<CChar>) -> Int {
         let mtu = herald_interface_mtu(name)
         return mtu > 0 ? Int(mtu) : MessageSizeLimit.ethernetMTU
+    }
+
+    /// The interface's IPv6 MTU as the kernel keeps it (nil without IPv6 on it, or an unreadable value).
+    private static func ipv6MTU(of name: String) -> Int? {
+        guard !name.contains("/"), let file = fopen("/proc/sys/net/ipv6/conf/\(name)/mtu", "re") else { return nil }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 32)
+        guard fgets(&line, Int32(line.count), file) != nil else { return nil }
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let value = Int(text.trimmingSuffixNewline()), value >= 1280 else { return nil }
+        return value
     }
 
     private static func address(_ pointer: UnsafeMutablePointer<sockaddr>) -> IPAddress? {
@@ -161,4 +180,8 @@ enum InterfaceFlags {
     static let loopback: UInt32 = 0x8
     static let running: UInt32 = 0x40
     static let multicast: UInt32 = 0x1000
+}
+
+private extension String {
+    func trimmingSuffixNewline() -> Substring { self.hasSuffix("\n") ? self.dropLast() : self[...] }
 }

@@ -164,10 +164,10 @@ public final class NetworkService {
                 guard linksInUse.contains(link) else {
                     do {
                         try socket.join(interfaceIndex: interface.index)
-                        logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(interface.mtu)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                        logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(interface.mtu(for: link.family))): \(addresses.map { $0.address.description }.joined(separator: ", "))")
                         linksInUse.insert(link)
                         failedJoins.remove(link)
-                        engine.addLink(link, addresses: addresses, mtu: interface.mtu, at: time)
+                        engine.addLink(link, addresses: addresses, mtu: interface.mtu(for: link.family), at: time)
                     } catch {
                         if failedJoins.insert(link).inserted {
                             logger.warning("cannot join the mDNS group on \(interface.name) (\(link.family.rawValue)), trying again at each interface change and every \(JoinRetry.longestDelay / 1000) s at most: \(error)")
@@ -175,9 +175,9 @@ public final class NetworkService {
                     }
                     continue
                 }
-                if let old = interfaces[interface.index], old.mtu != interface.mtu {
-                    logger.info("MTU of \(interface.name) (\(link.family.rawValue)) changed from \(old.mtu) to \(interface.mtu)")
-                    engine.updateMTU(link, mtu: interface.mtu)
+                if let old = interfaces[interface.index], old.mtu(for: link.family) != interface.mtu(for: link.family) {
+                    logger.info("MTU of \(interface.name) (\(link.family.rawValue)) changed from \(old.mtu(for: link.family)) to \(interface.mtu(for: link.family))")
+                    engine.updateMTU(link, mtu: interface.mtu(for: link.family))
                 }
                 if oldLinks[link] != addresses {
                     logger.info("addresses of \(interface.name) (\(link.family.rawValue)) changed: \(addresses.map { $0.address.description }.joined(separator: ", "))")
