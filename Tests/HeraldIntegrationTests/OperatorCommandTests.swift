@@ -58,6 +58,10 @@ struct OperatorCommandTests {
         let idle = try host.run(["sh", "-c", "\"$0\" prompt --control-socket \"$1\" </dev/null",
                                  try HeraldBinaries.herald(), daemon.controlSocket], timeout: 10)
         #expect(idle.status == 0 && !idle.timedOut, "\(idle)")
+        // Input that closes while it waits for requests ends it too, soon after.
+        let closed = try host.run(["sh", "-c", "sleep 1 | \"$0\" prompt --control-socket \"$1\"",
+                                   try HeraldBinaries.herald(), daemon.controlSocket], timeout: 10)
+        #expect(closed.status == 0 && !closed.timedOut, "\(closed)")
     }
 
     @Test("the control socket notifies subscribers of new pending requests and of decision changes as they happen")
