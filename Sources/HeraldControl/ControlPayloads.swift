@@ -97,11 +97,12 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         public var name: String
         public var index: Int
         public var addresses: [String]
-        /// The interface's MTU: messages with several records fit in it (RFC 6762 §17).
-        public var mtu: Int
+        /// The interface's MTU: messages with several records fit in it (RFC 6762 §17). Nil from a daemon of a
+        /// release that did not report it (a newer herald talking to an older heraldd during an upgrade).
+        public var mtu: Int?
         public var cachedRecords: Int
 
-        public init(name: String, index: Int, addresses: [String], mtu: Int, cachedRecords: Int) {
+        public init(name: String, index: Int, addresses: [String], mtu: Int?, cachedRecords: Int) {
             self.name = name
             self.index = index
             self.addresses = addresses

@@ -135,7 +135,7 @@ struct MessageParser {
             // OPT's TTL field holds the extended RCODE, version and flags (RFC 6891 §6.1.3), not a time.
             return ResourceRecord(name: name, type: type, recordClass: RecordClass(rawClass), cacheFlush: false, ttl: ttl, data: data)
         }
-        // RFC 2181 §8: a TTL with its top bit set is read as zero, so no peer can have a record kept for 136 years.
+        // RFC 2181 §8: a TTL with its top bit set is read as zero; at most 2³¹−1 seconds (68 years) is kept.
         return ResourceRecord(name: name, type: type, recordClass: RecordClass(rawClass & 0x7FFF),
                               cacheFlush: rawClass & 0x8000 != 0, ttl: ttl & 0x8000_0000 == 0 ? ttl : 0, data: data)
     }

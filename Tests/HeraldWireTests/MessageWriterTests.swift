@@ -234,11 +234,11 @@ struct MessageWriterTests {
             var message = DNSMessage(flags: DNSFlags(rawValue: 0x8400),
                                      answers: [ResourceRecord(name: "box.local.", ttl: sent, data: .a(IPv4Address(10, 0, 0, 1)))])
             message.additionals = [ResourceRecord(name: .root, type: .opt, recordClass: RecordClass(1440), cacheFlush: false,
-                                                  ttl: 0x0000_8000, data: .opaque([]))]
+                                                  ttl: 0x8000_8000, data: .opaque([]))]
             let parsed = try DNSMessage(parsing: try message.serialized())
             #expect(parsed.answers.first?.ttl == read, "TTL \(sent)")
-            // The DO bit of EDNS(0) lives in OPT's TTL field.
-            #expect(parsed.additionals.first?.ttl == 0x0000_8000)
+            // The DO bit of EDNS(0) lives in OPT's TTL field, as does the extended RCODE (its top byte).
+            #expect(parsed.additionals.first?.ttl == 0x8000_8000)
         }
     }
 

@@ -19,7 +19,7 @@ extension AppSocketServer {
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
         guard client.recordContexts[request.recordIndex] == nil else { return .badParam }
-        let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
+        let ttl = Self.ttl(request.ttl, for: type)
         let registration = RecordRegistration(name: name, type: type, data: data, ttl: ttl, unique: unique,
                                               interfaceIndex: interfaceFilter(request.interfaceIndex))
         // Publishing a record is advertising: a service's records count as registering its type; any other
@@ -53,7 +53,7 @@ extension AppSocketServer {
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ofServiceType: serviceType) else { return .badParam }
-        operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : request.ttl)
+        operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : Self.ttl(request.ttl, for: type))
         applyExtras(operation)
         return .noError
     }
@@ -98,7 +98,7 @@ extension AppSocketServer {
             if let extra = operation.extras[request.recordIndex] {
                 guard let data = try? RecordData.decode(type: extra.type, uncompressed: request.rdata) else { return .badParam }
                 operation.extras[request.recordIndex] = ServiceExtraRecord(type: extra.type, data: data,
-                                                                           ttl: request.ttl == 0 ? extra.ttl : request.ttl)
+                                                                           ttl: request.ttl == 0 ? extra.ttl : Self.ttl(request.ttl, for: extra.type))
                 applyExtras(operation)
                 return .noError
             }
@@ -108,7 +108,7 @@ extension AppSocketServer {
         else { return .badReference }
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
-        let ttl = request.ttl != 0 ? request.ttl : Self.defaultTTL(for: type)
+        let ttl = Self.ttl(request.ttl, for: type)
         guard let id = operation.engineOperations.first else { return .badReference }
         if operation.parked {
             let start = operation.start
@@ -139,6 +139,12 @@ extension AppSocketServer {
 
     /// The TTL a record gets when the client leaves it 0: 120 s for records that carry a host name, 4500 s for
     /// the others (RFC 6762 §10).
+    /// The TTL an app asked for, or the default for the type when it gave 0; at most 2³¹−1 seconds, since a receiver
+    /// reads a TTL with its top bit set as zero (RFC 2181 §8): a goodbye.
+    static func ttl(_ requested: UInt32, for type: RecordType) -> UInt32 {
+        requested == 0 ? defaultTTL(for: type) : min(requested, UInt32(Int32.max))
+    }
+
     static func defaultTTL(for type: RecordType) -> UInt32 {
         [.a, .aaaa, .srv, .hinfo].contains(type) ? MDNSConstants.hostRecordTTL : MDNSConstants.otherRecordTTL
     }

@@ -20,7 +20,7 @@ struct Status: HeraldCommand {
         StandardOutput.line("heraldd \(status.version), host name \(status.hostName), up \(status.uptimeSeconds) s")
         var table = Table(titles: ["INTERFACE", "INDEX", "MTU", "CACHED", "ADDRESSES"])
         for interface in status.interfaces {
-            table.append([interface.name, String(interface.index), String(interface.mtu), String(interface.cachedRecords),
+            table.append([interface.name, String(interface.index), interface.mtu.map(String.init) ?? "-", String(interface.cachedRecords),
                           interface.addresses.joined(separator: " ")])
         }
         table.print()
