@@ -262,6 +262,12 @@ struct PermissionPolicyTests {
             let decision = policy.decide(request, caller: caller("/usr/bin/sneaky"), snapshot: snapshot)
             #expect(decision.reason == .entitlementRequired, "\(request): \(decision)")
         }
+        // The explanation names what was asked: publishing in the enumeration is not browsing it.
+        let sneakyCaller = caller("/usr/bin/sneaky")
+        #expect(policy.decide(register("_dns-sd._udp"), caller: sneakyCaller, snapshot: snapshot).explanation
+            .hasPrefix("publishing in the service type enumeration (_dns-sd._udp) needs the"))
+        #expect(policy.decide(browse("_dns-sd._udp"), caller: sneakyCaller, snapshot: snapshot).explanation
+            .hasPrefix("browsing all service types needs the"))
         // With the entitlement (and a grant), they are allowed.
         let scanner = PermissionSnapshot(manifests: Apps.all, decisions: granted)
         for request in requests {

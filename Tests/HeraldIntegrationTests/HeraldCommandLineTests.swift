@@ -69,6 +69,15 @@ extension HeraldOnTestLANs {
                 let result = try host.run([herald, "app", "add", path, "--control-socket", missing])
                 #expect(result.status == 65 && result.stderr.contains("herald: app add \(path): \(problem)"), "\(result)")
             }
+            // One this user may not read is named as such, not as missing.
+            let locked = host.directory + "/locked"
+            try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            #expect(FileManager.default.createFile(atPath: locked + "/app.json", contents: Data("{}".utf8)))
+            let unreadable = try host.run(try AppUser.command([herald, "app", "add", locked + "/app.json",
+                                                               "--control-socket", missing]))
+            #expect(unreadable.status == 65 && unreadable.stderr.contains("cannot read the file: Permission denied"),
+                    "\(unreadable)")
             // DNSSD_UDS_PATH is honoured when --socket is absent.
             let viaEnvironment = try host.run([herald, "browse", "_http._tcp"], environment: ["DNSSD_UDS_PATH": missing])
             #expect(viaEnvironment.status == 69 && viaEnvironment.stderr.contains(missing), "\(viaEnvironment)")

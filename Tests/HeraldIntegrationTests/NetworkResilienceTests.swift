@@ -123,16 +123,21 @@ extension HeraldOnTestLANs {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
             let host = lan.hosts[0]
-            let daemon = try host.startHeraldd(interfaces: [host.interface, "nosuch0", "lo"])
+            let denied = try host.addInterface()
+            let config = try host.writeFile(named: "deny.conf", "[network]\ndeny-interfaces = \(denied.name)\n")
+            let daemon = try host.startHeraldd(interfaces: [host.interface, "nosuch0", "lo", denied.name],
+                                               arguments: ["--config", config])
             let warned = waitUntil(timeout: 5) {
                 daemon.log.contains("not using interface nosuch0, which the configuration names: there is no interface of that name")
                     && daemon.log.contains("not using interface lo, which the configuration names: it is a loopback interface")
+                    && daemon.log.contains("not using interface \(denied.name), which the configuration names: the configuration "
+                                           + "also denies it (deny-interfaces)")
             }
             #expect(warned.held, "\(daemon.log)")
             #expect(daemon.log.contains("using \(host.interface) (ipv4"), "\(daemon.log)")
             // Once each: a later change of the interfaces does not repeat them.
             try host.check(["ip", "link", "set", "dev", host.interface, "mtu", "1400"])
-            _ = waitUntil(timeout: 5) { daemon.log.contains("MTU of \(host.interface) (ipv4) changed") }
+            #expect(daemon.logShows("MTU of \(host.interface) (ipv4) changed"), "\(daemon.log)")
             #expect(daemon.log.components(separatedBy: "not using interface nosuch0").count == 2, "\(daemon.log)")
         }
 

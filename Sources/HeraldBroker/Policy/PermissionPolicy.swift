@@ -67,9 +67,10 @@ public struct PermissionPolicy: Hashable, Sendable {
                                 "\(id) does not declare \(type) in NSBonjourServices; add it to the manifest and "
                                     + "register the manifest again (herald app add FILE)")
             case .allServiceTypes:
+                let what = request.operation == .register ? "publishing in the service type enumeration (_dns-sd._udp)"
+                    : "browsing all service types"
                 return decision(.refuse, .entitlementRequired, app: id,
-                                "browsing all service types needs the \(Manifest.multicastEntitlement) entitlement "
-                                    + "in \(id)'s manifest")
+                                "\(what) needs the \(Manifest.multicastEntitlement) entitlement in \(id)'s manifest")
             case .arbitraryName(let name, let type):
                 let verb = request.operation == .register ? "publishing" : "querying"
                 return decision(.refuse, .entitlementRequired, app: id,

@@ -197,7 +197,9 @@ public final class NetworkService {
         for name in policy.allow where !used.contains(where: { $0.name == name }) {
             guard warnedUnusable.insert(name).inserted else { continue }
             let reason: String
-            if let interface = all.first(where: { $0.name == name }) {
+            if policy.deny.contains(name) {
+                reason = "the configuration also denies it (deny-interfaces)"
+            } else if let interface = all.first(where: { $0.name == name }) {
                 reason = interface.isLoopback ? "it is a loopback interface"
                     : !interface.supportsMulticast ? "it cannot send multicast" : "it is down"
             } else {

@@ -23,12 +23,17 @@ struct App: ParsableCommand {
 
         func execute() throws {
             let text: String
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory) else {
-                throw CommandFailure("no such file; give the path of the app's manifest (JSON or property list)",
-                                     exitCode: ExitStatus.badInput)
+            var info = stat()
+            guard stat(file, &info) == 0 else {
+                let failure = errno
+                if failure == ENOENT || failure == ENOTDIR {
+                    throw CommandFailure("no such file; give the path of the app's manifest (JSON or property list)",
+                                         exitCode: ExitStatus.badInput)
+                }
+                throw CommandFailure("cannot read the file: \(String(cString: strerror(failure))); run herald as a user "
+                                     + "who may read it (an operator usually is root)", exitCode: ExitStatus.badInput)
             }
-            if isDirectory.boolValue {
+            if info.st_mode & S_IFMT == S_IFDIR {
                 throw CommandFailure("this is a directory; give the manifest file in it (for example \(file)/app.json)",
                                      exitCode: ExitStatus.badInput)
             }
