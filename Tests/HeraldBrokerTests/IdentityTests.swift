@@ -111,6 +111,28 @@ struct ProcessInspectorTests {
         #expect(try inspector.identity(of: 4242, uid: 1000).executableSHA256 == nil, "computed only when needed")
     }
 
+    @Test("A path that names another file for the host than the one the process runs is marked, and never hashed")
+    func pathNamingAnotherFile() throws {
+        let directory = try makeTemporaryDirectory()
+        defer { removeDirectory(directory) }
+        // The process runs `mounted`, which its own mount namespace shows at /usr/bin/tictactoe; for the host (PID 1's
+        // root) that path is the real app.
+        let mounted = directory + "/mounted"
+        try Data("#!/bin/true\nstranger\n".utf8).write(to: URL(fileURLWithPath: mounted))
+        let inspector = try fakeProc(in: directory, executable: mounted, cgroup: "0::/user.slice\n")
+        let hostRoot = directory + "/proc/1/root"
+        try FileManager.default.createDirectory(atPath: hostRoot + directory, withIntermediateDirectories: true)
+        try Data("#!/bin/true\nthe app\n".utf8).write(to: URL(fileURLWithPath: hostRoot + mounted))
+        let identity = try inspector.identity(of: 4242, uid: 1000, needsDigest: { _ in true })
+        #expect(identity.executable == ExecutableLink(path: mounted, namesAnotherFile: true))
+        #expect(identity.executable?.namesRunningFile == false)
+        #expect(identity.executableSHA256 == nil)
+        // The same file in the host's view: recognised.
+        try FileManager.default.removeItem(atPath: hostRoot + mounted)
+        try FileManager.default.createSymbolicLink(atPath: hostRoot + mounted, withDestinationPath: mounted)
+        #expect(try inspector.executable(of: 4242) == ExecutableLink(path: mounted))
+    }
+
     @Test("A deleted executable is reported as such and not hashed")
     func deletedExecutable() throws {
         let directory = try makeTemporaryDirectory()

@@ -14,14 +14,32 @@ public struct ProcessInspector: Sendable {
         self.procRoot = procRoot
     }
 
-    /// The executable of `pid`: the target of `PID/exe`, with the kernel's ` (deleted)` marker split off.
+    /// The executable of `pid`: the target of `PID/exe`, with the kernel's ` (deleted)` marker split off, and
+    /// marked `namesAnotherFile` when that path, as the host sees it, is not the file the process runs.
     public func executable(of pid: Int32) throws(ProcessInspectionError) -> ExecutableLink {
         let link = path(pid, "exe")
+        var executable: ExecutableLink
         do {
-            return ExecutableLink(linkTarget: try FileManager.default.destinationOfSymbolicLink(atPath: link))
+            executable = ExecutableLink(linkTarget: try FileManager.default.destinationOfSymbolicLink(atPath: link))
         } catch {
             throw .unreadable(link, Self.reason(error))
         }
+        if !executable.isDeleted && !runs(fileAt: executable.path, pid: pid) { executable.namesAnotherFile = true }
+        return executable
+    }
+
+    /// True when `path`, as the host sees it, is the very file `pid` runs. `PID/exe` gives the path as the process
+    /// sees it; a process in a mount namespace of its own (an unprivileged user namespace suffices) may have mounted
+    /// any program at a registered app's path. The host's view is PID 1's root, which also looks past the daemon's
+    /// own sandbox (ProtectHome=, PrivateTmp=); where that cannot be read, this process's own view is used.
+    private func runs(fileAt path: String, pid: Int32) -> Bool {
+        var running = stat()
+        guard stat(self.path(pid, "exe"), &running) == 0 else { return false }
+        var named = stat()
+        for candidate in [procRoot + "/1/root" + path, path] where stat(candidate, &named) == 0 {
+            return named.st_dev == running.st_dev && named.st_ino == running.st_ino
+        }
+        return false
     }
 
     /// The SHA-256 of the executable's content, read through `PID/exe` (the file that runs, even if the path

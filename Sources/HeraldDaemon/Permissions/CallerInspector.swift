@@ -25,10 +25,7 @@ final class CallerInspector {
         guard let credentials = try? processes.credentials(of: client.pid), credentials.uid == client.uid else {
             return nil
         }
-        var executable = try? processes.executable(of: client.pid)
-        if let path = executable?.path, executable?.isDeleted == false, !runs(fileAt: path, pid: client.pid) {
-            executable?.namesAnotherFile = true
-        }
+        let executable = try? processes.executable(of: client.pid)
         var digest: SHA256Digest?
         if let executable, executable.namesRunningFile, needsDigest(executable.path) {
             digest = self.digest(of: client.pid)
@@ -49,20 +46,6 @@ final class CallerInspector {
     /// What is known for certain about a caller whose process cannot be inspected: its uid and primary group.
     static func minimal(_ client: ClientIdentity) -> CallerIdentity {
         CallerIdentity(pid: client.pid > 0 ? client.pid : nil, uid: client.uid, groups: [client.gid])
-    }
-
-    /// True when `path`, as the host sees it, is the very file `pid` runs. `/proc/PID/exe` gives the path as the
-    /// process sees it; a process in a mount namespace of its own (an unprivileged user namespace suffices) may have
-    /// mounted any program at a registered app's path. The host's view is PID 1's root, which also looks past this
-    /// daemon's own sandbox (ProtectHome=, PrivateTmp=); where that cannot be read, the daemon's own view is used.
-    private func runs(fileAt path: String, pid: Int32) -> Bool {
-        var running = stat()
-        guard stat(processes.procRoot + "/\(pid)/exe", &running) == 0 else { return false }
-        var named = stat()
-        for candidate in [processes.procRoot + "/1/root" + path, path] where stat(candidate, &named) == 0 {
-            return named.st_dev == running.st_dev && named.st_ino == running.st_ino
-        }
-        return false
     }
 
     private func digest(of pid: Int32) -> SHA256Digest? {
