@@ -27,9 +27,19 @@ extension MDNSEngine {
         guard let records = publications[id]?.records[link] else { return }
         var changes: [CacheChange] = []
         for record in records where !authority.isPublished(record.record, on: link, byOtherThan: id) {
-            changes += caches[link]?.removeLocal(record.record, at: now) ?? []
+            changes += removeLocalRecord(record.record, on: link)
         }
         dispatch(changes, on: link)
+    }
+
+    /// Removes this host's own copy of a record from the link's cache. Where a peer publishes the record too, the
+    /// peer's copy stays, and is refreshed like any peer's record (RFC 6762 §5.2).
+    mutating func removeLocalRecord(_ record: ResourceRecord, on link: LinkID) -> [CacheChange] {
+        let changes = caches[link]?.removeLocal(record, at: now) ?? []
+        if changes.isEmpty, let handle = caches[link]?.handle(of: record), caches[link]?.isFromPeer(handle) == true {
+            querier.noteRefresh(at: caches[link]?.nextRefresh(of: handle), of: record, on: link)
+        }
+        return changes
     }
 
     /// Sends TTL-0 copies of the records the publications `ids` announced on a link, in as few packets as they

@@ -233,7 +233,7 @@ extension MDNSEngine {
             sendGoodbyes(goodbyes.map(\.record), for: id, on: link, keepingShared: true)
             var changes: [CacheChange] = []
             for record in removed where !authority.isPublished(record.record, on: link, byOtherThan: id) {
-                changes += caches[link]?.removeLocal(record.record, at: now) ?? []
+                changes += removeLocalRecord(record.record, on: link)
             }
             for record in new { changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? [] }
             publication.phases[link] = .announcing(sent: 0, nextAt: now)

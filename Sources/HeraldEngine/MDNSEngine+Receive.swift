@@ -168,6 +168,7 @@ extension MDNSEngine {
             // Our own data from elsewhere: a cooperating responder, our other interface, a reflector. If it
             // carries less than half our TTL, peers' caches need ours again (RFC 6762 §6.6).
             if seenByPeers { noteAnswerSeen(record, on: link) }
+            caches[link]?.notePeerCopy(record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200))
             refreshIfUnderstated(record, on: link)
             return
         }

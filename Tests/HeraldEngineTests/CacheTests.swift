@@ -282,6 +282,53 @@ struct SharedRecordOwnershipTests {
         #expect(removals.isEmpty, "the browse saw the type go although beta publishes it: \(removals)")
     }
 
+    func removals(of type: DNSName, in lan: SimulatedLAN) -> [Instant] {
+        lan.events(of: alpha, OperationID(3)).compactMap { entry in
+            if case .instanceRemoved(let name, _) = entry.event, name == type { return entry.time } else { return nil }
+        }
+    }
+
+    @Test("published here first, then by a peer: when this host withdraws its copy, the peer's stays")
+    func peerPublishesAfterThisHost() {
+        var lan = SimulatedLAN()
+        lan.addHost("alpha")
+        lan.addHost("beta")
+        lan.run(for: 3000)
+        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        lan.run(for: 3000)
+        lan.with(alpha) { $0.browse(OperationID(3), type: Fixture.serviceTypes, at: $1) }
+        lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
+        lan.run(for: 5000)
+        lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
+        lan.run(for: 60_000)
+        #expect(typesBrowsed(lan) == [Fixture.ippType])
+        #expect(removals(of: Fixture.ippType, in: lan).isEmpty)
+        let cached = lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+        #expect(cached.count == 1 && cached.allSatisfy { !$0.isLocal }, "\(cached)")
+    }
+
+    @Test("a peer that says goodbye while this host publishes the record too is not brought back when this host withdraws")
+    func peerGoodbyeIsRemembered() {
+        var lan = SimulatedLAN()
+        lan.addHost("alpha")
+        lan.addHost("beta")
+        lan.run(for: 3000)
+        lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
+        lan.run(for: 3000)
+        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        lan.with(alpha) { $0.browse(OperationID(3), type: Fixture.serviceTypes, at: $1) }
+        lan.run(for: 5000)
+        lan.with(beta) { $0.cancel(OperationID(1), at: $1) }
+        lan.run(for: 5000)
+        #expect(removals(of: Fixture.ippType, in: lan).isEmpty, "alpha still publishes the type")
+        let withdrawn = lan.now
+        lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
+        lan.run(for: 5000)
+        #expect(removals(of: Fixture.ippType, in: lan).count == 1 && removals(of: Fixture.ippType, in: lan).allSatisfy { $0 >= withdrawn })
+        #expect(typesBrowsed(lan).isEmpty)
+        #expect(!lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.hasSameData(as: typeRecord) })
+    }
+
     @Test("a peer's copy that ended before this host withdraws its own is not brought back")
     func expiredPeerCopyStaysGone() {
         var cache = RecordCache(limit: 100)

@@ -150,6 +150,20 @@ public struct RecordCache: Sendable {
         isCached(handle) && !slots[Int(handle.slot)].record.isLocal
     }
 
+    /// When the cached record a handle names is next due for a refresh query (nil for this host's own).
+    func nextRefresh(of handle: Handle) -> Instant? {
+        isCached(handle) ? slots[Int(handle.slot)].record.nextRefresh : nil
+    }
+
+    /// A peer sent a record this host publishes too: its copy is kept aside, and a goodbye drops it, so that when
+    /// this host withdraws its own the peer's takes its place as it stands (see `removeLocal`).
+    mutating func notePeerCopy(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant, refreshJitter: Int) {
+        guard let chain = chains[incoming.name] else { return }
+        let slot = find(incoming, hash: CachedRecord.dataHash(incoming.data), from: chain.first)
+        guard slot >= 0, slots[Int(slot)].record.isLocal else { return }
+        refresh(slot, with: incoming, from: source, at: now, isLocal: false, refreshJitter: refreshJitter)
+    }
+
     /// True when the record a handle names is cached and may be listed as a known answer.
     func isWorthListing(_ handle: Handle, at now: Instant) -> Bool {
         isCached(handle) && slots[Int(handle.slot)].record.isWorthListing(at: now)
