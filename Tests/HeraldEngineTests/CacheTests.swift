@@ -232,6 +232,15 @@ struct SharedRecordOwnershipTests {
     let alpha = 0, beta = 1
     let typeRecord = ResourceRecord(name: Fixture.serviceTypes, ttl: 4500, data: .ptr(Fixture.ippType))
 
+    /// Alpha and beta on one link, past their start-up.
+    func twoHosts() -> SimulatedLAN {
+        var lan = SimulatedLAN()
+        lan.addHost("alpha")
+        lan.addHost("beta")
+        lan.run(for: 3000)
+        return lan
+    }
+
     func typesBrowsed(_ lan: SimulatedLAN) -> Set<DNSName> {
         var present = Set<DNSName>()
         for entry in lan.events(of: alpha, OperationID(3)) {
@@ -246,10 +255,7 @@ struct SharedRecordOwnershipTests {
 
     @Test("heard from a peer first, then published here: it becomes this host's own, listed as a known answer with its full TTL")
     func peerRecordTakenOver() {
-        var lan = SimulatedLAN()
-        lan.addHost("alpha")
-        lan.addHost("beta")
-        lan.run(for: 3000)
+        var lan = twoHosts()
         // Beta's registration announces `_services._dns-sd._udp.local. PTR _ipp._tcp.local.`; alpha caches it, then
         // registers a service of the same type and so publishes the same record.
         lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
@@ -290,10 +296,7 @@ struct SharedRecordOwnershipTests {
 
     @Test("published here first, then by a peer: when this host withdraws its copy, the peer's stays")
     func peerPublishesAfterThisHost() {
-        var lan = SimulatedLAN()
-        lan.addHost("alpha")
-        lan.addHost("beta")
-        lan.run(for: 3000)
+        var lan = twoHosts()
         lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
         lan.run(for: 3000)
         lan.with(alpha) { $0.browse(OperationID(3), type: Fixture.serviceTypes, at: $1) }
@@ -309,10 +312,7 @@ struct SharedRecordOwnershipTests {
 
     @Test("a peer that says goodbye while this host publishes the record too is not brought back when this host withdraws")
     func peerGoodbyeIsRemembered() {
-        var lan = SimulatedLAN()
-        lan.addHost("alpha")
-        lan.addHost("beta")
-        lan.run(for: 3000)
+        var lan = twoHosts()
         lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
         lan.run(for: 3000)
         lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
