@@ -14,14 +14,20 @@ struct StateDirectoryLockTests {
         root = String(cString: try #require(made))
     }
 
-    @Test("a state directory whose parents are missing is made, mode 0700, and the lock is held")
+    @Test("a state directory whose parents are missing is made, mode 0700 (its parents as the umask says), and the lock is held")
     func makesMissingParents() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let directory = root + "/var/lib/herald"
+        // The process's umask, read rather than set (setting it would touch every test running meanwhile).
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let umaskLine = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        let mask = try #require(mode_t(umaskLine.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8))
         let lock = try StateDirectoryLock(directory: directory)
         #expect(lock.unavailable == nil)
         var info = stat()
         #expect(stat(directory, &info) == 0 && info.st_mode & 0o777 == 0o700)
+        // Others may still reach what else lives under the parents.
+        #expect(stat(root + "/var/lib", &info) == 0 && info.st_mode & 0o777 == 0o777 & ~mask, "umask \(String(mask, radix: 8))")
         let recorded = try String(contentsOfFile: directory + "/" + StateDirectoryLock.fileName, encoding: .utf8)
         #expect(recorded == "\(getpid())\n")
     }

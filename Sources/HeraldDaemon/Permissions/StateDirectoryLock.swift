@@ -17,13 +17,20 @@ public final class StateDirectoryLock {
     /// read-only directory without a lock file it holds nothing and says why in `unavailable`.
     public init(directory: String) throws(DaemonStartError) {
         if access(directory, F_OK) != 0 {
-            // Missing parents are made too (0755, like `mkdir -p`); the directory itself is the daemon's alone.
+            // Missing parents are made as `mkdir -p` would (the umask decides); the directory itself is the daemon's
+            // alone, made 0700 from the start.
+            let parent = (directory as NSString).deletingLastPathComponent
             do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
+                if !parent.isEmpty, access(parent, F_OK) != 0 {
+                    try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+                }
             } catch {
                 throw DaemonStartError("cannot create the state directory \(directory): \(Self.reason(error)); create it "
                                        + "(mode 0700), or give heraldd another one (--state-dir)")
+            }
+            if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+                throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(errno))); "
+                                       + "create it (mode 0700), or give heraldd another one (--state-dir)")
             }
         }
         let path = directory + "/" + Self.fileName
