@@ -25,7 +25,7 @@ extension MDNSEngine {
                   failureObserver.reconfirm(handle, on: link, at: now) else { continue }
             for delay in [0, MDNSConstants.reconfirmQueryGap] {
                 let at = now + delay
-                let asked = reconfirmQueries.contains {
+                let asked = (reconfirmQueries + reconfirmQueriesSent).contains {
                     $0.link == link && $0.question == question && abs($0.at - at) < MDNSConstants.multicastRateLimit
                 }
                 guard !asked, reconfirmQueries.count < MDNSConstants.reconfirmQueriesPending else { continue }
@@ -41,7 +41,13 @@ extension MDNSEngine {
         guard reconfirmQueries.contains(where: { $0.at <= now }) else { return }
         let due = reconfirmQueries.filter { $0.at <= now }
         reconfirmQueries.removeAll { $0.at <= now }
+        reconfirmQueriesSent.removeAll { now - $0.at >= MDNSConstants.multicastRateLimit }
         for query in due {
+            // The same question asked on the link within the last second (for another record) is answered already.
+            guard !reconfirmQueriesSent.contains(where: { $0.link == query.link && $0.question == query.question }) else {
+                continue
+            }
+            reconfirmQueriesSent.append(ReconfirmQuery(at: now, link: query.link, question: query.question))
             let message = DNSMessage(questions: [query.question])
             guard let bytes = try? message.serialized(limit: messageRoom(for: query.link).shared) else { continue }
             statistics.queriesSent += 1

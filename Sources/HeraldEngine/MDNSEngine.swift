@@ -56,6 +56,8 @@ public struct MDNSEngine: Sendable {
     var failureObserver = FailureObserver()
     /// The queries of reconfirmations still to send.
     var reconfirmQueries: [ReconfirmQuery] = []
+    /// Reconfirmation queries sent within the last second (each question at most once a second per link).
+    var reconfirmQueriesSent: [ReconfirmQuery] = []
     /// Conflicts seen lately, slowing probing down when there are too many (RFC 6762 §8.1).
     var conflictLimiter = ConflictRateLimiter()
     /// When this host last asked a QU question on each link: unicast responses are accepted for two seconds.
@@ -202,6 +204,7 @@ public struct MDNSEngine: Sendable {
         querier.removeLink(link)
         failureObserver.removeLink(link)
         reconfirmQueries.removeAll { $0.link == link }
+        reconfirmQueriesSent.removeAll { $0.link == link }
         lastUnicastQuestion[link] = nil
         firstProbes[link] = nil
         links[link] = nil
@@ -234,6 +237,7 @@ public struct MDNSEngine: Sendable {
         scheduler.removeAll()
         failureObserver.removeAll()
         reconfirmQueries.removeAll()
+        reconfirmQueriesSent.removeAll()
         for link in links.keys {
             caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
             querier.removeLink(link)

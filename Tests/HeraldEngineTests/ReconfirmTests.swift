@@ -79,6 +79,25 @@ struct ReconfirmTests {
         #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
     }
 
+    @Test("records that share a question are asked about together: the question goes out at most once a second")
+    func sharedQuestionIsRateLimited() {
+        var lan = lan(answers: false)
+        let second = IPv4Address(10, 0, 0, 52)
+        // Added to the set without the cache-flush bit, so the first address stays.
+        lan.inject(.response([ResourceRecord(name: name, ttl: 120, data: .a(second))]), from: peer)
+        lan.run(for: 100)
+        let start = lan.now
+        lan.with(beta) { $0.reconfirm(Fixture.a(self.name, self.address), interfaceIndex: nil, at: $1) }
+        lan.run(for: 100)
+        lan.with(beta) { $0.reconfirm(Fixture.a(self.name, second), interfaceIndex: nil, at: $1) }
+        lan.run(for: 15_000)
+        let asked = lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 5000 }
+            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+        #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
+        // Neither owner answered: both are flushed, each ten seconds after it was reconfirmed.
+        #expect(removals(lan) == [start + MDNSConstants.failureObservationWindow, start + 100 + MDNSConstants.failureObservationWindow])
+    }
+
     @Test("a record not cached, or on another interface, or this host's own, is left alone")
     func othersAreLeftAlone() {
         var lan = lan(answers: false)
