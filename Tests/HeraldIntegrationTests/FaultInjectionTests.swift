@@ -167,7 +167,7 @@ struct FaultInjectionTests {
         #expect(grant.status == 69, "\(grant)")
         #expect(grant.stderr.contains("permission store") && grant.stderr.contains("check heraldd's log"), "\(grant)")
         #expect(took < 4, "the daemon waited \(took) s for the lock")
-        #expect(daemon.logShows("locked") && daemon.log.contains("control socket: "), "\(daemon.log.suffix(1500))")
+        #expect(daemon.logShows("control socket: ") && daemon.log.contains("locked"), "\(daemon.log.suffix(1500))")
         // Meanwhile, and afterwards, it serves.
         #expect(try daemon.control(["status"]).status == 0)
         #expect(holder.waitForExit(timeout: 10) == 0)

@@ -25,6 +25,7 @@ extension HeraldOnTestLANs {
             for arguments in [
                 ["browse"], ["browse", "http"], ["browse", "_http._tcp", "--all"], ["browse", "--all", "--resolve"],
                 ["browse", "_http._tcp", "--timeout", "0"], ["resolve", "x", "_http._tcp", "--timeout", "-1"],
+                ["browse", "_http._tcp", "--timeout", "1e19"], ["lookup", "x.local", "--timeout", "40000000"],
                 ["register", "Name", "_http._tcp", "70000"], ["register", "Name", "_http._tcp", "80", "=novalue"],
                 ["register", "Name", "_http._tcp", "80", "a=1", "A=2"], ["register", "Name", "_http._tcp", "80", "v=\\q"],
                 ["register", "Name", "_printer._sub._http._tcp", "80"], ["query", "x.local", "NOTATYPE"],

@@ -61,6 +61,8 @@ struct PermissionStoryTests {
         // 5. Denied: the browse reports NoAuth again, and the peer sees the game go away (goodbye) within 2 s.
         let watcher = try peer.spawnHerald(["browse", "_tictactoe._tcp"])
         try watcher.waitForOutput(containing: "Home Game", in: .stdout, timeout: 5)
+        let impatient = try home.spawnApp(app, ["register", "Quick Game", "_tictactoe._tcp", "4001", "--no-wait"], daemon: daemon)
+        try impatient.waitForOutput(containing: "Quick Game", in: .stdout, timeout: 10)
         let denied = Date()
         let deny = try daemon.control(["deny", "org.example.tictactoe"])
         #expect(deny.status == 0 && deny.stdout.contains("denied (was granted)"), "\(deny)")
@@ -75,6 +77,10 @@ struct PermissionStoryTests {
         let told = waitUntil(timeout: 5) { game.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains("  -  ") } }
         #expect(told.held, "herald register did not show its game withdrawn: \(game.output)")
         #expect(game.stderr.contains("denied"), "\(game.stderr)")
+        // With --no-wait the command ends at once, 77, after saying its game was withdrawn.
+        #expect(impatient.waitForExit(timeout: 5) == 77, "\(impatient.output)")
+        #expect(impatient.stdout.split(separator: "\n").contains { $0.contains("Quick Game") && $0.contains("  -  ") },
+                "\(impatient.output)")
         // Stopped now, the app's browse says it was denied, not that it still waits for a decision.
         browse.send(SIGINT)
         #expect(browse.waitForExit(timeout: 5) == 77, "\(browse.output)")

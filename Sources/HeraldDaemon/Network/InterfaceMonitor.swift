@@ -14,8 +14,9 @@ public struct NetworkInterface: Hashable, Sendable {
     public var supportsMulticast: Bool
     /// The largest packet the interface sends without fragments, IP header included.
     public var mtu: Int
-    /// The IPv6 MTU when it is set lower than the interface's (a router's advertisement, or
-    /// `net.ipv6.conf.NAME.mtu`).
+    /// The interface's IPv6 MTU as the kernel keeps it (`net.ipv6.conf.NAME.mtu`, which a router's advertisement
+    /// may lower); only a value below `mtu` counts. Read at each scan of the interfaces: the kernel announces no
+    /// change of it, so a change is seen at the next change of the interfaces.
     public var ipv6MTU: Int?
     public var addresses: [LinkAddress]
 

@@ -87,9 +87,9 @@ final class DaemonSession {
     /// The next reply that carries a result, or nil when `deadline` passes or the user interrupts.
     ///
     /// NoAuth replies are consumed here: the operation is marked parked and the user told once (or the
-    /// command ends with 77 under `--no-wait`), and `onParked` learns which operation stopped — a running
-    /// one the daemon halted because its permission was taken back. Replies of cancelled operations are
-    /// dropped.
+    /// command ends with 77 under `--no-wait`), and `onParked` learns which operation the daemon holds (at
+    /// its start, or because its permission was taken back while it ran; it may hear of one more than once).
+    /// Replies of cancelled operations are dropped.
     func next(until deadline: ContinuousClock.Instant?,
               onParked: (ClientContext) throws -> Void = { _ in }) throws -> ReceivedReply? {
         while true {
@@ -113,8 +113,9 @@ final class DaemonSession {
             guard let received else { continue }
             guard let description = descriptions[received.context] else { continue }
             if received.reply.error == .noAuth {
-                try park(received.context, description: description)
+                // What the operation showed is taken back first, even when --no-wait then ends the command.
                 try onParked(received.context)
+                try park(received.context, description: description)
                 continue
             }
             if parked.remove(received.context) != nil, Terminal.standardOutputIsTerminal {
