@@ -168,9 +168,14 @@ extension MDNSEngine {
             // Our own data from elsewhere: a cooperating responder, our other interface, a reflector. If it
             // carries less than half our TTL, peers' caches need ours again (RFC 6762 §6.6).
             if seenByPeers { noteAnswerSeen(record, on: link) }
-            caches[link]?.notePeerCopy(record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200))
             refreshIfUnderstated(record, on: link)
-            return
+            // A unique record is an echo of ours. A shared one is the peer's too: kept aside while our copy is cached
+            // here, else cached like any peer's (we publish it on another link only, or have not announced it yet).
+            if record.cacheFlush { return }
+            if caches[link]?.notePeerCopy(record, from: source.address, at: now,
+                                          refreshJitter: random.milliseconds(in: 0...200)) ?? true {
+                return
+            }
         }
         // A record that conflicts with ours is not cached: if the other host keeps the name, it says so again
         // after we rename; if we keep it, its data was wrong.

@@ -25,7 +25,8 @@ extension MDNSEngine {
                   failureObserver.reconfirm(handle, on: link, at: now) else { continue }
             for delay in [0, MDNSConstants.reconfirmQueryGap] {
                 let at = now + delay
-                let asked = (reconfirmQueries + reconfirmQueriesSent).contains {
+                // A query of the same question due within a second of this one serves both records.
+                let asked = reconfirmQueries.contains {
                     $0.link == link && $0.question == question && abs($0.at - at) < MDNSConstants.multicastRateLimit
                 }
                 guard !asked, reconfirmQueries.count < MDNSConstants.reconfirmQueriesPending else { continue }
@@ -43,8 +44,14 @@ extension MDNSEngine {
         reconfirmQueries.removeAll { $0.at <= now }
         reconfirmQueriesSent.removeAll { now - $0.at >= MDNSConstants.multicastRateLimit }
         for query in due {
-            // The same question asked on the link within the last second (for another record) is answered already.
-            guard !reconfirmQueriesSent.contains(where: { $0.link == query.link && $0.question == query.question }) else {
+            // Asked on the link less than a second ago (for another record): it goes out a second after that instead,
+            // unless a query of the same question is due within a second of then anyway.
+            if let sent = reconfirmQueriesSent.first(where: { $0.link == query.link && $0.question == query.question }) {
+                let later = sent.at + MDNSConstants.multicastRateLimit
+                let covered = reconfirmQueries.contains {
+                    $0.link == query.link && $0.question == query.question && abs($0.at - later) < MDNSConstants.multicastRateLimit
+                }
+                if !covered { reconfirmQueries.append(ReconfirmQuery(at: later, link: query.link, question: query.question)) }
                 continue
             }
             reconfirmQueriesSent.append(ReconfirmQuery(at: now, link: query.link, question: query.question))

@@ -329,6 +329,37 @@ struct SharedRecordOwnershipTests {
         #expect(!lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.hasSameData(as: typeRecord) })
     }
 
+    @Test("a peer's copy heard while this host still probes its own is cached, and stays when this host withdraws")
+    func peerCopyHeardWhileProbing() {
+        var lan = twoHosts()
+        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        lan.run(for: 100)
+        // Alpha holds the record in its authority but has not announced it: a scripted peer announces it now, once.
+        lan.inject(.response([typeRecord]), from: SimulatedLAN.peer(1))
+        lan.run(for: 3000)
+        lan.with(alpha) { $0.browse(OperationID(3), type: Fixture.serviceTypes, at: $1) }
+        lan.run(for: 2000)
+        lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
+        lan.run(for: 10_000)
+        #expect(typesBrowsed(lan) == [Fixture.ippType])
+        #expect(removals(of: Fixture.ippType, in: lan).isEmpty)
+    }
+
+    @Test("a unique record of this host heard back from elsewhere (a reflector) is an echo: it goes when this host withdraws")
+    func uniqueEchoIsNotKept() throws {
+        var lan = twoHosts()
+        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        lan.run(for: 3000)
+        let srv = try #require(lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
+            .first { $0.isLocal && $0.record.type == .srv }?.record)
+        #expect(srv.cacheFlush)
+        lan.inject(.response([srv]), from: SimulatedLAN.peer(1))
+        lan.run(for: 1000)
+        lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
+        lan.run(for: 3000)
+        #expect(!lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.type == .srv })
+    }
+
     @Test("a peer's copy that ended before this host withdraws its own is not brought back")
     func expiredPeerCopyStaysGone() {
         var cache = RecordCache(limit: 100)

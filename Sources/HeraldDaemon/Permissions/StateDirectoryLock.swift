@@ -28,9 +28,12 @@ public final class StateDirectoryLock {
                 throw DaemonStartError("cannot create the state directory \(directory): \(Self.reason(error)); create it "
                                        + "(mode 0700), or give heraldd another one (--state-dir)")
             }
-            if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-                throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(errno))); "
-                                       + "create it (mode 0700), or give heraldd another one (--state-dir)")
+            if mkdir(directory, 0o700) != 0 {
+                let failure = errno
+                if failure != EEXIST {
+                    throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(failure))); "
+                                           + "create it (mode 0700), or give heraldd another one (--state-dir)")
+                }
             }
         }
         let path = directory + "/" + Self.fileName

@@ -155,13 +155,17 @@ public struct RecordCache: Sendable {
         isCached(handle) ? slots[Int(handle.slot)].record.nextRefresh : nil
     }
 
-    /// A peer sent a record this host publishes too: its copy is kept aside, and a goodbye drops it, so that when
-    /// this host withdraws its own the peer's takes its place as it stands (see `removeLocal`).
-    mutating func notePeerCopy(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant, refreshJitter: Int) {
-        guard let chain = chains[incoming.name] else { return }
+    /// A peer sent a shared record this host publishes too: its copy is kept aside, and a goodbye drops it, so that
+    /// when this host withdraws its own the peer's takes its place as it stands (see `removeLocal`). Returns false,
+    /// doing nothing, when this host's copy is not cached here (not announced on this link yet, or published on
+    /// another link only): the peer's record is then cached like any other.
+    mutating func notePeerCopy(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+                               refreshJitter: Int) -> Bool {
+        guard let chain = chains[incoming.name] else { return false }
         let slot = find(incoming, hash: CachedRecord.dataHash(incoming.data), from: chain.first)
-        guard slot >= 0, slots[Int(slot)].record.isLocal else { return }
+        guard slot >= 0, slots[Int(slot)].record.isLocal else { return false }
         refresh(slot, with: incoming, from: source, at: now, isLocal: false, refreshJitter: refreshJitter)
+        return true
     }
 
     /// True when the record a handle names is cached and may be listed as a known answer.
@@ -350,7 +354,10 @@ public struct RecordCache: Sendable {
             }
             return
         }
-        if isLocal && !slots[index].record.isLocal && slots[index].record.expiresAt > now {
+        // Only a shared record is another host's as much as ours; a unique one (cache-flush bit) heard back from
+        // elsewhere is an echo of ours (a reflector, a sleep proxy), not kept.
+        if isLocal && !slots[index].record.isLocal && !slots[index].record.record.cacheFlush
+            && slots[index].record.expiresAt > now {
             peerCopies[slot] = slots[index].record
         }
         if incoming.ttl == 0 {
