@@ -126,6 +126,32 @@ struct PermissionStoryTests {
     }
 }
 
+extension PermissionStoryTests {
+    @Test("a deny takes back the service types herald browse --all listed, while the command runs")
+    func denyTakesBackServiceTypes() throws {
+        let story = try StoryLAN()
+        defer { story.shutdown() }
+        let (area, home, daemon) = (story.area, story.home, story.daemon)
+        let scanner = try area.installApp(named: "scanner")
+        let manifest = try area.writeManifest(
+            ["id": "org.example.scanner", "name": "Scanner", "executables": [scanner], "NSBonjourServices": ["_tictactoe._tcp"],
+             "NSLocalNetworkUsageDescription": "Scanner lists what is on your network.",
+             "entitlements": ["com.apple.developer.networking.multicast"]],
+            named: "scanner.json")
+        try daemon.control(["app", "add", manifest]).expectSuccess()
+        try daemon.control(["grant", "org.example.scanner"]).expectSuccess()
+        let all = try home.spawnApp(scanner, ["browse", "--all"], daemon: daemon)
+        defer { all.terminate(grace: 1) }
+        try all.waitForOutput(containing: "_tictactoe._tcp", in: .stdout, timeout: 10)
+        try daemon.control(["deny", "org.example.scanner"]).expectSuccess()
+        let gone = waitUntil(timeout: 5) {
+            all.stdout.split(separator: "\n").contains { $0.contains("_tictactoe._tcp") && $0.contains("  -  ") }
+        }
+        #expect(gone.held, "herald browse --all did not show the type gone: \(all.output)")
+        #expect(all.stderr.contains("denied"), "\(all.stderr)")
+    }
+}
+
 /// Two hosts of a test LAN: on the first, heraldd checking permissions with a store and apps directory of its
 /// own; on the second, a peer heraldd where a player (its herald runs as root: an operator) advertises a game,
 /// "Peer Game".
