@@ -80,6 +80,7 @@ let package = Package(
             dependencies: [
                 "HeraldWire", "HeraldClient", "HeraldControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
         .executableTarget(

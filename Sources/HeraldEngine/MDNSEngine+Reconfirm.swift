@@ -7,6 +7,11 @@ extension MDNSEngine {
         var at: Instant
         var link: LinkID
         var question: DNSQuestion
+
+        /// True when `other` asks the same question on the same link less than a second apart (RFC 6762 §5.2).
+        func isNear(_ other: ReconfirmQuery) -> Bool {
+            link == other.link && question == other.question && abs(at - other.at) < MDNSConstants.multicastRateLimit
+        }
     }
 
     /// Asks for `record` again on each link where it is cached from a peer (on `interfaceIndex` only, when given),
@@ -24,13 +29,11 @@ extension MDNSEngine {
             guard let handle = caches[link]?.handle(of: record), caches[link]?.isFromPeer(handle) == true,
                   failureObserver.reconfirm(handle, on: link, at: now) else { continue }
             for delay in [0, MDNSConstants.reconfirmQueryGap] {
-                let at = now + delay
+                let query = ReconfirmQuery(at: now + delay, link: link, question: question)
                 // A query of the same question due within a second of this one serves both records.
-                let asked = reconfirmQueries.contains {
-                    $0.link == link && $0.question == question && abs($0.at - at) < MDNSConstants.multicastRateLimit
-                }
-                guard !asked, reconfirmQueries.count < MDNSConstants.reconfirmQueriesPending else { continue }
-                reconfirmQueries.append(ReconfirmQuery(at: at, link: link, question: question))
+                guard !reconfirmQueries.contains(where: query.isNear),
+                      reconfirmQueries.count < MDNSConstants.reconfirmQueriesPending else { continue }
+                reconfirmQueries.append(query)
             }
         }
         sendDueReconfirmQueries()
@@ -43,18 +46,16 @@ extension MDNSEngine {
         let due = reconfirmQueries.filter { $0.at <= now }
         reconfirmQueries.removeAll { $0.at <= now }
         reconfirmQueriesSent.removeAll { now - $0.at >= MDNSConstants.multicastRateLimit }
-        for query in due {
+        for var query in due {
+            query.at = now
             // Asked on the link less than a second ago (for another record): it goes out a second after that instead,
             // unless a query of the same question is due within a second of then anyway.
-            if let sent = reconfirmQueriesSent.first(where: { $0.link == query.link && $0.question == query.question }) {
-                let later = sent.at + MDNSConstants.multicastRateLimit
-                let covered = reconfirmQueries.contains {
-                    $0.link == query.link && $0.question == query.question && abs($0.at - later) < MDNSConstants.multicastRateLimit
-                }
-                if !covered { reconfirmQueries.append(ReconfirmQuery(at: later, link: query.link, question: query.question)) }
+            if let sent = reconfirmQueriesSent.first(where: query.isNear) {
+                query.at = sent.at + MDNSConstants.multicastRateLimit
+                if !reconfirmQueries.contains(where: query.isNear) { reconfirmQueries.append(query) }
                 continue
             }
-            reconfirmQueriesSent.append(ReconfirmQuery(at: now, link: query.link, question: query.question))
+            reconfirmQueriesSent.append(query)
             let message = DNSMessage(questions: [query.question])
             guard let bytes = try? message.serialized(limit: messageRoom(for: query.link).shared) else { continue }
             statistics.queriesSent += 1

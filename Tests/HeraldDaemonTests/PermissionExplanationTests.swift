@@ -11,8 +11,7 @@ import Testing
 struct PermissionExplanationTests {
     @Test("the newest processes' explanations are kept, the oldest forgotten, however many are refused")
     func boundedAndRecent() throws {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("herald-explanations-\(UUID().uuidString)").path
+        let directory = try makeTemporaryDirectory("herald-explanations")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let broker = try PermissionBroker(stateDirectory: directory,
                                           policy: PermissionPolicy(operatorRule: OperatorRule(groupID: nil)),

@@ -409,8 +409,7 @@ struct ServiceDirectoryTests {
 
     @Test("a broken file is reported by name and line or element; the other files' services are kept")
     func brokenFileKeepsOthers() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-services-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let dir = URL(fileURLWithPath: try makeTemporaryDirectory("herald-services"))
         defer { try? FileManager.default.removeItem(at: dir) }
         func write(_ name: String, _ text: String) throws {
             try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)

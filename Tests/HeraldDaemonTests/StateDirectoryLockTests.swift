@@ -9,9 +9,7 @@ struct StateDirectoryLockTests {
     let root: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/herald-lock-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        root = String(cString: try #require(made))
+        root = try makeTemporaryDirectory("herald-lock")
     }
 
     @Test("a state directory whose parents are missing is made, mode 0700 (its parents as the umask says), and the lock is held")

@@ -232,6 +232,17 @@ struct SharedRecordOwnershipTests {
     let alpha = 0, beta = 1
     let typeRecord = ResourceRecord(name: Fixture.serviceTypes, ttl: 4500, data: .ptr(Fixture.ippType))
 
+    /// A printer service registered on `host` (operation 1 on beta, 2 on alpha), which publishes `typeRecord`.
+    func registerPrinter(on host: Int, in lan: inout SimulatedLAN) {
+        let (id, name) = host == alpha ? (OperationID(2), "Alpha Printer") : (OperationID(1), "Beta Printer")
+        lan.with(host) { $0.register(id, Fixture.service(name), at: $1) }
+    }
+
+    /// Alpha's cached copies of `typeRecord` (this host's own, or a peer's).
+    func typeRecordCopies(_ lan: SimulatedLAN) -> [CachedRecord] {
+        lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+    }
+
     /// Alpha and beta on one link, past their start-up.
     func twoHosts() -> SimulatedLAN {
         var lan = SimulatedLAN()
@@ -258,11 +269,11 @@ struct SharedRecordOwnershipTests {
         var lan = twoHosts()
         // Beta's registration announces `_services._dns-sd._udp.local. PTR _ipp._tcp.local.`; alpha caches it, then
         // registers a service of the same type and so publishes the same record.
-        lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
+        registerPrinter(on: beta, in: &lan)
         lan.run(for: 3000)
-        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        registerPrinter(on: alpha, in: &lan)
         lan.run(for: 3000)
-        let cached = lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+        let cached = typeRecordCopies(lan)
         #expect(cached.count == 1 && cached.allSatisfy(\.isLocal), "\(cached)")
 
         // A browse of the service types lists it as a known answer: the whole TTL, as this host publishes it.
@@ -278,7 +289,7 @@ struct SharedRecordOwnershipTests {
         // alpha's cache as a peer's record, and the browse never sees the type go.
         lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
         lan.run(for: 3000)
-        let after = lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+        let after = typeRecordCopies(lan)
         #expect(after.count == 1 && after.allSatisfy { !$0.isLocal }, "\(after)")
         lan.run(for: 60_000)
         #expect(typesBrowsed(lan) == [Fixture.ippType])
@@ -297,25 +308,25 @@ struct SharedRecordOwnershipTests {
     @Test("published here first, then by a peer: when this host withdraws its copy, the peer's stays")
     func peerPublishesAfterThisHost() {
         var lan = twoHosts()
-        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        registerPrinter(on: alpha, in: &lan)
         lan.run(for: 3000)
         lan.with(alpha) { $0.browse(OperationID(3), type: Fixture.serviceTypes, at: $1) }
-        lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
+        registerPrinter(on: beta, in: &lan)
         lan.run(for: 5000)
         lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
         lan.run(for: 60_000)
         #expect(typesBrowsed(lan) == [Fixture.ippType])
         #expect(removals(of: Fixture.ippType, in: lan).isEmpty)
-        let cached = lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+        let cached = typeRecordCopies(lan)
         #expect(cached.count == 1 && cached.allSatisfy { !$0.isLocal }, "\(cached)")
     }
 
     @Test("a peer that says goodbye while this host publishes the record too is not brought back when this host withdraws")
     func peerGoodbyeIsRemembered() {
         var lan = twoHosts()
-        lan.with(beta) { $0.register(OperationID(1), Fixture.service("Beta Printer"), at: $1) }
+        registerPrinter(on: beta, in: &lan)
         lan.run(for: 3000)
-        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        registerPrinter(on: alpha, in: &lan)
         lan.with(alpha) { $0.browse(OperationID(3), type: Fixture.serviceTypes, at: $1) }
         lan.run(for: 5000)
         lan.with(beta) { $0.cancel(OperationID(1), at: $1) }
@@ -324,15 +335,16 @@ struct SharedRecordOwnershipTests {
         let withdrawn = lan.now
         lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
         lan.run(for: 5000)
-        #expect(removals(of: Fixture.ippType, in: lan).count == 1 && removals(of: Fixture.ippType, in: lan).allSatisfy { $0 >= withdrawn })
+        let gone = removals(of: Fixture.ippType, in: lan)
+        #expect(gone.count == 1 && gone.allSatisfy { $0 >= withdrawn }, "\(gone)")
         #expect(typesBrowsed(lan).isEmpty)
-        #expect(!lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.hasSameData(as: typeRecord) })
+        #expect(typeRecordCopies(lan).isEmpty)
     }
 
     @Test("a peer's copy heard while this host still probes its own is cached, and stays when this host withdraws")
     func peerCopyHeardWhileProbing() {
         var lan = twoHosts()
-        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        registerPrinter(on: alpha, in: &lan)
         lan.run(for: 100)
         // Alpha holds the record in its authority but has not announced it: a scripted peer announces it now, once.
         lan.inject(.response([typeRecord]), from: SimulatedLAN.peer(1))
@@ -348,7 +360,7 @@ struct SharedRecordOwnershipTests {
     @Test("a unique record of this host heard back from elsewhere (a reflector) is an echo: it goes when this host withdraws")
     func uniqueEchoIsNotKept() throws {
         var lan = twoHosts()
-        lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Alpha Printer"), at: $1) }
+        registerPrinter(on: alpha, in: &lan)
         lan.run(for: 3000)
         let srv = try #require(lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
             .first { $0.isLocal && $0.record.type == .srv }?.record)

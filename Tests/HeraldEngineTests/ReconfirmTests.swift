@@ -31,6 +31,12 @@ struct ReconfirmTests {
         return lan
     }
 
+    /// Beta's queries for `gamma.local. A` in the `window` milliseconds from `start`.
+    func queriesAbout(in lan: SimulatedLAN, from start: Instant, for window: Int) -> [(time: Instant, message: DNSMessage)] {
+        lan.queries(from: beta).filter { $0.time >= start && $0.time < start + window }
+            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+    }
+
     func removals(_ lan: SimulatedLAN) -> [Instant] {
         lan.events(of: beta, OperationID(1)).compactMap { entry in
             if case .recordRemoved = entry.event { return entry.time } else { return nil }
@@ -45,8 +51,7 @@ struct ReconfirmTests {
         lan.run(for: 15_000)
         #expect(removals(lan) == [start + MDNSConstants.failureObservationWindow])
         // Two bare queries, two seconds apart: no known answer, so the owner would answer with the record.
-        let asked = lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 5000 }
-            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+        let asked = queriesAbout(in: lan, from: start, for: 5000)
         #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
         #expect(asked.allSatisfy { $0.message.answers.isEmpty })
     }
@@ -59,8 +64,7 @@ struct ReconfirmTests {
         lan.run(for: 15_000)
         #expect(removals(lan).isEmpty)
         // It was asked about (the owner answered those queries), not merely left alone.
-        let asked = lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 5000 }
-            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+        let asked = queriesAbout(in: lan, from: start, for: 5000)
         #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
     }
 
@@ -74,8 +78,7 @@ struct ReconfirmTests {
         }
         lan.run(for: 10_000)
         #expect(removals(lan) == [start + MDNSConstants.failureObservationWindow])
-        let asked = lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 9000 }
-            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+        let asked = queriesAbout(in: lan, from: start, for: 9000)
         #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
     }
 
@@ -91,8 +94,7 @@ struct ReconfirmTests {
         lan.run(for: 100)
         lan.with(beta) { $0.reconfirm(Fixture.a(self.name, second), interfaceIndex: nil, at: $1) }
         lan.run(for: 15_000)
-        let asked = lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 5000 }
-            .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
+        let asked = queriesAbout(in: lan, from: start, for: 5000)
         // The second record's first query waits until a second after the first's; its second one is the first's.
         #expect(asked.map { $0.time - start } == [0, MDNSConstants.multicastRateLimit, MDNSConstants.reconfirmQueryGap])
         // Neither owner answered: both are flushed, each ten seconds after it was reconfirmed.

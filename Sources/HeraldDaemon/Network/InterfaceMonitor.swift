@@ -139,8 +139,8 @@ public final class InterfaceMonitor {
         defer { fclose(file) }
         var line = [CChar](repeating: 0, count: 32)
         guard fgets(&line, Int32(line.count), file) != nil else { return nil }
-        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        guard let value = Int(text.trimmingSuffixNewline()), value >= 1280 else { return nil }
+        let digits = line.prefix { $0 >= 0x30 && $0 <= 0x39 }.map { UInt8(bitPattern: $0) }
+        guard let value = Int(String(decoding: digits, as: UTF8.self)), value >= 1280 else { return nil }
         return value
     }
 
@@ -181,8 +181,4 @@ enum InterfaceFlags {
     static let loopback: UInt32 = 0x8
     static let running: UInt32 = 0x40
     static let multicast: UInt32 = 0x1000
-}
-
-private extension String {
-    func trimmingSuffixNewline() -> Substring { self.hasSuffix("\n") ? self.dropLast() : self[...] }
 }

@@ -161,13 +161,14 @@ public final class NetworkService {
             for (link, _) in oldLinks where newLinks[link] == nil { stopUsing(link, at: time) }
             for (link, addresses) in newLinks.sorted(by: { $0.key < $1.key }) {
                 guard let socket = sockets[link.family] else { continue }
+                let mtu = interface.mtu(for: link.family)
                 guard linksInUse.contains(link) else {
                     do {
                         try socket.join(interfaceIndex: interface.index)
-                        logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(interface.mtu(for: link.family))): \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                        logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(mtu)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
                         linksInUse.insert(link)
                         failedJoins.remove(link)
-                        engine.addLink(link, addresses: addresses, mtu: interface.mtu(for: link.family), at: time)
+                        engine.addLink(link, addresses: addresses, mtu: mtu, at: time)
                     } catch {
                         if failedJoins.insert(link).inserted {
                             logger.warning("cannot join the mDNS group on \(interface.name) (\(link.family.rawValue)), trying again at each interface change and every \(JoinRetry.longestDelay / 1000) s at most: \(error)")
@@ -175,9 +176,9 @@ public final class NetworkService {
                     }
                     continue
                 }
-                if let old = interfaces[interface.index], old.mtu(for: link.family) != interface.mtu(for: link.family) {
-                    logger.info("MTU of \(interface.name) (\(link.family.rawValue)) changed from \(old.mtu(for: link.family)) to \(interface.mtu(for: link.family))")
-                    engine.updateMTU(link, mtu: interface.mtu(for: link.family))
+                if let old = interfaces[interface.index]?.mtu(for: link.family), old != mtu {
+                    logger.info("MTU of \(interface.name) (\(link.family.rawValue)) changed from \(old) to \(mtu)")
+                    engine.updateMTU(link, mtu: mtu)
                 }
                 if oldLinks[link] != addresses {
                     logger.info("addresses of \(interface.name) (\(link.family.rawValue)) changed: \(addresses.map { $0.address.description }.joined(separator: ", "))")

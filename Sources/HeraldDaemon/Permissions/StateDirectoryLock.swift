@@ -1,4 +1,3 @@
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,25 +15,9 @@ public final class StateDirectoryLock {
     /// Takes the lock, creating the directory (mode 0700) when missing; throws when another process holds it. On a
     /// read-only directory without a lock file it holds nothing and says why in `unavailable`.
     public init(directory: String) throws(DaemonStartError) {
-        if access(directory, F_OK) != 0 {
-            // Missing parents are made as `mkdir -p` would (the umask decides); the directory itself is the daemon's
-            // alone, made 0700 from the start.
-            let parent = (directory as NSString).deletingLastPathComponent
-            do {
-                if !parent.isEmpty, access(parent, F_OK) != 0 {
-                    try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-                }
-            } catch {
-                throw DaemonStartError("cannot create the state directory \(directory): \(Self.reason(error)); create it "
-                                       + "(mode 0700), or give heraldd another one (--state-dir)")
-            }
-            if mkdir(directory, 0o700) != 0 {
-                let failure = errno
-                if failure != EEXIST {
-                    throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(failure))); "
-                                           + "create it (mode 0700), or give heraldd another one (--state-dir)")
-                }
-            }
+        if access(directory, F_OK) != 0, let failure = Self.makeDirectory(directory) {
+            throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(failure))); "
+                                   + "create it (mode 0700), or give heraldd another one (--state-dir)")
         }
         let path = directory + "/" + Self.fileName
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -71,11 +54,17 @@ public final class StateDirectoryLock {
 
     deinit { if fd >= 0 { close(fd) } }
 
-    /// The system's words for why a file operation failed (`Permission denied`), else the error's description.
-    private static func reason(_ error: Error) -> String {
-        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
-        if let code = underlying?.code, underlying?.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(code))) }
-        return error.localizedDescription
+    /// Makes `directory` and its missing parents, as `mkdir -p` would: the parents' mode is the umask's, the
+    /// directory itself is the daemon's alone (0700) from the start. Returns the errno of a failure, nil on success.
+    private static func makeDirectory(_ directory: String) -> Int32? {
+        let components = directory.split(separator: "/")
+        var path = directory.hasPrefix("/") ? "" : "."
+        for (position, component) in components.enumerated() {
+            path += "/" + component
+            let mode: mode_t = position == components.count - 1 ? 0o700 : 0o777
+            if mkdir(path, mode) != 0 && errno != EEXIST { return errno }
+        }
+        return nil
     }
 
     private static func recordedPID(_ fd: Int32) -> Int32? {

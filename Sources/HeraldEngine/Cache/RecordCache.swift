@@ -164,7 +164,14 @@ public struct RecordCache: Sendable {
         guard let chain = chains[incoming.name] else { return false }
         let slot = find(incoming, hash: CachedRecord.dataHash(incoming.data), from: chain.first)
         guard slot >= 0, slots[Int(slot)].record.isLocal else { return false }
-        refresh(slot, with: incoming, from: source, at: now, isLocal: false, refreshJitter: refreshJitter)
+        if incoming.ttl == 0 {
+            peerCopies[slot] = nil
+        } else {
+            peerCopies[slot] = CachedRecord(
+                record: stored(incoming), dataHash: slots[Int(slot)].record.dataHash, receivedAt: now,
+                expiresAt: now + Int(incoming.ttl) * 1000, source: source, isLocal: false,
+                refreshJitter: UInt8(clamping: refreshJitter))
+        }
         return true
     }
 
@@ -342,18 +349,7 @@ public struct RecordCache: Sendable {
     private mutating func refresh(_ slot: Int32, with incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
                                   isLocal: Bool, refreshJitter: Int) {
         let index = Int(slot)
-        if slots[index].record.isLocal && !isLocal {
-            // A peer publishes this host's record too: its copy is kept for when this host withdraws its own.
-            if incoming.ttl == 0 {
-                peerCopies[slot] = nil
-            } else {
-                peerCopies[slot] = CachedRecord(
-                    record: stored(incoming), dataHash: slots[index].record.dataHash, receivedAt: now,
-                    expiresAt: now + Int(incoming.ttl) * 1000, source: source, isLocal: false,
-                    refreshJitter: UInt8(clamping: refreshJitter))
-            }
-            return
-        }
+        guard !slots[index].record.isLocal || isLocal else { return }
         // Only a shared record is another host's as much as ours; a unique one (cache-flush bit) heard back from
         // elsewhere is an echo of ours (a reflector, a sleep proxy), not kept.
         if isLocal && !slots[index].record.isLocal && !slots[index].record.record.cacheFlush

@@ -1,4 +1,5 @@
 import ArgumentParser
+import OrderedCollections
 import HeraldIPC
 import HeraldWire
 
@@ -91,11 +92,13 @@ struct Browse: HeraldCommand {
         printer.header()
         let browse = try session.start(.browse(BrowseRequest(regtype: regtype)), describedAs: label)
         let tracker = resolve ? ResolutionTracker(session: session) : nil
-        var shown = ShownResults()
-        // A deny (or a removed manifest) stops the browse: what it showed is no longer known to be there.
+        // What is shown as present, oldest first: a deny (or a removed manifest) stops the browse, and what it
+        // showed is no longer known to be there.
+        var shown: OrderedSet<BrowseReplyFields> = []
         let revoked = { (context: ClientContext) throws in
             guard context == browse else { return }
-            for fields in shown.removeAll() {
+            defer { shown.removeAll() }
+            for fields in shown {
                 printer.browse(fields, added: false)
                 try tracker?.stop(ResolutionTracker.Instance(name: fields.name, type: fields.type, domain: fields.domain),
                                   interfaceIndex: fields.interfaceIndex)
@@ -109,7 +112,7 @@ struct Browse: HeraldCommand {
                     let added = reply.flags.contains(.add)
                     let fields = BrowseReplyFields(interfaceIndex: reply.interfaceIndex, name: reply.name,
                                                    type: reply.regtype, domain: reply.domain)
-                    shown.note(fields, added: added)
+                    if added { shown.append(fields) } else { shown.remove(fields) }
                     printer.browse(fields, added: added)
                     let instance = ResolutionTracker.Instance(name: reply.name, type: reply.regtype, domain: reply.domain)
                     if added {
@@ -137,10 +140,11 @@ struct Browse: HeraldCommand {
         let printer = EventPrinter(json: json, typeWidth: 20)
         printer.header(nameTitle: "")
         let browse = try session.start(.browse(BrowseRequest(regtype: "_services._dns-sd._udp")), describedAs: label)
-        var shown = ShownResults()
+        var shown: OrderedSet<BrowseReplyFields> = []
         let revoked = { (context: ClientContext) in
             guard context == browse else { return }
-            for fields in shown.removeAll() {
+            defer { shown.removeAll() }
+            for fields in shown {
                 printer.serviceType(fields.type, interfaceIndex: fields.interfaceIndex, domain: fields.domain, added: false)
             }
         }
@@ -149,7 +153,8 @@ struct Browse: HeraldCommand {
             if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
             let (type, domain) = Self.serviceType(fromEnumerationName: reply.name, type: reply.regtype)
             let added = reply.flags.contains(.add)
-            shown.note(BrowseReplyFields(interfaceIndex: reply.interfaceIndex, name: "", type: type, domain: domain), added: added)
+            let fields = BrowseReplyFields(interfaceIndex: reply.interfaceIndex, name: "", type: type, domain: domain)
+            if added { shown.append(fields) } else { shown.remove(fields) }
             printer.serviceType(type, interfaceIndex: reply.interfaceIndex, domain: domain, added: added)
         }
     }
