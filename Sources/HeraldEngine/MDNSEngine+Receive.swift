@@ -34,30 +34,46 @@ extension MDNSEngine {
     // MARK: - Queries
 
     private mutating func receiveQuery(_ message: DNSMessage, from source: SocketAddress, on link: LinkID, toUnicast: Bool) {
+        // RFC 6762 §5.5, §11: a query sent to our own address may come from anywhere; only the link's are answered
+        // (a legacy query's too: off the link it would read out every record, and a forged source would turn a
+        // small query into a large reply to someone else).
+        if toUnicast && !isOnLink(source.address, link: link) { return }
         if source.port != HeraldWire.mdnsPort {
             answerLegacyQuery(message, from: source, on: link)
             return
         }
-        // RFC 6762 §5.5: a query sent to our own address may come from anywhere; only the link's are answered.
-        if toUnicast && !isOnLink(source.address, link: link) { return }
         let cache = caches[link]
         let known = KnownAnswers(message.answers)
-        if !toUnicast { querier.observe(peerQuery: message, knownAnswers: known, on: link, at: now, cache: cache) }
+        // A truncated query's known answers go on in later packets: from its first one, neither duplicate-question
+        // suppression (§7.3) nor passive failure observation (§10.5) can tell what the asker already knows.
+        let knownAnswersComplete = !message.flags.isTruncated
+        if !toUnicast && knownAnswersComplete {
+            querier.observe(peerQuery: message, knownAnswers: known, on: link, at: now, cache: cache)
+        }
         // Later packets of a truncated query (RFC 6762 §7.2).
         scheduler.suppress(knownAnswers: message.answers, from: source.address, on: link)
         if message.flags.isTruncated && message.questions.isEmpty {
             scheduler.extendTruncated(from: source.address, on: link, until: now + truncatedDelay())
         }
-        if let cache {
-            for question in message.questions {
+        // RFC 6762 §10.5 counts queries whose answers would come by multicast, where this host would hear them: not
+        // one sent to an address of ours, nor a QU question (answered by unicast when recently multicast).
+        if let cache, !toUnicast, knownAnswersComplete {
+            // Each question once: a packet repeating one question a thousand times must not walk its answers a
+            // thousand times.
+            var observed: Set<RecordKey> = []
+            for question in message.questions where !question.unicastResponse {
                 let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
+                guard observed.insert(key).inserted else { continue }
                 failureObserver.queryObserved(key, knownAnswers: known, cache: cache, on: link, at: now)
             }
         }
         let probedNames = handleProbes(message, on: link)
 
         let builder = AnswerBuilder(authority: authority, link: link)
-        let reply = builder.reply(to: message, skipping: probedNames, wantsUnicast: toUnicast, scheduler: scheduler, at: now)
+        // RFC 6762 §11: an asker outside the link's subnets would drop a unicast reply; it gets multicast instead.
+        let askerOnLink = toUnicast || isOnLink(source.address, link: link)
+        let reply = builder.reply(to: message, skipping: probedNames, wantsUnicast: toUnicast, askerOnLink: askerOnLink,
+                                  scheduler: scheduler, at: now)
         guard !reply.isEmpty else { return }
         let window: ResponseScheduler.Window
         if message.flags.isTruncated {

@@ -54,15 +54,24 @@ struct AnsweringTests {
         #expect(Set(delays).count >= 10, "\(delays)")
     }
 
-    @Test("a query with several questions is answered after 20–120 ms even when every answer is unique")
+    @Test("a query with several questions, all answered with unique records, is answered at once; one question this host cannot answer brings the 20–120 ms delay back")
     func multiQuestionDelay() throws {
         var lan = established()
-        let askedAt = lan.now + lan.latency
-        lan.inject(.query([Fixture.question(printer, .srv), Fixture.question(printer, .txt)]), from: peer)
+        var askedAt = lan.now + lan.latency
+        lan.inject(.query([Fixture.question(printer, .srv), Fixture.question(printer, .txt), Fixture.question("alpha.local.", .a)]),
+                   from: peer)
         lan.run(for: 1000)
-        let answer = try #require(responses(lan, after: askedAt - 1).first)
+        var answer = try #require(responses(lan, after: askedAt - 1).first)
+        #expect(answer.time == askedAt)
+        #expect(Set(answer.message.answers.map(\.type)) == [.srv, .txt, .a])
+        // Someone else may own the other name: answers are spread as for shared records.
+        lan.run(for: 2000)
+        askedAt = lan.now + lan.latency
+        lan.inject(.query([Fixture.question(printer, .srv), Fixture.question("elsewhere.local.", .a)]), from: peer)
+        lan.run(for: 1000)
+        answer = try #require(responses(lan, after: askedAt - 1).first)
         #expect((20...120).contains(answer.time - askedAt))
-        #expect(Set(answer.message.answers.map(\.type)) == [.srv, .txt])
+        #expect(answer.message.answers.map(\.type) == [.srv])
     }
 
     @Test("a query with the TC bit is answered after 400–500 ms")
@@ -149,6 +158,30 @@ struct AnsweringTests {
         #expect(responses(lan, after: before).isEmpty)
     }
 
+    @Test("an NSEC the asker lists suppresses the negative answer only when it is the same record with at least half its TTL")
+    func negativeAnswerKnownAnswer() throws {
+        var lan = established()
+        // What this host would send: learn it first.
+        var askedAt = lan.now
+        lan.inject(.query([Fixture.question("alpha.local.", .aaaa)]), from: peer)
+        lan.run(for: 1500)
+        let nsec = try #require(responses(lan, after: askedAt).first?.message.answers.first)
+        func asked(listing known: ResourceRecord) -> Bool {
+            lan.run(for: 2000)
+            askedAt = lan.now
+            lan.inject(.query([Fixture.question("alpha.local.", .aaaa)], knownAnswers: [known]), from: peer)
+            lan.run(for: 1500)
+            return responses(lan, after: askedAt).contains { $0.message.answers.contains { $0.type == .nsec } }
+        }
+        var known = nsec
+        known.cacheFlush = false
+        #expect(!asked(listing: known), "the same NSEC with its full TTL")
+        known.ttl = nsec.ttl / 2 - 1
+        #expect(asked(listing: known), "less than half the TTL left")
+        known = ResourceRecord(name: "alpha.local.", ttl: nsec.ttl, data: .nsec(next: "alpha.local.", types: TypeBitmap(types: [.a, .aaaa])))
+        #expect(asked(listing: known), "an NSEC saying something else")
+    }
+
     @Test("a question of another class than IN or ANY gets no answer, positive or negative")
     func otherClassesUnanswered() throws {
         var lan = established()
@@ -219,6 +252,13 @@ struct AnsweringTests {
         lan.run(for: 1000)
         answer = try #require(responses(lan, after: askedAt).first)
         #expect(answer.destination == .unicast(peer))
+        // The same from an address outside the link's subnets: a unicast reply would be dropped there, so multicast.
+        lan.run(for: 2000)
+        askedAt = lan.now
+        lan.inject(.query([Fixture.question(printer, .srv, qu: true)]), from: SocketAddress(.v4(IPv4Address(192, 168, 7, 7)), port: 5353))
+        lan.run(for: 1000)
+        answer = try #require(responses(lan, after: askedAt).first)
+        #expect(answer.destination == .multicast)
     }
 
     @Test("a query sent to the host's own address is answered like a QU question, and ignored when it comes from off the link")
@@ -232,6 +272,20 @@ struct AnsweringTests {
         askedAt = lan.now
         let offLink = SocketAddress(.v4(IPv4Address(192, 168, 7, 7)), port: 5353)
         lan.inject(.query([Fixture.question(printer, .srv)]), from: offLink, to: 0, toUnicast: true)
+        lan.run(for: 1000)
+        #expect(responses(lan, after: askedAt).isEmpty)
+    }
+
+    @Test("a legacy query sent to the host's own address is answered from the link and ignored from off it")
+    func directLegacyQuery() throws {
+        var lan = established()
+        var askedAt = lan.now
+        lan.inject(.query([Fixture.question(printer, .srv)], id: 7), from: SimulatedLAN.peer(2, port: 40_000), to: 0, toUnicast: true)
+        lan.run(for: 1000)
+        #expect(responses(lan, after: askedAt).count == 1)
+        askedAt = lan.now
+        let offLink = SocketAddress(.v4(IPv4Address(192, 168, 7, 7)), port: 40_000)
+        lan.inject(.query([Fixture.question(printer, .srv)], id: 8), from: offLink, to: 0, toUnicast: true)
         lan.run(for: 1000)
         #expect(responses(lan, after: askedAt).isEmpty)
     }

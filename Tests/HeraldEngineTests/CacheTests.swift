@@ -102,6 +102,39 @@ struct CacheTests {
         #expect(removed.map { $0.time - firstQuery } == [10_000])
     }
 
+    @Test("passive observation counts only queries whose answers would be multicast: not QU questions, truncated queries or queries sent to this host")
+    func passiveObservationMulticastOnly() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer)
+        lan.run(for: 5000)
+        // The owner answers a QU question by unicast, to the asker alone: this host never sees the answer.
+        let qu = DNSMessage.query([Fixture.question(name, .a, qu: true)])
+        lan.inject(qu, from: SimulatedLAN.peer(2))
+        lan.inject(qu, from: SimulatedLAN.peer(2), after: 1000)
+        lan.run(for: 15_000)
+        // A truncated query's known answers, which may list the record, come in the packets after it.
+        let truncated = DNSMessage.query([Fixture.question(name, .a)], truncated: true)
+        lan.inject(truncated, from: SimulatedLAN.peer(2))
+        lan.inject(truncated, from: SimulatedLAN.peer(2), after: 1000)
+        lan.run(for: 15_000)
+        // A query sent to this host's address is answered by unicast too.
+        let direct = DNSMessage.query([Fixture.question(name, .a)])
+        lan.inject(direct, from: SimulatedLAN.peer(2), to: 0, toUnicast: true)
+        lan.inject(direct, from: SimulatedLAN.peer(2), to: 0, toUnicast: true, after: 1000)
+        lan.run(for: 15_000)
+        #expect(changes(lan).filter { !$0.added }.isEmpty)
+    }
+
+    @Test("passive observation: one query asking the same question many times counts once")
+    func passiveObservationRepeatedQuestion() {
+        var lan = watching()
+        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer)
+        lan.run(for: 5000)
+        lan.inject(.query(Array(repeating: Fixture.question(name, .a), count: 50)), from: SimulatedLAN.peer(2))
+        lan.run(for: 15_000)
+        #expect(changes(lan).filter { !$0.added }.isEmpty)
+    }
+
     @Test("passive observation: an answer seen in time, or queries far apart, keep the record")
     func passiveObservationKept() {
         var lan = watching()

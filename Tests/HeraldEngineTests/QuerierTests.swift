@@ -174,6 +174,19 @@ struct QuerierTests {
         #expect(asked.first.map { (50...120).contains($0.time - start) } == true)
     }
 
+    @Test("duplicate question suppression: a truncated query, whose known answers go on in later packets, does not count")
+    func truncatedQueryNotDuplicate() throws {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta") { $0.firstQueryDelay = 50...120 }
+        lan.run(for: 3000)
+        let start = lan.now
+        lan.with(beta) { $0.browse(OperationID(1), type: Fixture.ippType, at: $1) }
+        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], truncated: true), from: peer, after: 10)
+        lan.run(for: 500)
+        let asked = queries(lan, from: beta, asking: Fixture.ippType, .ptr).filter { $0.time > start }
+        #expect(asked.first.map { (50...120).contains($0.time - start) } == true, "\(asked.map(\.time))")
+    }
+
     @Test("a peer's same question counts for our next query only close to it: three one-shot queries cost one doubling, not three")
     func duplicateQuestionsDoubleOncePerQuery() throws {
         var lan = SimulatedLAN()

@@ -83,6 +83,72 @@ extension HeraldOnTestLANs {
             #expect(result.stdout.contains("reply version 1 op 67"), "\(result)")
         }
 
+        @Test("error sockets: a named one that never accepts does not hold heraldd, and descriptors passed by the hundred are not kept")
+        func errorSocketAbuse() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let host = lan.hosts[0]
+            let daemon = try host.startHeraldd()
+            let result = try host.run(["python3", "-c", DNSSDByHand.python + Self.errorSocketAbuse, daemon.socket,
+                                       String(daemon.process.pid), host.directory], timeout: 60)
+            #expect(result.status == 0, "\(result)\n\(daemon.log)")
+            #expect(result.stdout.contains("after named socket: browse status 0"), "\(result)\n\(daemon.log)")
+            let counts = result.stdout.split(separator: "\n").first { $0.hasPrefix("descriptors:") }?
+                .split(separator: " ").dropFirst().compactMap { Int($0) } ?? []
+            // Before, while a connection has passed 720 descriptors with one frame (heraldd keeps four waiting at most),
+            // and after that frame.
+            try #require(counts.count == 3, "\(result)")
+            #expect(counts[1] <= counts[0] + 4, "\(counts)")
+            #expect(counts[2] <= counts[0], "\(counts)")
+            #expect(result.stdout.contains("after passing: browse status 0"), "\(result)")
+            #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
+        }
+
+        /// argv: SOCKET PID DIRECTORY.
+        static let errorSocketAbuse = #"""
+        import os, time
+        # A listener that accepts nothing, its backlog already full: a blocking connect to it never returns.
+        path = sys.argv[3] + "/never-accepts.sock"
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(path)
+        listener.listen(0)
+        filler = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        filler.setblocking(False)
+        filler.connect(path)
+        s = connect()
+        request(s, 1, b"ctx-conn", b"")
+        expect_status(s)
+        # A browse on the shared connection, its status to go to that socket.
+        request(s, 6, b"ctx-nmed", path.encode() + b"\0" + browse_body("_hnamed._tcp"))
+        time.sleep(0.5)
+        other = connect()
+        other.settimeout(5)
+        request(other, 6, b"ctx-aft1", browse_body("_hafter._tcp"))
+        print("after named socket: browse status %d" % status_of(other), flush=True)
+
+        def descriptors():
+            return len(os.listdir("/proc/%s/fd" % sys.argv[2]))
+        passer = connect()
+        request(passer, 1, b"ctx-conn", b"")
+        expect_status(passer)
+        before = descriptors()
+        # One frame (a browse that asks for no error socket), a byte at a time, each byte with twelve descriptors.
+        body = browse_body("_hpassed._tcp")
+        frame = struct.pack(">IIII8sI", 1, len(body), 4, 6, b"ctx-pass", 0) + body
+        spare = os.open("/dev/null", os.O_RDONLY)
+        for byte in frame[:-1]:
+            socket.send_fds(passer, [bytes([byte])], [spare] * 12)
+        time.sleep(0.5)
+        during = descriptors()
+        socket.send_fds(passer, [frame[-1:]], [spare] * 12)
+        time.sleep(0.5)
+        print("descriptors: %d %d %d" % (before, during, descriptors()), flush=True)
+        other = connect()
+        other.settimeout(5)
+        request(other, 6, b"ctx-aft2", browse_body("_hafter._tcp"))
+        print("after passing: browse status %d" % status_of(other), flush=True)
+        """#
+
         @Test("out of file descriptors: extra connections are shed without a busy loop, and the daemon serves again after")
         func outOfDescriptors() throws {
             let lan = try TestLAN(hosts: 1)

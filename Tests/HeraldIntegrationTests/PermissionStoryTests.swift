@@ -125,6 +125,91 @@ struct PermissionStoryTests {
         try operatorBrowse.waitForOutput(containing: "Second Game", in: .stdout, timeout: 10)
         #expect(!browse.stdout.contains("Second Game"), "a denied browse got results: \(browse.stdout)")
     }
+
+    @Test("what an app changes in its registration while parked or running is what a grant publishes: the last TXT, at most 100 added records")
+    func changesSurviveParkingAndDenial() throws {
+        let story = try StoryLAN()
+        defer { story.shutdown() }
+        let (area, home, daemon, peer) = (story.area, story.home, story.daemon, story.peer)
+        let python = try area.installPython(named: "updater")
+        try daemon.control(["app", "add", try area.writeManifest(
+            ["id": "org.example.updater", "name": "Updater", "executables": [python], "NSBonjourServices": ["_hupdate._tcp"],
+             "NSLocalNetworkUsageDescription": "Updater publishes its state."], named: "updater.json")]).expectSuccess()
+        let app = try home.spawn(try AppUser.command([python, "-c", DNSSDByHand.python + Self.updater, daemon.socket]))
+        defer { app.terminate(grace: 1) }
+        // Parked, it changes its TXT record 100,000 times.
+        try app.waitForOutput(containing: "parked updates sent", in: .stdout, timeout: 30)
+        func peerSees(_ text: String) -> Bool {
+            let resolved = try? peer.herald(["resolve", "Updater", "_hupdate._tcp", "--timeout", "5"])
+            return resolved?.stdout.contains(text) ?? false
+        }
+        try daemon.control(["grant", "org.example.updater"]).expectSuccess()
+        try app.waitForOutput(containing: "running update sent", in: .stdout, timeout: 10)
+        #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
+        #expect(waitUntil(timeout: 10) { peerSees("state=running") }.held, "\(app.output)\n\(daemon.log)")
+        // A hundred records added to the registration are taken, the next is refused with NoMemory.
+        try app.waitForOutput(containing: "added 100 records, the next: -65539", in: .stdout, timeout: 10)
+        // Denied and granted again, the registration comes back as the app last set it.
+        try daemon.control(["deny", "org.example.updater"]).expectSuccess()
+        try app.waitForOutput(containing: "withdrawn", in: .stdout, timeout: 10)
+        try daemon.control(["grant", "org.example.updater"]).expectSuccess()
+        try app.waitForOutput(containing: "registered again", in: .stdout, timeout: 10)
+        #expect(waitUntil(timeout: 10) { peerSees("state=running") }.held, "\(app.output)\n\(daemon.log)")
+        let added = try peer.herald(["query", "Updater._hupdate._tcp.local.", "TYPE10", "--timeout", "3"])
+        #expect(added.stdout.split(separator: "\n").count(where: { $0.contains("Updater") }) == 100, "\(added)")
+        #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
+    }
+
+    /// A script playing an app: registers `Updater` (parked until granted), updates its TXT record 100,000 times
+    /// while parked, and once registered sets it to state=running and adds 101 NULL records; then reports its
+    /// registration's replies.
+    static let updater = #"""
+        import os
+        s = connect()
+        def cstr(text):
+            return text.encode() + b"\0"
+        txt = b"\x07state=0"
+        body = struct.pack(">II", 0, 0) + cstr("Updater") + cstr("_hupdate._tcp") + cstr("") + cstr("") \
+            + struct.pack(">HH", 4700, len(txt)) + txt
+        request(s, 5, b"ctx-upd8", body)
+        expect_status(s)
+        def update(state):
+            entry = ("state=" + state).encode()
+            body = struct.pack(">IH", 0, len(entry) + 1) + bytes([len(entry)]) + entry + struct.pack(">I", 0)
+            return struct.pack(">IIII8sI", 1, len(body), 4, 11, b"ctx-upd8", 0xFFFFFFFF) + body
+        s.sendall(b"".join(update(str(n)) for n in range(1, 100001)))
+        print("parked updates sent", flush=True)
+        def with_status(op, reg_index, body):
+            # On the shared connection a request's status comes back on a socket passed with its last byte.
+            ours, theirs = socket.socketpair()
+            frame = struct.pack(">IIII8sI", 1, len(body) + 1, 0, op, b"ctx-upd8", reg_index) + b"\0" + body
+            s.sendall(frame[:-1])
+            socket.send_fds(s, [frame[-1:]], [theirs.fileno()])
+            theirs.close()
+            ours.settimeout(10)
+            return struct.unpack(">i", exactly(ours, 4))[0]
+        registrations = 0
+        s.settimeout(60)
+        while True:
+            header = exactly(s, 28)
+            version, length, flags, op = struct.unpack(">IIII", header[:16])
+            reply = exactly(s, length)
+            reply_flags, interface, error = struct.unpack(">IIi", reply[:12])
+            if op != 65:
+                continue
+            if error == -65555 and registrations > 0:
+                print("withdrawn", flush=True)
+            elif error == 0 and reply_flags & 2:
+                registrations += 1
+                if registrations == 1:
+                    s.sendall(update("running"))
+                    print("running update sent", flush=True)
+                    statuses = [with_status(10, 1000 + n, struct.pack(">IHH", 0, 10, 4) + struct.pack(">I", n)
+                                            + struct.pack(">I", 120)) for n in range(101)]
+                    print("added %d records, the next: %d" % (statuses[:100].count(0), statuses[100]), flush=True)
+                else:
+                    print("registered again", flush=True)
+        """#
 }
 
 extension PermissionStoryTests {

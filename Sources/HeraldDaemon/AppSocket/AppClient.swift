@@ -32,12 +32,32 @@ final class AppClient: QueuedWriter {
         self.identity = identity
     }
 
+    /// Error-return sockets one connection may have waiting: a request passes one, with its last byte.
+    static let maximumPassedDescriptors = 4
+
+    /// Keeps descriptors passed with a read for the frame they came with; past `maximumPassedDescriptors` waiting,
+    /// the rest are closed at once (a client passing more than its requests use must not fill the daemon's table).
+    func holdPassed(_ descriptors: [Int32]) {
+        for descriptor in descriptors {
+            if passedDescriptors.count < Self.maximumPassedDescriptors {
+                passedDescriptors.append(descriptor)
+            } else {
+                Glibc.close(descriptor)
+            }
+        }
+    }
+
+    /// Closes the passed descriptors no request took.
+    func closePassedDescriptors() {
+        for descriptor in passedDescriptors { Glibc.close(descriptor) }
+        passedDescriptors.removeAll()
+    }
+
     /// Closes the socket and any descriptors still held.
     func close() {
         guard !closed else { return }
         closed = true
-        for descriptor in passedDescriptors { Glibc.close(descriptor) }
-        passedDescriptors.removeAll()
+        closePassedDescriptors()
         if let pidfd = identity?.pidfd { Glibc.close(pidfd) }
         Glibc.close(fd)
     }
@@ -64,8 +84,9 @@ final class AppOperation {
     let context: ClientContext
     /// The engine operations started for it (an address lookup asks for A and AAAA separately).
     let engineOperations: [OperationID]
-    /// The request, for starting it later if it was parked.
-    var start: (inout MDNSEngine, Instant) -> Void
+    /// The request as it was made, for starting it later if it was parked. What the client changed since is kept
+    /// apart (`updatedTXT`, `updatedRecord`, `extras`) and applied after it by `startWithChanges`.
+    let start: (inout MDNSEngine, Instant) -> Void
     /// True while waiting for a permission decision.
     var parked = false
     /// The request as the access gate judged it.
@@ -76,6 +97,10 @@ final class AppOperation {
     var lastResolved: [Int: ResolvedService] = [:]
     /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
     var extras: [UInt32: ServiceExtraRecord] = [:]
+    /// A registration's TXT record as the client last set it (`DNSServiceUpdateRecord`), if it changed it.
+    var updatedTXT: TXTRecord?
+    /// A record registered by itself as the client last set it, if it changed it.
+    var updatedRecord: (data: RecordData, ttl: UInt32)?
     /// For a browse of a service type: the group of browses it runs in (it has no engine operation of its own).
     let groupKey: BrowseGroup.Key?
     /// The group while the browse runs in it.
@@ -89,6 +114,23 @@ final class AppOperation {
         self.start = start
         groupKey = nil
     }
+
+    /// `start`, then what the client changed since: an operation started late (it was parked) or again (after a
+    /// deny and a new grant) publishes what the client last asked for, not what it first asked for.
+    var startWithChanges: (inout MDNSEngine, Instant) -> Void {
+        let start = start, id = engineOperations.first, txt = updatedTXT, record = updatedRecord
+        let extras = sortedExtras
+        return { engine, now in
+            start(&engine, now)
+            guard let id else { return }
+            if let txt { engine.updateTXT(id, txt: txt, at: now) }
+            if let record { engine.updateRecord(id, data: record.data, ttl: record.ttl, at: now) }
+            if !extras.isEmpty { engine.updateExtraRecords(id, extras, at: now) }
+        }
+    }
+
+    /// The added records in the order of their indexes.
+    var sortedExtras: [ServiceExtraRecord] { extras.sorted { $0.key < $1.key }.map(\.value) }
 
     /// A browse of a service type, run in the group of browses of its type.
     init(browsing key: BrowseGroup.Key, context: ClientContext) {

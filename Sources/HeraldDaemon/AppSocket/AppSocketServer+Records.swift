@@ -53,6 +53,10 @@ extension AppSocketServer {
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ofServiceType: serviceType) else { return .badParam }
+        guard operation.extras.count < limits.recordsPerRegistration else {
+            logger.notice("app socket: client \(client.id) reached the limit of \(limits.recordsPerRegistration) records added to a registration")
+            return .noMemory
+        }
         operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : Self.ttl(request.ttl, for: type))
         applyExtras(operation)
         return .noError
@@ -84,14 +88,9 @@ extension AppSocketServer {
                     guard let parsed = try? TXTRecord(rdata: request.rdata) else { return .badParam }
                     txt = parsed
                 }
+                operation.updatedTXT = txt
                 if !operation.parked, let id = operation.engineOperations.first {
                     network.perform { engine, now in engine.updateTXT(id, txt: txt, at: now) }
-                } else {
-                    let start = operation.start, id = operation.engineOperations.first
-                    operation.start = { engine, now in
-                        start(&engine, now)
-                        if let id { engine.updateTXT(id, txt: txt, at: now) }
-                    }
                 }
                 return .noError
             }
@@ -110,31 +109,18 @@ extension AppSocketServer {
         guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
         let ttl = Self.ttl(request.ttl, for: type)
         guard let id = operation.engineOperations.first else { return .badReference }
-        if operation.parked {
-            let start = operation.start
-            operation.start = { engine, now in
-                start(&engine, now)
-                engine.updateRecord(id, data: data, ttl: ttl, at: now)
-            }
-        } else {
+        operation.updatedRecord = (data, ttl)
+        if !operation.parked {
             network.perform { engine, now in engine.updateRecord(id, data: data, ttl: ttl, at: now) }
         }
         return .noError
     }
 
-    /// Hands a registration's added records to the engine (at once, or when a parked registration starts).
+    /// Hands a running registration's added records to the engine (a parked one gets them when it starts).
     private func applyExtras(_ operation: AppOperation) {
-        let extras = operation.extras.sorted { $0.key < $1.key }.map(\.value)
-        guard let id = operation.engineOperations.first else { return }
-        if operation.parked {
-            let start = operation.start
-            operation.start = { engine, now in
-                start(&engine, now)
-                engine.updateExtraRecords(id, extras, at: now)
-            }
-        } else {
-            network.perform { engine, now in engine.updateExtraRecords(id, extras, at: now) }
-        }
+        guard !operation.parked, let id = operation.engineOperations.first else { return }
+        let extras = operation.sortedExtras
+        network.perform { engine, now in engine.updateExtraRecords(id, extras, at: now) }
     }
 
     /// The TTL an app asked for, or the default for the type when it gave 0; at most 2³¹−1 seconds, since a receiver

@@ -58,9 +58,14 @@ extension AppSocketServer {
             close(descriptor)
         case .namedSocket(let path):
             flushReplies()
-            if let descriptor = try? UnixSocket.connect(to: path) {
+            guard Self.mayConnect(to: path, for: client.identity) else {
+                logger.notice("app socket: client \(client.id) named an error socket it does not own (\(path)); status not sent")
+                return
+            }
+            // Never blocking: a listener that does not accept must not hold the daemon.
+            if let descriptor = try? UnixSocket.connect(to: path, nonBlocking: true) {
                 let bytes = StatusWord.encode(status)
-                _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
                 close(descriptor)
             }
         case .asyncErrorReply:
@@ -68,6 +73,15 @@ extension AppSocketServer {
         case .none:
             break
         }
+    }
+
+    /// True when `path` is a socket owned by the client's user (or the client is root): the daemon connects to a
+    /// named error socket on the client's behalf and must not reach other users' sockets for it.
+    static func mayConnect(to path: String, for identity: ClientIdentity?) -> Bool {
+        guard let identity else { return false }
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return false }
+        return identity.uid == 0 || status.st_uid == identity.uid
     }
 
     /// Carries out one request; returns the status to report (nil: the request has no status reply).

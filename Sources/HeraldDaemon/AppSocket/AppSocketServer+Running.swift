@@ -13,7 +13,7 @@ extension AppSocketServer {
             return
         }
         for id in operation.engineOperations { owners[id] = (client, operation) }
-        network.perform(operation.start)
+        network.perform(operation.startWithChanges)
     }
 
     /// Stops running operations, in one batch of engine work: their engine operations end (registrations say

@@ -14,6 +14,8 @@ public struct ClientLimits: Sendable {
     public var operationsPerClient = 1024
     /// Reply bytes queued for a client that does not read; past this the client is disconnected.
     public var outputBytesPerClient = 1 << 20
+    /// Records one registration may add to its own (`DNSServiceAddRecord`); each change republishes them all.
+    public var recordsPerRegistration = 100
 
     public init() {}
 }
@@ -98,13 +100,15 @@ public final class AppSocketServer {
                 disconnect(client, reason: nil)
                 return
             case .data(let bytes, let descriptors):
-                client.passedDescriptors += descriptors
+                client.holdPassed(descriptors)
                 do {
                     for frame in try client.decoder.feed(bytes) { handle(frame, from: client) }
                 } catch {
                     disconnect(client, reason: "malformed request: \(error)")
                     return
                 }
+                // A frame's error socket comes with its last byte, so between frames nothing passed is still owed.
+                if client.decoder.isIdle { client.closePassedDescriptors() }
             }
         }
     }

@@ -39,9 +39,11 @@ public enum UnixSocket {
         return fd
     }
 
-    /// Connects to the socket at `path` (blocking).
-    public static func connect(to path: String) throws(SystemError) -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    /// Connects to the socket at `path`. Blocking, unless `nonBlocking`: then a listener whose backlog is full
+    /// fails the call (EAGAIN) instead of holding the caller.
+    public static func connect(to path: String, nonBlocking: Bool = false) throws(SystemError) -> Int32 {
+        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+        let fd = socket(AF_UNIX, flags, 0)
         guard fd >= 0 else { throw SystemError("socket(AF_UNIX)") }
         var address = makeAddress(path)
         let connected = withUnsafePointer(to: &address) {

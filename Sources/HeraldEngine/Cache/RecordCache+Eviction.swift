@@ -6,14 +6,16 @@ extension RecordCache {
     /// Makes room for a newcomer. The victim is the remote record closest to its expiry in a set nobody is asking
     /// for, never this host's own and never from the set `protected` being added to. A newcomer nobody asks for
     /// that would expire no later than that victim is the junk itself: nothing is evicted. Sets someone asks for go
-    /// only to make room for this host's own records or for other wanted ones. Returns true when a record was
+    /// only to make room for this host's own records or for other wanted ones. Only the
+    /// `MDNSConstants.evictionCandidates` entries closest to expiry are looked at. Returns true when a record was
     /// evicted.
     mutating func evictOne(except protected: RecordKey, newcomerExpiry: Instant, keepNewcomer: Bool,
                            isWanted: (RecordKey) -> Bool) -> Bool {
         var setAside: [Deadline] = []
         var fallback: Deadline?
-        defer { for deadline in setAside where deadline != fallback { deadlines.insert(deadline) } }
-        while let top = deadlines.min {
+        // Whatever was looked at and kept goes back into the heap (a record without its entry would never expire).
+        defer { for deadline in setAside { deadlines.insert(deadline) } }
+        while setAside.count < MDNSConstants.evictionCandidates, let top = deadlines.min {
             guard isLive(top) else {
                 _ = deadlines.removeMin()  // stale
                 continue
@@ -38,6 +40,7 @@ extension RecordCache {
             return true
         }
         if keepNewcomer, let fallback {
+            setAside.removeAll { $0 == fallback }
             remove(fallback.slot)
             return true
         }

@@ -45,6 +45,9 @@ public enum MDNSConstants {
     public static let reconfirmQueryGap = 2_000
     /// At most this many reconfirmation queries wait to be sent; more requests find the queue full.
     public static let reconfirmQueriesPending = 1024
+    /// How many records closest to expiry a full cache looks at for one to evict (so a cache full of records
+    /// people ask for costs a bounded amount of work per newcomer, not a pass over everything).
+    public static let evictionCandidates = 256
     /// RFC 6762 §10.1: a goodbye (TTL 0) removes the record one second later.
     public static let goodbyeGrace = 1000
     /// RFC 6762 §10: TTL for records carrying a host name, and for all other records, in seconds.

@@ -29,29 +29,29 @@ struct AnswerBuilder {
     ///
     /// `wantsUnicast` marks a query sent straight to this host (RFC 6762 §5.5), answered as if every question
     /// were QU: by unicast, unless the record has not been multicast on the link for a quarter of its TTL (§5.4).
-    func reply(to message: DNSMessage, skipping: Set<DNSName>, wantsUnicast: Bool, scheduler: ResponseScheduler,
-               at now: Instant) -> Reply {
+    /// An asker not `askerOnLink` (outside the link's subnets) gets every answer by multicast (§11).
+    func reply(to message: DNSMessage, skipping: Set<DNSName>, wantsUnicast: Bool, askerOnLink: Bool = true,
+               scheduler: ResponseScheduler, at now: Instant) -> Reply {
         var reply = Reply()
         var seen = Set<RecordIdentity>()
         var questions = 0
         var allUnique = true
         for question in message.questions where skipping.isEmpty || !skipping.contains(question.name) {
             // Every record here is of class IN: a question of another class (CH, HS, …) has no answer at all.
-            guard question.recordClass == .internet || question.recordClass == .any else { continue }
+            guard question.recordClass == .internet || question.recordClass == .any else { allUnique = false; continue }
             questions += 1
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
             let owned = authority.records(answering: key, on: link)
             var answers = owned.map(\.record).filter { !Self.isSuppressed($0, by: message.answers) }
             if owned.isEmpty {
                 // A name this host owns, without the type asked for: say so (RFC 6762 §6.1), unless the asker knows.
-                guard question.type != .any, let nsec = nsec(for: question.name),
-                      !message.answers.contains(where: { $0.type == .nsec && $0.name == key.name }) else { allUnique = false; continue }
-                answers = [nsec]
+                guard question.type != .any, let nsec = nsec(for: question.name) else { allUnique = false; continue }
+                answers = Self.isSuppressed(nsec, by: message.answers) ? [] : [nsec]
             }
             if owned.contains(where: { !$0.isUnique }) { allUnique = false }
             for answer in answers where seen.insert(RecordIdentity(answer)).inserted {
                 let quarterTTL = Int(answer.ttl) * 250
-                if (question.unicastResponse || wantsUnicast)
+                if (question.unicastResponse || wantsUnicast) && askerOnLink
                     && scheduler.wasMulticast(answer, on: link, within: quarterTTL, of: now) {
                     reply.unicast.append(answer)
                 } else {
@@ -59,7 +59,9 @@ struct AnswerBuilder {
                 }
             }
         }
-        reply.isImmediate = questions == 1 && allUnique
+        // RFC 6762 §6: when this host answers every question, and only with records verified unique, nobody else
+        // answers: no random delay.
+        reply.isImmediate = questions > 0 && allUnique
         return reply
     }
 
