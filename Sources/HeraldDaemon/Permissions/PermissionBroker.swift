@@ -21,6 +21,8 @@ public final class PermissionBroker: AccessGate {
     private let callers = CallerInspector()
     private let logger: Logger
     private var unrecorded: [(decision: PermissionDecision, caller: CallerIdentity)] = []
+    /// Decisions written within the last minute, which their repeats are not.
+    private var auditRepeats = AuditRepeats()
     /// Users whose processes' executables could not be read (logged once each).
     private var unreadableExecutables: Set<UInt32> = []
     /// The last explanation given to each process, for messages that say why (asked for right after a refusal):
@@ -80,7 +82,15 @@ public final class PermissionBroker: AccessGate {
     public func decide(_ request: GatedRequest, for client: ClientIdentity, isNew: Bool) -> AccessDecision {
         let decision = permissionDecision(request, for: client)
         if isNew || decision.decision.outcome != .park {
-            unrecorded.append((decision.decision, decision.caller))
+            // A park is always written: each counts towards its app's pending request. Repeats are told apart by
+            // program, not process (the explanation may name the process, so it is left out).
+            var program = decision.caller
+            program.pid = nil
+            var repeatKey = decision.decision.auditEvent(caller: program)
+            repeatKey.detail = "\(decision.decision.request) by \(program)"
+            if decision.decision.outcome == .park || auditRepeats.shouldWrite(repeatKey, at: .now) {
+                unrecorded.append((decision.decision, decision.caller))
+            }
         }
         if client.pid > 0, decision.decision.outcome != .allow {
             if lastExplanations.count >= Self.explanationsKept, lastExplanations[client.pid] == nil {
@@ -179,6 +189,8 @@ public final class PermissionBroker: AccessGate {
 
     private func changed() throws(PermissionStoreError) {
         snapshot = try store.snapshot()
+        // After an operator's change, the log shows the decisions made under it, repeats of earlier ones included.
+        auditRepeats = AuditRepeats()
         onAuditLogGrew()
         onAccessChanged()
         flush()

@@ -1,0 +1,30 @@
+import HeraldBroker
+
+/// Keeps the audit log readable, and its writes few, when callers repeat themselves: a decision that the same
+/// program (same user, executable and unit, in any process) got for the same request within the last minute is not
+/// written again. Name lookups through NSS and refused callers that retry in a loop would otherwise push every
+/// operator action out of the bounded log within minutes.
+struct AuditRepeats {
+    /// How long a written decision stands for its repeats.
+    static let window: Duration = .seconds(60)
+    /// Distinct decisions remembered; past this the ones older than the window are forgotten (all of them, if
+    /// none is).
+    static let remembered = 4096
+
+    private var lastWritten: [AuditEvent: ContinuousClock.Instant] = [:]
+
+    /// How many decisions are remembered now.
+    var count: Int { lastWritten.count }
+
+    /// True when the decision `event` (as from a caller without a process id) is to be written at `now`, which it
+    /// then stands for until the window ends.
+    mutating func shouldWrite(_ event: AuditEvent, at now: ContinuousClock.Instant) -> Bool {
+        if let last = lastWritten[event], now - last < Self.window { return false }
+        if lastWritten[event] == nil, lastWritten.count >= Self.remembered {
+            lastWritten = lastWritten.filter { now - $0.value < Self.window }
+            if lastWritten.count >= Self.remembered { lastWritten.removeAll() }
+        }
+        lastWritten[event] = now
+        return true
+    }
+}
