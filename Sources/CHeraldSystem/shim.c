@@ -1,8 +1,11 @@
 // Helpers that need _GNU_SOURCE declarations, kept out of the header so that Swift's Glibc module and
 // this one agree on every shared structure.
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <sys/socket.h>
 #include "CHeraldSystem.h"
+
+int herald_open_path_nofollow(const char *path) { return open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC); }
 
 int herald_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *gid) {
     struct ucred credentials;

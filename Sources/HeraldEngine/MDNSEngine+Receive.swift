@@ -33,7 +33,14 @@ extension MDNSEngine {
 
     // MARK: - Queries
 
-    private mutating func receiveQuery(_ message: DNSMessage, from source: SocketAddress, on link: LinkID, toUnicast: Bool) {
+    private mutating func receiveQuery(_ received: DNSMessage, from source: SocketAddress, on link: LinkID, toUnicast: Bool) {
+        // A question asked twice in one packet is asked once: a packet repeating one a thousand times must not cost a
+        // thousand walks of its answers.
+        var message = received
+        if message.questions.count > 1 {
+            var seen = Set<DNSQuestion>()
+            message.questions = message.questions.filter { seen.insert($0).inserted }
+        }
         // RFC 6762 §5.5, §11: a query sent to our own address may come from anywhere; only the link's are answered
         // (a legacy query's too: off the link it would read out every record, and a forged source would turn a
         // small query into a large reply to someone else).
@@ -57,14 +64,12 @@ extension MDNSEngine {
         }
         // RFC 6762 §10.5 counts queries whose answers would come by multicast, where this host would hear them: not
         // one sent to an address of ours, nor a QU question (answered by unicast when recently multicast).
+        // One packet is one query for each record, however many of its questions the record answers (A and ANY).
         if let cache, !toUnicast, knownAnswersComplete {
-            // Each question once: a packet repeating one question a thousand times must not walk its answers a
-            // thousand times.
-            var observed: Set<RecordKey> = []
+            var counted: Set<RecordCache.Handle> = []
             for question in message.questions where !question.unicastResponse {
                 let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
-                guard observed.insert(key).inserted else { continue }
-                failureObserver.queryObserved(key, knownAnswers: known, cache: cache, on: link, at: now)
+                failureObserver.queryObserved(key, knownAnswers: known, cache: cache, on: link, at: now, counted: &counted)
             }
         }
         let probedNames = handleProbes(message, on: link)

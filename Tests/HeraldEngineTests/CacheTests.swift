@@ -125,12 +125,13 @@ struct CacheTests {
         #expect(changes(lan).filter { !$0.added }.isEmpty)
     }
 
-    @Test("passive observation: one query asking the same question many times counts once")
+    @Test("passive observation: one query counts once for a record, however many of its questions ask for it")
     func passiveObservationRepeatedQuestion() {
         var lan = watching()
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer)
         lan.run(for: 5000)
-        lan.inject(.query(Array(repeating: Fixture.question(name, .a), count: 50)), from: SimulatedLAN.peer(2))
+        lan.inject(.query(Array(repeating: Fixture.question(name, .a), count: 50) + [Fixture.question(name, .any)]),
+                   from: SimulatedLAN.peer(2))
         lan.run(for: 15_000)
         #expect(changes(lan).filter { !$0.added }.isEmpty)
     }

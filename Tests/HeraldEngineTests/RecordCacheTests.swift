@@ -29,25 +29,30 @@ struct RecordCacheTests {
         #expect(cache.count == 0)
     }
 
-    @Test("a full cache looks for a record to evict among the entries closest to expiry only")
-    func evictionLooksNearExpiryOnly() throws {
+    @Test("a full cache looks for a record to evict among a bounded number of candidates: those closest to expiry, then a rotating look at the rest")
+    func evictionLooksAtBoundedCandidates() throws {
         let limit = MDNSConstants.evictionCandidates * 4
         var cache = RecordCache(limit: limit)
-        // Full of records someone asks for, all ending before one record nobody asks for.
         let isWanted: (RecordKey) -> Bool = { $0.name != "junk.local." && $0.name != "newcomer.local." }
-        for n in 0..<(limit - 1) { _ = cache.insert(record(n, ttl: UInt32(100 + n)), from: peer, at: .zero, isWanted: isWanted) }
+        // One record nobody asks for, then records someone asks for, all ending before it.
         let junk = ResourceRecord(name: "junk.local.", ttl: 5000, data: .a(IPv4Address(10, 1, 0, 1)), cacheFlush: true)
         _ = cache.insert(junk, from: peer, at: .zero, isWanted: isWanted)
+        for n in 0..<(limit - 1) { _ = cache.insert(record(n, ttl: UInt32(100 + n)), from: peer, at: .zero, isWanted: isWanted) }
         #expect(cache.count == limit)
-        // An unwanted newcomer outliving the junk would replace it, but the junk lies beyond the entries looked at:
-        // the newcomer is dropped.
+        // An unwanted newcomer outliving the junk would replace it, but the junk is not among the records closest to
+        // expiry: the newcomer is dropped.
         let newcomer = ResourceRecord(name: "newcomer.local.", ttl: 6000, data: .a(IPv4Address(10, 1, 0, 2)), cacheFlush: true)
         #expect(cache.insert(newcomer, from: peer, at: .zero, isWanted: isWanted).isEmpty)
-        // A wanted newcomer takes the place of the wanted record closest to expiry.
+        // A wanted newcomer takes the place of the junk, found further on, not of a wanted record.
         let wanted = ResourceRecord(name: "wanted.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 3)), cacheFlush: true)
         #expect(cache.insert(wanted, from: peer, at: .zero, isWanted: isWanted) == [.added(wanted)])
-        let names = Set(cache.allRecords.map(\.record.name))
-        #expect(names.contains("junk.local.") && names.contains("wanted.local.") && !names.contains("host-0.local."))
+        var names = Set(cache.allRecords.map(\.record.name))
+        #expect(!names.contains("junk.local.") && names.contains("wanted.local.") && names.contains("host-0.local."))
+        // With nothing unwanted left, the next wanted newcomer takes the place of the wanted record closest to expiry.
+        let another = ResourceRecord(name: "another.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 4)), cacheFlush: true)
+        #expect(cache.insert(another, from: peer, at: .zero, isWanted: isWanted) == [.added(another)])
+        names = Set(cache.allRecords.map(\.record.name))
+        #expect(names.contains("another.local.") && !names.contains("host-0.local."))
         #expect(cache.count == limit)
         // Every record set aside while looking is still in the expiry heap, also after a search that found nothing to
         // evict: the records end on time.

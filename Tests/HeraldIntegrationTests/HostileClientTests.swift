@@ -83,7 +83,7 @@ extension HeraldOnTestLANs {
             #expect(result.stdout.contains("reply version 1 op 67"), "\(result)")
         }
 
-        @Test("error sockets: a named one that never accepts does not hold heraldd, and descriptors passed by the hundred are not kept")
+        @Test("error sockets: a named one that never accepts does not hold heraldd, descriptors passed by the hundred are not kept, and an unknown operation's status comes on its own")
         func errorSocketAbuse() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
@@ -101,6 +101,7 @@ extension HeraldOnTestLANs {
             #expect(counts[1] <= counts[0] + 4, "\(counts)")
             #expect(counts[2] <= counts[0], "\(counts)")
             #expect(result.stdout.contains("after passing: browse status 0"), "\(result)")
+            #expect(result.stdout.contains("unknown on a shared connection: status -65540"), "\(result)")
             #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
         }
 
@@ -147,6 +148,18 @@ extension HeraldOnTestLANs {
         other.settimeout(5)
         request(other, 6, b"ctx-aft2", browse_body("_hafter._tcp"))
         print("after passing: browse status %d" % status_of(other), flush=True)
+
+        # An operation the daemon does not know, on a shared connection: its status comes on the socket passed with it.
+        shared = connect()
+        request(shared, 1, b"ctx-conn", b"")
+        expect_status(shared)
+        ours, theirs = socket.socketpair()
+        frame = struct.pack(">IIII8sI", 1, 1, 0, 99, b"ctx-unkn", 0) + b"\0"
+        shared.sendall(frame[:-1])
+        socket.send_fds(shared, [frame[-1:]], [theirs.fileno()])
+        theirs.close()
+        ours.settimeout(5)
+        print("unknown on a shared connection: status %d" % struct.unpack(">i", exactly(ours, 4))[0], flush=True)
         """#
 
         @Test("out of file descriptors: extra connections are shed without a busy loop, and the daemon serves again after")

@@ -126,7 +126,7 @@ struct PermissionStoryTests {
         #expect(!browse.stdout.contains("Second Game"), "a denied browse got results: \(browse.stdout)")
     }
 
-    @Test("what an app changes in its registration while parked or running is what a grant publishes: the last TXT, at most 100 added records")
+    @Test("what an app changes in its registrations while parked or running is what a grant publishes: the last TXT and record data, at most 100 added records")
     func changesSurviveParkingAndDenial() throws {
         let story = try StoryLAN()
         defer { story.shutdown() }
@@ -137,8 +137,9 @@ struct PermissionStoryTests {
              "NSLocalNetworkUsageDescription": "Updater publishes its state."], named: "updater.json")]).expectSuccess()
         let app = try home.spawn(try AppUser.command([python, "-c", DNSSDByHand.python + Self.updater, daemon.socket]))
         defer { app.terminate(grace: 1) }
-        // Parked, it changes its TXT record 100,000 times.
+        // Parked, it changes its TXT record 100,000 times, and its record once.
         try app.waitForOutput(containing: "parked updates sent", in: .stdout, timeout: 30)
+        #expect(app.stdout.contains("register record: 0"), "\(app.output)")
         func peerSees(_ text: String) -> Bool {
             let resolved = try? peer.herald(["resolve", "Updater", "_hupdate._tcp", "--timeout", "5"])
             return resolved?.stdout.contains(text) ?? false
@@ -155,14 +156,17 @@ struct PermissionStoryTests {
         try daemon.control(["grant", "org.example.updater"]).expectSuccess()
         try app.waitForOutput(containing: "registered again", in: .stdout, timeout: 10)
         #expect(waitUntil(timeout: 10) { peerSees("state=running") }.held, "\(app.output)\n\(daemon.log)")
+        // The record registered by itself too ("r=running" in RFC 3597's generic form).
+        let record = try peer.herald(["query", "Record._hupdate._tcp.local.", "TYPE10", "--timeout", "3"])
+        #expect(record.stdout.contains("\\# 9 723d72756e6e696e67") && !record.stdout.contains("\\# 3 "), "\(record)")
         let added = try peer.herald(["query", "Updater._hupdate._tcp.local.", "TYPE10", "--timeout", "3"])
         #expect(added.stdout.split(separator: "\n").count(where: { $0.contains("Updater") }) == 100, "\(added)")
         #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
     }
 
-    /// A script playing an app: registers `Updater` (parked until granted), updates its TXT record 100,000 times
-    /// while parked, and once registered sets it to state=running and adds 101 NULL records; then reports its
-    /// registration's replies.
+    /// A script playing an app: registers `Updater` and a record `Record` of its own (both parked until granted),
+    /// updates the TXT record 100,000 times and the record once while parked; once registered, sets them to
+    /// state=running and r=running and adds 101 NULL records to the registration; then reports its replies.
     static let updater = #"""
         import os
         s = connect()
@@ -173,21 +177,28 @@ struct PermissionStoryTests {
             + struct.pack(">HH", 4700, len(txt)) + txt
         request(s, 5, b"ctx-upd8", body)
         expect_status(s)
-        def update(state):
-            entry = ("state=" + state).encode()
-            body = struct.pack(">IH", 0, len(entry) + 1) + bytes([len(entry)]) + entry + struct.pack(">I", 0)
-            return struct.pack(">IIII8sI", 1, len(body), 4, 11, b"ctx-upd8", 0xFFFFFFFF) + body
-        s.sendall(b"".join(update(str(n)) for n in range(1, 100001)))
-        print("parked updates sent", flush=True)
-        def with_status(op, reg_index, body):
+        def with_status(op, context, reg_index, body):
             # On the shared connection a request's status comes back on a socket passed with its last byte.
             ours, theirs = socket.socketpair()
-            frame = struct.pack(">IIII8sI", 1, len(body) + 1, 0, op, b"ctx-upd8", reg_index) + b"\0" + body
+            frame = struct.pack(">IIII8sI", 1, len(body) + 1, 0, op, context, reg_index) + b"\0" + body
             s.sendall(frame[:-1])
             socket.send_fds(s, [frame[-1:]], [theirs.fileno()])
             theirs.close()
             ours.settimeout(10)
             return struct.unpack(">i", exactly(ours, 4))[0]
+        def update(context, reg_index, rdata):
+            # No error socket: a status only if it fails.
+            body = struct.pack(">IH", 0, len(rdata)) + rdata + struct.pack(">I", 0)
+            return struct.pack(">IIII8sI", 1, len(body), 4, 11, context, reg_index) + body
+        def update_txt(state):
+            entry = ("state=" + state).encode()
+            return update(b"ctx-upd8", 0xFFFFFFFF, bytes([len(entry)]) + entry)
+        # A record registered by itself (NULL, unique), parked too.
+        record = struct.pack(">II", 0x20, 0) + cstr("Record._hupdate._tcp.local.") + struct.pack(">HHH", 10, 1, 3) \
+            + b"r=0" + struct.pack(">I", 120)
+        print("register record: %d" % with_status(2, b"ctx-rec1", 7, record), flush=True)
+        s.sendall(b"".join(update_txt(str(n)) for n in range(1, 100001)) + update(b"ctx-rec1", 7, b"r=1"))
+        print("parked updates sent", flush=True)
         registrations = 0
         s.settimeout(60)
         while True:
@@ -202,9 +213,9 @@ struct PermissionStoryTests {
             elif error == 0 and reply_flags & 2:
                 registrations += 1
                 if registrations == 1:
-                    s.sendall(update("running"))
+                    s.sendall(update_txt("running") + update(b"ctx-rec1", 7, b"r=running"))
                     print("running update sent", flush=True)
-                    statuses = [with_status(10, 1000 + n, struct.pack(">IHH", 0, 10, 4) + struct.pack(">I", n)
+                    statuses = [with_status(10, b"ctx-upd8", 1000 + n, struct.pack(">IHH", 0, 10, 4) + struct.pack(">I", n)
                                             + struct.pack(">I", 120)) for n in range(101)]
                     print("added %d records, the next: %d" % (statuses[:100].count(0), statuses[100]), flush=True)
                 else:

@@ -45,6 +45,10 @@ int herald_peer_pidfd(int fd, int pid, int *exact);
 /// The MTU of the interface called `name` (SIOCGIFMTU), or -1 when it cannot be read.
 int herald_interface_mtu(const char *name);
 
+/// Opens the file at `path` itself, not what it names if it is a symbolic link, for fstat and for reaching it again
+/// through /proc/self/fd (open with O_PATH | O_NOFOLLOW | O_CLOEXEC); -1 with errno on failure.
+int herald_open_path_nofollow(const char *path);
+
 /// 1 while the process behind a pidfd runs, 0 once it has exited, -1 on error.
 int herald_pidfd_alive(int pidfd);
 

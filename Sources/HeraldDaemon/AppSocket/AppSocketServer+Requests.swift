@@ -13,10 +13,13 @@ extension AppSocketServer {
             decoded = try DecodedRequest.decode(header: frame.header, body: frame.body, connection: client.connectionState)
         } catch {
             if case .unknownOperation = error {
-                // An operation this daemon does not know: BadParam, and the connection stays usable.
+                // An operation this daemon does not know: BadParam, and the connection stays usable. On a shared
+                // connection the status goes where the client waits for it: the error socket that came with the frame.
                 logger.notice("app socket: client \(client.id) sent unknown operation \(frame.header.operation)")
+                let route: StatusReturn = client.connectionState == .established && !client.passedDescriptors.isEmpty
+                    && !frame.header.flags.contains(.noErrorSocket) ? .passedSocket : .inBand
                 client.connectionState = .established
-                send(StatusWord.encode(.badParam), to: client)
+                reportStatus(.badParam, via: route, context: frame.header.context, to: client)
                 return
             }
             disconnect(client, reason: "malformed \(frame.header.requestOperation.map { "\($0)" } ?? "request"): \(error)")
@@ -58,30 +61,22 @@ extension AppSocketServer {
             close(descriptor)
         case .namedSocket(let path):
             flushReplies()
-            guard Self.mayConnect(to: path, for: client.identity) else {
-                logger.notice("app socket: client \(client.id) named an error socket it does not own (\(path)); status not sent")
-                return
-            }
-            // Never blocking: a listener that does not accept must not hold the daemon.
-            if let descriptor = try? UnixSocket.connect(to: path, nonBlocking: true) {
+            // The daemon connects for the client: only to a socket of the client's own user (any, for root), and
+            // never blocking, since a listener that does not accept must not hold the daemon.
+            guard let identity = client.identity else { return }
+            do {
+                let descriptor = try UnixSocket.connectChecked(to: path, owner: identity.uid == 0 ? nil : identity.uid)
                 let bytes = StatusWord.encode(status)
                 _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
                 close(descriptor)
+            } catch {
+                logger.notice("app socket: client \(client.id): status not sent to its error socket: \(error)")
             }
         case .asyncErrorReply:
             if status != .noError { queue(.asyncError(AsyncErrorReply(error: status)), to: client, context: context) }
         case .none:
             break
         }
-    }
-
-    /// True when `path` is a socket owned by the client's user (or the client is root): the daemon connects to a
-    /// named error socket on the client's behalf and must not reach other users' sockets for it.
-    static func mayConnect(to path: String, for identity: ClientIdentity?) -> Bool {
-        guard let identity else { return false }
-        var status = stat()
-        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK else { return false }
-        return identity.uid == 0 || status.st_uid == identity.uid
     }
 
     /// Carries out one request; returns the status to report (nil: the request has no status reply).

@@ -57,6 +57,22 @@ public enum UnixSocket {
         return fd
     }
 
+    /// Connects, without blocking, to the socket at `path` if it is a socket owned by `owner` (any owner when nil),
+    /// not a symbolic link to one. The file is opened once, checked, and connected to through that descriptor
+    /// (/proc/self/fd/N), so nothing can be swapped in between the check and the connect.
+    public static func connectChecked(to path: String, owner: UInt32?) throws(SystemError) -> Int32 {
+        let file = herald_open_path_nofollow(path)
+        guard file >= 0 else { throw SystemError("open(\(path))") }
+        defer { close(file) }
+        var status = stat()
+        guard fstat(file, &status) == 0 else { throw SystemError("fstat(\(path))") }
+        guard status.st_mode & S_IFMT == S_IFSOCK else { throw SystemError("\(path) is not a socket", code: ENOTSOCK) }
+        if let owner, status.st_uid != owner {
+            throw SystemError("\(path) belongs to uid \(status.st_uid), not \(owner)", code: EACCES)
+        }
+        return try connect(to: "/proc/self/fd/\(file)", nonBlocking: true)
+    }
+
     /// Creates the directory holding `path` (and its parents) when missing, mode 0755.
     static func makeParentDirectory(of path: String) throws(SystemError) {
         var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()

@@ -4,6 +4,9 @@ import HeraldBroker
 /// program (same user, executable and unit, in any process) got for the same request within the last minute is not
 /// written again. Name lookups through NSS and refused callers that retry in a loop would otherwise push every
 /// operator action out of the bounded log within minutes.
+///
+/// Decisions are remembered by a 64-bit hash only, in one table: thousands of them cost one block of memory, not
+/// thousands of small strings kept between the short-lived allocations of serving (which would pin heap pages).
 struct AuditRepeats {
     /// How long a written decision stands for its repeats.
     static let window: Duration = .seconds(60)
@@ -11,7 +14,7 @@ struct AuditRepeats {
     /// none is).
     static let remembered = 4096
 
-    private var lastWritten: [AuditEvent: ContinuousClock.Instant] = [:]
+    private var lastWritten: [Int: ContinuousClock.Instant] = [:]
 
     /// How many decisions are remembered now.
     var count: Int { lastWritten.count }
@@ -19,12 +22,13 @@ struct AuditRepeats {
     /// True when the decision `event` (as from a caller without a process id) is to be written at `now`, which it
     /// then stands for until the window ends.
     mutating func shouldWrite(_ event: AuditEvent, at now: ContinuousClock.Instant) -> Bool {
-        if let last = lastWritten[event], now - last < Self.window { return false }
-        if lastWritten[event] == nil, lastWritten.count >= Self.remembered {
+        let key = event.hashValue
+        if let last = lastWritten[key], now - last < Self.window { return false }
+        if lastWritten[key] == nil, lastWritten.count >= Self.remembered {
             lastWritten = lastWritten.filter { now - $0.value < Self.window }
-            if lastWritten.count >= Self.remembered { lastWritten.removeAll() }
+            if lastWritten.count >= Self.remembered { lastWritten.removeAll(keepingCapacity: true) }
         }
-        lastWritten[event] = now
+        lastWritten[key] = now
         return true
     }
 }

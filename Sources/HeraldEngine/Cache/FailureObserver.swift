@@ -35,12 +35,13 @@ struct FailureObserver: Sendable {
     var isWatching: Bool { !watches.isEmpty }
 
     /// A peer asked `key` on `link`, listing `knownAnswers`: every remote cached record
-    /// that answers it and is not among them is watched.
+    /// that answers it and is not among them is watched. `counted` holds the records this query already counted for
+    /// (another of its questions asked for them too).
     mutating func queryObserved(_ key: RecordKey, knownAnswers: KnownAnswers, cache: RecordCache?, on link: LinkID,
-                                at now: Instant) {
+                                at now: Instant, counted: inout Set<RecordCache.Handle>) {
         guard let cache else { return }
         cache.forEachAnswer(to: key) { handle, cached in
-            guard !cached.pointee.isLocal, !knownAnswers.contains(cached) else { return }
+            guard !cached.pointee.isLocal, !knownAnswers.contains(cached), counted.insert(handle).inserted else { return }
             let watched = Watched(link: link, record: handle)
             if Self.count(&watches[watched], at: now) {
                 deadlines.insert(Deadline(at: now + MDNSConstants.failureObservationWindow, watched: watched))

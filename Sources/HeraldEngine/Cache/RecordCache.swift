@@ -15,8 +15,9 @@ public enum CacheChange: Sendable, Hashable {
 /// Names are stored once: records of one name, and data naming a cached name, share the chain's copy.
 ///
 /// Expiry runs off a heap of deadlines with at most one live entry per record. When full, the cache evicts the
-/// remote record closest to expiry (``evictOne(except:newcomerExpiry:keepNewcomer:isWanted:)``), so a flood of
-/// short-lived junk pushes out itself rather than the records people are using.
+/// remote record nobody asks for that is closest to expiry, among a bounded number of candidates
+/// (``evictOne(except:newcomerExpiry:keepNewcomer:isWanted:)``), so a flood of short-lived junk pushes out itself
+/// rather than the records people are using.
 public struct RecordCache: Sendable {
     /// The most records kept (own records included).
     public let limit: Int
@@ -59,6 +60,8 @@ public struct RecordCache: Sendable {
     var firstFree: Int32 = -1
     var chains: [DNSName: Chain] = [:]
     var deadlines = Heap<Deadline>()
+    /// Where the next search of the slots for an unwanted record to evict starts.
+    var evictionCursor = 0
     /// The last names given blocks of their own, to share with records that follow (a ring).
     private var recentNames = [DNSName](repeating: .root, count: 4)
     /// A peer's copy of a record this host publishes too (a shared PTR), by the slot of this host's copy: when this

@@ -11,7 +11,8 @@ struct AnswerBuilder {
     struct Reply {
         var multicast: [ResourceRecord] = []
         var unicast: [ResourceRecord] = []
-        /// RFC 6762 §6: a single question answered entirely with records this host verified unique needs no delay.
+        /// RFC 6762 §6: a query whose every question this host answers, only with records it verified unique, needs
+        /// no delay.
         var isImmediate = false
 
         var isEmpty: Bool { multicast.isEmpty && unicast.isEmpty }
