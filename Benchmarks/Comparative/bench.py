@@ -578,6 +578,7 @@ def storm(args):
             daemon = make()
             time.sleep(args.settle)
             drops0 = daemon_host.udp_drops()
+            advertiser_drops0 = real_host.udp_drops()
             cpu0 = cpu_of(daemon)
             flood = peer(flood_host, "flood.py", flood_host.ipv4, rate, seconds)
             wait_ready(flood, 10, "flood")
@@ -601,6 +602,8 @@ def storm(args):
             run = {"label": label, "sent": sent, "send_rate": sent / elapsed, "seconds": seconds,
                    "cpu_s": cpu, "cpu_fraction": cpu / wall, "peak_rss_kib": rss_kib(daemon, "VmHWM"),
                    "drops": daemon_host.udp_drops() - drops0, "browses": browse_results,
+                   # The advertisers get the flood too: what their sockets drop (a browser's query among it) is theirs.
+                   "advertiser_drops": real_host.udp_drops() - advertiser_drops0,
                    "browses_ok": sum(1 for b in browse_results if b is not None)}
             if isinstance(daemon, Herald):
                 run["status"] = herald_status(daemon)
@@ -609,8 +612,9 @@ def storm(args):
             ok = [b for b in browse_results if b is not None]
             log(f"  {label}: flood {sent} packets ({sent / elapsed:.0f}/s); daemon CPU {cpu:.1f} s "
                 f"({100 * cpu / wall:.0f} % of a core), peak RSS {run['peak_rss_kib'] / 1024:.1f} MiB, "
-                f"socket drops {run['drops']}; browses during the flood: {len(ok)}/{len(browse_results)} "
-                f"succeeded, median {fmt(summary(ok)['median'])}")
+                f"socket drops {run['drops']} (the advertisers' {run['advertiser_drops']}); browses during the flood: "
+                f"{len(ok)}/{len(browse_results)} succeeded, median {fmt(summary(ok)['median'])}, "
+                f"each {[None if b is None else round(b, 2) for b in browse_results]}")
             time.sleep(6)  # let the flood's short-lived records expire before the next daemon
     finally:
         lan.close()
