@@ -283,6 +283,27 @@ struct QuerierTests {
         #expect(next.time - receivedAt <= 20_000 + 120)
     }
 
+    @Test("an owner's NSEC saying a type does not exist holds that question back until the NSEC runs out (RFC 6762 §6.1)")
+    func negativeAnswerHoldsQuestion() throws {
+        var lan = SimulatedLAN()
+        let alpha = lan.addHost("alpha")  // IPv4 only: its announcements and answers carry an NSEC (TTL 120 s) without AAAA
+        let beta = lan.addHost("beta")
+        lan.run(for: 5000)
+        let start = lan.now
+        lan.with(beta) { $0.query(OperationID(1), name: "alpha.local.", type: .aaaa, at: $1) }
+        lan.run(for: 300_000)
+        let asked = queries(lan, from: beta, asking: "alpha.local.", .aaaa).map { $0.time - start }
+        let negativeAnswers = lan.packets(from: alpha).filter { packet in
+            packet.message.isResponse && packet.message.answers.contains { $0.type == .nsec }
+        }.map { $0.time - start }
+        // The NSEC of alpha's announcement, cached before the question, answers it until it runs out (about 119 s
+        // from now); then each question draws a new one: not 1, 3, 7, 15, 31 … s apart.
+        #expect(asked.count == 2, "\(asked)")
+        #expect(asked.first.map { (110_000...120_000).contains($0) } == true, "\(asked)")
+        #expect(zip(asked, asked.dropFirst()).allSatisfy { (119_000...121_000).contains($1 - $0) }, "\(asked)")
+        #expect(negativeAnswers.count == asked.count, "\(negativeAnswers)")
+    }
+
     @Test("a resolve reports SRV, TXT and addresses, and follows the SRV record to a new target host")
     func resolveFollowsTarget() throws {
         var lan = SimulatedLAN()

@@ -119,6 +119,19 @@ public struct RecordCache: Sendable {
     }
 
     /// True when some record answers the question.
+    /// When a peer's NSEC record says `question.name` has no record of `question.type` (RFC 6762 §6.1), the instant
+    /// that statement ends; nil when no live one says so.
+    func negativeAnswerEnd(for question: RecordKey, at now: Instant) -> Instant? {
+        guard question.type != .any, question.type != .nsec else { return nil }
+        var end: Instant?
+        forEachRecord(named: question.name) { _, cached in
+            guard !cached.pointee.isLocal, cached.pointee.expiresAt > now,
+                  case .nsec(_, let types) = cached.pointee.record.data, !types.contains(question.type) else { return }
+            end = max(end ?? cached.pointee.expiresAt, cached.pointee.expiresAt)
+        }
+        return end
+    }
+
     func hasAnswer(to question: RecordKey) -> Bool {
         var found = false
         forEachAnswer(to: question) { _, _ in found = true }

@@ -139,6 +139,14 @@ struct Querier: Sendable {
                 var send = false
                 var unicastResponse = false
                 if isDue(query) {
+                    // RFC 6762 §6.1: the name's owner says it has no record of this type (NSEC). Ask again when that
+                    // statement runs out, not on the usual schedule (an IPv4-only host's AAAA every 1, 2, 4 … s).
+                    if query.expectsUniqueAnswer, !(cache[link]?.hasAnswer(to: key) ?? false),
+                       let end = cache[link]?.negativeAnswerEnd(for: key, at: now) {
+                        query.nextQueryAt = end
+                        queries[link]![key] = query
+                        continue
+                    }
                     send = true
                     unicastResponse = unicastFirstQueries && query.lastSentAt == nil
                         && !(cache[link]?.hasAnswer(to: key) ?? false)
