@@ -125,6 +125,26 @@ struct CacheTests {
         #expect(changes(lan).filter { !$0.added }.isEmpty)
     }
 
+    @Test("passive observation: a record among a long known-answer list is known, wherever it stands in it")
+    func passiveObservationLongKnownAnswerList() {
+        var lan = watching()
+        let cached = Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)
+        lan.inject(.response([cached]), from: peer)
+        lan.run(for: 5000)
+        var listed = cached
+        listed.cacheFlush = false
+        let others = (0..<40).map { Fixture.a(name, IPv4Address(10, 0, 1, UInt8($0)), ttl: 4500, flush: false) }
+        for position in [0, 20, 40] {
+            var knownAnswers = others
+            knownAnswers.insert(listed, at: position)
+            let query = DNSMessage.query([Fixture.question(name, .a)], knownAnswers: knownAnswers)
+            lan.inject(query, from: SimulatedLAN.peer(2))
+            lan.inject(query, from: SimulatedLAN.peer(2), after: 1000)
+            lan.run(for: 15_000)
+        }
+        #expect(changes(lan).filter { !$0.added }.isEmpty)
+    }
+
     @Test("passive observation: one query counts once for a record, however many of its questions ask for it")
     func passiveObservationRepeatedQuestion() {
         var lan = watching()

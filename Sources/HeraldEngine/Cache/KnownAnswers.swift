@@ -6,17 +6,26 @@ import HeraldWire
 struct KnownAnswers {
     let records: [ResourceRecord]
     private let hashes: [UInt32]
+    /// For a long list, the positions of the records by data hash: a packet listing hundreds of known answers for a
+    /// name with thousands of cached records must not compare every pair.
+    private let positionsByHash: [UInt32: [Int]]?
+    static let indexedLength = 16
 
     init(_ records: [ResourceRecord]) {
+        let hashes = records.map { CachedRecord.dataHash($0.data) }
         self.records = records
-        hashes = records.map { CachedRecord.dataHash($0.data) }
+        self.hashes = hashes
+        positionsByHash = records.count > Self.indexedLength ? Dictionary(grouping: hashes.indices, by: { hashes[$0] }) : nil
     }
 
     var isEmpty: Bool { records.isEmpty }
 
     /// True when the list holds `cached` (same name, type, class and data).
     func contains(_ cached: UnsafePointer<CachedRecord>) -> Bool {
-        records.indices.contains { lists(cached, at: $0) }
+        if let positionsByHash {
+            return positionsByHash[cached.pointee.dataHash]?.contains { lists(cached, at: $0) } ?? false
+        }
+        return records.indices.contains { lists(cached, at: $0) }
     }
 
     /// True when the record at `index` is `cached`.
