@@ -304,6 +304,22 @@ struct QuerierTests {
         #expect(negativeAnswers.count == asked.count, "\(negativeAnswers)")
     }
 
+    @Test("an NSEC claiming more than an hour holds no question: the question keeps its usual schedule")
+    func longNegativeAnswerIgnored() throws {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta")
+        lan.run(for: 3000)
+        let name: DNSName = "gamma.local."
+        let start = lan.now
+        lan.with(beta) { $0.query(OperationID(1), name: name, type: .aaaa, at: $1) }
+        lan.inject(.response([ResourceRecord(name: name, ttl: 0x7FFF_FFFF, data: .nsec(next: name, types: TypeBitmap(types: [.a])),
+                                             cacheFlush: true)]), from: peer)
+        lan.run(for: 300_000)
+        #expect(lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.type == .nsec })
+        let asked = queries(lan, from: beta, asking: name, .aaaa).map { $0.time - start }
+        #expect(asked.count >= 8, "\(asked)")
+    }
+
     @Test("a resolve reports SRV, TXT and addresses, and follows the SRV record to a new target host")
     func resolveFollowsTarget() throws {
         var lan = SimulatedLAN()

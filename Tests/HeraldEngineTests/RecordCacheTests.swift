@@ -59,6 +59,25 @@ struct RecordCacheTests {
         #expect(cache.expire(at: .zero + 101 * 1000) == [.removed(record(1, ttl: 101))])
     }
 
+    @Test("a peer's NSEC says until when a type does not exist, unless another NSEC of the name lists it, or the question is of another class")
+    func negativeAnswers() throws {
+        var cache = RecordCache(limit: 100)
+        let name: DNSName = "gamma.local."
+        func nsec(_ types: [RecordType], ttl: UInt32 = 120) -> ResourceRecord {
+            ResourceRecord(name: name, ttl: ttl, data: .nsec(next: name, types: TypeBitmap(types: types)), cacheFlush: false)
+        }
+        _ = cache.insert(nsec([.a]), from: peer, at: .zero)
+        #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero) == Instant.zero + 120_000)
+        #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero + 120_000) == nil, "run out")
+        #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .a), at: .zero) == nil, "the type exists")
+        #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa, recordClass: RecordClass(3)), at: .zero) == nil)
+        _ = cache.insert(nsec([.a, .aaaa]), from: peer, at: .zero + 500)
+        #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero + 500) == nil, "another NSEC lists it")
+        var own = RecordCache(limit: 100)
+        _ = own.insert(nsec([.a]), from: nil, at: .zero, isLocal: true)
+        #expect(own.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero) == nil, "this host's own NSEC")
+    }
+
     @Test("a handle names its record only: once the record is gone, its reused slot's new record is out of reach")
     func handlesOutliveNothing() throws {
         var cache = RecordCache(limit: 100)

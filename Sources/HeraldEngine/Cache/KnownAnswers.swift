@@ -28,6 +28,14 @@ struct KnownAnswers {
         return records.indices.contains { lists(cached, at: $0) }
     }
 
+    /// The positions where the list holds `cached`.
+    func positions(of cached: UnsafePointer<CachedRecord>) -> [Int] {
+        if let positionsByHash {
+            return positionsByHash[cached.pointee.dataHash]?.filter { lists(cached, at: $0) } ?? []
+        }
+        return records.indices.filter { lists(cached, at: $0) }
+    }
+
     /// True when the record at `index` is `cached`.
     func lists(_ cached: UnsafePointer<CachedRecord>, at index: Int) -> Bool {
         hashes[index] == cached.pointee.dataHash && records[index].type == cached.pointee.record.type

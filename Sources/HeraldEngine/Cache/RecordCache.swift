@@ -118,20 +118,29 @@ public struct RecordCache: Sendable {
         }
     }
 
-    /// True when some record answers the question.
     /// When a peer's NSEC record says `question.name` has no record of `question.type` (RFC 6762 §6.1), the instant
-    /// that statement ends; nil when no live one says so.
+    /// that statement ends; nil when no live one says so, or when one says the type exists. An NSEC claiming more
+    /// than the longest query interval (an hour) is not taken at its word: a peer's mistake must not silence a
+    /// question for years.
     func negativeAnswerEnd(for question: RecordKey, at now: Instant) -> Instant? {
         guard question.type != .any, question.type != .nsec else { return nil }
         var end: Instant?
+        var listed = false
         forEachRecord(named: question.name) { _, cached in
             guard !cached.pointee.isLocal, cached.pointee.expiresAt > now,
-                  case .nsec(_, let types) = cached.pointee.record.data, !types.contains(question.type) else { return }
-            end = max(end ?? cached.pointee.expiresAt, cached.pointee.expiresAt)
+                  Int(cached.pointee.record.ttl) * 1000 <= MDNSConstants.queryIntervalMax,
+                  question.recordClass == .any || cached.pointee.record.recordClass == question.recordClass,
+                  case .nsec(_, let types) = cached.pointee.record.data else { return }
+            if types.contains(question.type) {
+                listed = true
+            } else {
+                end = max(end ?? cached.pointee.expiresAt, cached.pointee.expiresAt)
+            }
         }
-        return end
+        return listed ? nil : end
     }
 
+    /// True when some record answers the question.
     func hasAnswer(to question: RecordKey) -> Bool {
         var found = false
         forEachAnswer(to: question) { _, _ in found = true }

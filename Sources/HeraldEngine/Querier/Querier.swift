@@ -140,11 +140,17 @@ struct Querier: Sendable {
                 var unicastResponse = false
                 if isDue(query) {
                     // RFC 6762 §6.1: the name's owner says it has no record of this type (NSEC). Ask again when that
-                    // statement runs out, not on the usual schedule (an IPv4-only host's AAAA every 1, 2, 4 … s).
+                    // statement runs out, not at 1, 2, 4 … s (an IPv4-only host's AAAA). The hold counts as a query for
+                    // the back-off, so it never asks more often than the schedule would. Joining another question's
+                    // first query is no reason to ask either.
                     if query.expectsUniqueAnswer, !(cache[link]?.hasAnswer(to: key) ?? false),
                        let end = cache[link]?.negativeAnswerEnd(for: key, at: now) {
-                        query.nextQueryAt = end
-                        queries[link]![key] = query
+                        if let next = query.nextQueryAt, next <= now {
+                            let scheduled = now + query.interval
+                            query.interval = min(query.interval * 2, MDNSConstants.queryIntervalMax)
+                            query.nextQueryAt = max(scheduled, end)
+                            queries[link]![key] = query
+                        }
                         continue
                     }
                     send = true
@@ -214,10 +220,10 @@ struct Querier: Sendable {
             guard var query = linkQueries[key], let next = query.nextQueryAt, next > now else { continue }
             if let last = query.lastSentAt, (next - now) * 2 > next - last { continue }
             // Each of their known answers to the question must be a cached record we would list.
-            var unmatched = knownAnswers.isEmpty ? [] : knownAnswers.indices(answering: key)
+            var unmatched = knownAnswers.isEmpty ? [] : Set(knownAnswers.indices(answering: key))
             cache?.forEachAnswer(to: key) { _, cached in
                 guard !unmatched.isEmpty, cached.pointee.isWorthListing(at: now) else { return }
-                unmatched.removeAll { knownAnswers.lists(cached, at: $0) }
+                unmatched.subtract(knownAnswers.positions(of: cached))
             }
             guard unmatched.isEmpty else { continue }
             query.markSent(at: now)
