@@ -17,6 +17,17 @@ struct CacheTests {
         return lan
     }
 
+    /// `watching()` with a peer's A record of the name cached (TTL 4500 s) five seconds ago, for the passive
+    /// observation tests.
+    func watchingCachedRecord() -> SimulatedLAN {
+        var lan = watching()
+        lan.inject(.response([cachedRecord]), from: peer)
+        lan.run(for: 5000)
+        return lan
+    }
+
+    var cachedRecord: ResourceRecord { Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500) }
+
     func changes(_ lan: SimulatedLAN) -> [(time: Instant, added: Bool, address: IPv4Address)] {
         lan.events(of: 0, OperationID(1)).compactMap { entry in
             switch entry.event {
@@ -104,9 +115,7 @@ struct CacheTests {
 
     @Test("passive observation counts only queries whose answers would be multicast: not QU questions, truncated queries or queries sent to this host")
     func passiveObservationMulticastOnly() {
-        var lan = watching()
-        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer)
-        lan.run(for: 5000)
+        var lan = watchingCachedRecord()
         // The owner answers a QU question by unicast, to the asker alone: this host never sees the answer.
         let qu = DNSMessage.query([Fixture.question(name, .a, qu: true)])
         lan.inject(qu, from: SimulatedLAN.peer(2))
@@ -127,11 +136,8 @@ struct CacheTests {
 
     @Test("passive observation: a record among a long known-answer list is known, wherever it stands in it")
     func passiveObservationLongKnownAnswerList() {
-        var lan = watching()
-        let cached = Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)
-        lan.inject(.response([cached]), from: peer)
-        lan.run(for: 5000)
-        var listed = cached
+        var lan = watchingCachedRecord()
+        var listed = cachedRecord
         listed.cacheFlush = false
         let others = (0..<40).map { Fixture.a(name, IPv4Address(10, 0, 1, UInt8($0)), ttl: 4500, flush: false) }
         for position in [0, 20, 40] {
@@ -147,9 +153,7 @@ struct CacheTests {
 
     @Test("passive observation: one query counts once for a record, however many of its questions ask for it")
     func passiveObservationRepeatedQuestion() {
-        var lan = watching()
-        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer)
-        lan.run(for: 5000)
+        var lan = watchingCachedRecord()
         lan.inject(.query(Array(repeating: Fixture.question(name, .a), count: 50) + [Fixture.question(name, .any)]),
                    from: SimulatedLAN.peer(2))
         lan.run(for: 15_000)
@@ -158,9 +162,7 @@ struct CacheTests {
 
     @Test("passive observation: an answer seen in time, or queries far apart, keep the record")
     func passiveObservationKept() {
-        var lan = watching()
-        lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer)
-        lan.run(for: 5000)
+        var lan = watchingCachedRecord()
         let ask = DNSMessage.query([Fixture.question(name, .a)])
         lan.inject(ask, from: SimulatedLAN.peer(2))
         lan.inject(ask, from: SimulatedLAN.peer(2), after: 1000)

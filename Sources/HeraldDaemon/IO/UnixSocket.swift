@@ -75,14 +75,8 @@ public enum UnixSocket {
 
     /// Creates the directory holding `path` (and its parents) when missing, mode 0755.
     static func makeParentDirectory(of path: String) throws(SystemError) {
-        var components = path.split(separator: "/", omittingEmptySubsequences: false).dropLast()
-        guard !components.isEmpty else { return }
-        var current = path.hasPrefix("/") ? "" : "."
-        if components.first == "" { components = components.dropFirst() }
-        for component in components where !component.isEmpty {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0 && errno != EEXIST { throw SystemError("mkdir(\(current))") }
-        }
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return }
+        try Directories.make(String(path[..<slash]), mode: 0o755, parentMode: 0o755)
     }
 
     static func makeAddress(_ path: String) -> sockaddr_un {

@@ -15,9 +15,15 @@ public final class StateDirectoryLock {
     /// Takes the lock, creating the directory (mode 0700) when missing; throws when another process holds it. On a
     /// read-only directory without a lock file it holds nothing and says why in `unavailable`.
     public init(directory: String) throws(DaemonStartError) {
-        if access(directory, F_OK) != 0, let failure = Self.makeDirectory(directory) {
-            throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(failure))); "
-                                   + "create it (mode 0700), or give heraldd another one (--state-dir)")
+        if access(directory, F_OK) != 0 {
+            // Missing parents are made as `mkdir -p` would (the umask decides); the directory itself is the daemon's
+            // alone, made 0700 from the start.
+            do {
+                try Directories.make(directory, mode: 0o700, parentMode: 0o777)
+            } catch {
+                throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(error.code))); "
+                                       + "create it (mode 0700), or give heraldd another one (--state-dir)")
+            }
         }
         let path = directory + "/" + Self.fileName
         var fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -53,19 +59,6 @@ public final class StateDirectoryLock {
     }
 
     deinit { if fd >= 0 { close(fd) } }
-
-    /// Makes `directory` and its missing parents, as `mkdir -p` would: the parents' mode is the umask's, the
-    /// directory itself is the daemon's alone (0700) from the start. Returns the errno of a failure, nil on success.
-    private static func makeDirectory(_ directory: String) -> Int32? {
-        let components = directory.split(separator: "/")
-        var path = directory.hasPrefix("/") ? "" : "."
-        for (position, component) in components.enumerated() {
-            path += "/" + component
-            let mode: mode_t = position == components.count - 1 ? 0o700 : 0o777
-            if mkdir(path, mode) != 0 && errno != EEXIST { return errno }
-        }
-        return nil
-    }
 
     private static func recordedPID(_ fd: Int32) -> Int32? {
         var buffer = [UInt8](repeating: 0, count: 32)
