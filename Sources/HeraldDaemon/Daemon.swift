@@ -37,6 +37,9 @@ public final class Daemon {
     private var heapTrim = HeapTrim()
     private let logger: Logger
     private var stopping = false
+    /// Asked on SIGHUP: a message when the configuration file now says something else than the settings in use (which
+    /// apply only at start), nil when it does not.
+    public var configurationChanges: (() -> String?)?
     /// Keeps other daemons off this one's state directory while it runs.
     private let stateLock: StateDirectoryLock
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
@@ -194,6 +197,7 @@ public final class Daemon {
                 network.rescanInterfaces()
                 appsDirectory.load(into: broker, logger: logger)
                 staticServices.reload()
+                if let change = configurationChanges?() { logger.notice("\(change)") }
                 notify { try $0.ready() }
             default:
                 break

@@ -12,10 +12,14 @@ extension MDNSEngine {
         start(id, ClientOperation(kind: .resolve(instance), interfaceIndex: interfaceIndex), at: time)
     }
 
-    /// Starts a continuous query for records of a name and type (`ANY` for all types).
+    /// Starts a continuous query for records of a name and type (`ANY` for all types). With
+    /// `reportingNegativeAnswers`, a peer's NSEC record saying the type does not exist is reported too
+    /// (``OperationEvent/negativeAnswerAdded(_:_:ttl:)``), and its end.
     public mutating func query(_ id: OperationID, name: DNSName, type: RecordType, interfaceIndex: Int? = nil,
-                               at time: Instant) {
-        start(id, ClientOperation(kind: .query(RecordKey(name: name, type: type)), interfaceIndex: interfaceIndex), at: time)
+                               reportingNegativeAnswers: Bool = false, at time: Instant) {
+        var operation = ClientOperation(kind: .query(RecordKey(name: name, type: type)), interfaceIndex: interfaceIndex)
+        operation.reportsNegativeAnswers = reportingNegativeAnswers
+        start(id, operation, at: time)
     }
 
     /// Stops an operation of any kind; a registration is withdrawn with goodbyes.
@@ -29,6 +33,10 @@ extension MDNSEngine {
         for (link, keys) in operation.keys {
             for key in keys { querier.unsubscribe(id, from: key, on: link) }
         }
+        if operation.reportsNegativeAnswers, case .query(let key) = operation.kind {
+            negativeAnswerWatchers[key.name]?.remove(id)
+            if negativeAnswerWatchers[key.name]?.isEmpty == true { negativeAnswerWatchers[key.name] = nil }
+        }
     }
 
     /// The number of operations in progress (registrations included).
@@ -38,6 +46,9 @@ extension MDNSEngine {
         now = max(now, time)
         cancel(id, at: time)
         operations[id] = operation
+        if operation.reportsNegativeAnswers, case .query(let key) = operation.kind {
+            negativeAnswerWatchers[key.name, default: []].insert(id)
+        }
         for link in links.keys.sorted() { attach(id, to: link) }
     }
 
@@ -46,6 +57,7 @@ extension MDNSEngine {
         guard let operation = operations[id], operation.applies(to: link), operation.keys[link] == nil else { return }
         operations[id]!.keys[link] = []
         for key in operation.initialKeys { subscribe(id, to: key, on: link) }
+        if operation.reportsNegativeAnswers { updateNegativeAnswer(id, on: link) }
     }
 
     private mutating func subscribe(_ id: OperationID, to key: RecordKey, on link: LinkID) {
@@ -71,6 +83,9 @@ extension MDNSEngine {
             for id in querier.subscribers(for: RecordKey(record), on: link).sorted() {
                 handle(change, for: id, on: link)
             }
+            if record.type == .nsec, let watchers = negativeAnswerWatchers[record.name] {
+                for id in watchers.sorted() { updateNegativeAnswer(id, on: link) }
+            }
             if case .removed = change {
                 querier.answerRemoved(RecordKey(record), on: link, cache: caches[link], at: now, random: &random)
             }
@@ -83,9 +98,15 @@ extension MDNSEngine {
         guard let index = operations.index(forKey: id) else { return }
         switch operations.values[index].kind {
         case .query:
+            let negativeAnswers = operations.values[index].reportsNegativeAnswers
             switch change {
-            case .added(let record): emit(.deliver(id, .recordAdded(record, link)))
-            case .removed(let record): emit(.deliver(id, .recordRemoved(record, link)))
+            case .added(let record):
+                // A record of the type ends a negative answer before it is reported.
+                if negativeAnswers { updateNegativeAnswer(id, on: link) }
+                emit(.deliver(id, .recordAdded(record, link)))
+            case .removed(let record):
+                emit(.deliver(id, .recordRemoved(record, link)))
+                if negativeAnswers { updateNegativeAnswer(id, on: link) }
             }
         case .browse(let type):
             switch change {
@@ -96,6 +117,24 @@ extension MDNSEngine {
             }
         case .resolve(let instance):
             updateResolve(id, instance: instance, change: change, on: link)
+        }
+    }
+
+    /// Reports a query's negative answer on a link when one begins or ends: a peer's live NSEC record says the
+    /// type does not exist (``RecordCache/negativeAnswerEnd(for:at:)``) and no record of the type is cached.
+    private mutating func updateNegativeAnswer(_ id: OperationID, on link: LinkID) {
+        guard let operation = operations[id], operation.reportsNegativeAnswers, case .query(let key) = operation.kind,
+              operation.keys[link] != nil, let cache = caches[link] else { return }
+        let end = cache.hasAnswer(to: key) ? nil : cache.negativeAnswerEnd(for: key, at: now)
+        switch (operation.negativeAnswers[link], end) {
+        case (nil, let end?):
+            operations[id]!.negativeAnswers[link] = end
+            emit(.deliver(id, .negativeAnswerAdded(key, link, ttl: UInt32(max(0, (end - now + 999) / 1000)))))
+        case (_?, nil):
+            operations[id]!.negativeAnswers[link] = nil
+            emit(.deliver(id, .negativeAnswerRemoved(key, link)))
+        default:
+            operations[id]!.negativeAnswers[link] = end
         }
     }
 

@@ -195,8 +195,10 @@ extension MDNSEngine {
     /// this one joins it, so that registrations made together probe and announce in the same packets.
     mutating func startPublication(_ id: OperationID, on link: LinkID) {
         guard var publication = publications[id] else { return }
-        if case .service(let registration) = publication.kind,
-           let only = registration.interfaceIndex, only != link.interfaceIndex { return }
+        if case .service(let registration) = publication.kind {
+            if let only = registration.interfaceIndex, only != link.interfaceIndex { return }
+            if let family = registration.family, family != link.family { return }
+        }
         if case .record(let record) = publication.kind, let only = record.interfaceIndex, only != link.interfaceIndex { return }
         let records = records(of: publication, on: link)
         guard !records.isEmpty else { return }

@@ -43,6 +43,9 @@ public struct MDNSEngine: Sendable {
     var caches: [LinkID: RecordCache] = [:]
     var querier: Querier
     var operations: [OperationID: ClientOperation] = [:]
+    /// The queries reporting negative answers, by the name they ask about: an NSEC record of that name may change
+    /// what they report.
+    var negativeAnswerWatchers: [DNSName: Set<OperationID>] = [:]
     var publications: [OperationID: Publication] = [:]
     var authority = AuthorityTable()
     var scheduler = ResponseScheduler()

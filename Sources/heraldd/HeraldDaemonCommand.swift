@@ -68,28 +68,14 @@ struct HeraldDaemonCommand: ParsableCommand {
     }
 
     func run() throws {
-        let environment = ProcessInfo.processInfo.environment
-        var configuration = DaemonConfiguration()
+        let configuration: DaemonConfiguration
         do {
-            try configuration.load(from: config, required: configWasGiven)
+            configuration = try settings()
         } catch {
             printError("heraldd: \(config): \(error)")
             printError("heraldd: fix the file (every setting is described in docs/heraldd.conf) or start without it")
             throw ExitCode(78)
         }
-        // Command-line options (and the environment variables of the contract) win over the file.
-        if let hostname { configuration.hostName = hostname }
-        if !interfaces.isEmpty { configuration.interfaces = interfaces }
-        if let socket { configuration.appSocket = socket } else if let path = environment["DNSSD_UDS_PATH"], !path.isEmpty {
-            configuration.appSocket = path
-        }
-        if let controlSocket { configuration.controlSocket = controlSocket } else if let path = environment["HERALD_CONTROL_SOCKET"], !path.isEmpty {
-            configuration.controlSocket = path
-        }
-        if let stateDirectory { configuration.stateDirectory = stateDirectory }
-        if let appsDirectory { configuration.appsDirectory = appsDirectory }
-        if let servicesDirectory { configuration.servicesDirectory = servicesDirectory }
-        if let nssSocket { configuration.nssSocket = nssSocket }
         if checkConfig {
             print("# heraldd: the configuration is valid; these are the settings in effect")
             print(configuration.rendered, terminator: "")
@@ -105,11 +91,42 @@ struct HeraldDaemonCommand: ParsableCommand {
         StartupPages.release(after: "reading the configuration", logger: logger)
         do {
             let daemon = try Daemon(configuration: configuration, logger: logger)
+            // SIGHUP re-reads manifests, service files and interfaces, not the settings: say so when they changed.
+            daemon.configurationChanges = { [self] in
+                do {
+                    let now = try settings()
+                    return now.rendered == configuration.rendered ? nil
+                        : "\(config) has changed; its settings apply when heraldd restarts (systemctl restart heraldd)"
+                } catch {
+                    return "\(config): \(error); heraldd keeps the settings it started with"
+                }
+            }
             daemon.run()
         } catch {
             printError("heraldd: cannot start: \(error)")
             throw ExitCode(71)
         }
+    }
+
+    /// The settings: the configuration file, then the command-line options and the environment variables of the
+    /// contract, which win over it.
+    private func settings() throws -> DaemonConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = DaemonConfiguration()
+        try configuration.load(from: config, required: configWasGiven)
+        if let hostname { configuration.hostName = hostname }
+        if !interfaces.isEmpty { configuration.interfaces = interfaces }
+        if let socket { configuration.appSocket = socket } else if let path = environment["DNSSD_UDS_PATH"], !path.isEmpty {
+            configuration.appSocket = path
+        }
+        if let controlSocket { configuration.controlSocket = controlSocket } else if let path = environment["HERALD_CONTROL_SOCKET"], !path.isEmpty {
+            configuration.controlSocket = path
+        }
+        if let stateDirectory { configuration.stateDirectory = stateDirectory }
+        if let appsDirectory { configuration.appsDirectory = appsDirectory }
+        if let servicesDirectory { configuration.servicesDirectory = servicesDirectory }
+        if let nssSocket { configuration.nssSocket = nssSocket }
+        return configuration
     }
 
     /// True when --config was given (then the file must exist); the default file is optional.

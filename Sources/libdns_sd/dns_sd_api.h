@@ -41,6 +41,7 @@ enum {
     kDNSServiceErr_NotInitialized = -65545,
     kDNSServiceErr_Invalid = -65549,
     kDNSServiceErr_Incompatible = -65551,
+    kDNSServiceErr_NoSuchRecord = -65554,
     kDNSServiceErr_NoAuth = -65555,
     kDNSServiceErr_NoSuchKey = -65556,
     kDNSServiceErr_ServiceNotRunning = -65563,

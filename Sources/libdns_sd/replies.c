@@ -112,6 +112,17 @@ void handle_addr_info_reply(DNSServiceRef op, const struct reply_head *head, str
         } else {
             return; /* not an address: nothing the callback can express */
         }
+    } else if (head->error == kDNSServiceErr_NoSuchRecord) {
+        /* A negative answer (kDNSServiceFlagsReturnIntermediates): the family that does not exist, with no address. */
+        if (rrtype == kDNSServiceType_A) {
+            memset(&v4, 0, sizeof v4);
+            v4.sin_family = AF_INET;
+            address = (const struct sockaddr *)&v4;
+        } else if (rrtype == kDNSServiceType_AAAA) {
+            memset(&v6, 0, sizeof v6);
+            v6.sin6_family = AF_INET6;
+            address = (const struct sockaddr *)&v6;
+        }
     }
     ((DNSServiceGetAddrInfoReply)op->callback)(op, head->flags, head->interface_index, head->error, hostname, address,
                                                ttl, op->app_context);

@@ -102,6 +102,33 @@ struct NSSLookupProgressTests {
         #expect(lookup.outcome(for: .ipv6, at: 120, timing: timing) == .answer(found("fd00::7")))
     }
 
+    @Test("a family the host says it has none of (its NSEC) is a miss at once; while another link still says so it stays one; an address found still answers")
+    func deniedFamily() {
+        var lookup = NSSHostLookupProgress(startedAt: 0)
+        let (v4Link, v6Link) = (LinkID(interfaceIndex: 2, family: .ipv4), LinkID(interfaceIndex: 2, family: .ipv6))
+        lookup.add(found("10.0.0.7"), at: 40)
+        lookup.note(.ipv6, denied: true, on: v4Link)
+        lookup.note(.ipv6, denied: true, on: v6Link)
+        #expect(lookup.outcome(for: .ipv6, at: 41, timing: timing) == .denied)
+        #expect(lookup.outcome(for: .ipv4, at: 41, timing: timing) == .answer(found("10.0.0.7")))
+        #expect(lookup.outcome(for: .any, at: 41, timing: timing) == .answer(found("10.0.0.7")))
+        lookup.note(.ipv6, denied: false, on: v4Link)
+        #expect(lookup.outcome(for: .ipv6, at: 42, timing: timing) == .denied)
+        lookup.note(.ipv6, denied: false, on: v6Link)
+        #expect(lookup.outcome(for: .ipv6, at: 42, timing: timing) == .waitUntil(40 + timing.otherFamilyAfter))
+
+        // With nothing found, .any is a miss at once only when both families are denied.
+        var nothing = NSSHostLookupProgress(startedAt: 0)
+        nothing.note(.ipv4, denied: true, on: v4Link)
+        #expect(nothing.outcome(for: .any, at: 5, timing: timing) == .waitUntil(timing.missAfter))
+        #expect(nothing.outcome(for: .ipv4, at: 5, timing: timing) == .denied)
+        nothing.note(.ipv6, denied: true, on: v4Link)
+        #expect(nothing.outcome(for: .any, at: 5, timing: timing) == .denied)
+        // An address arriving later (the host gained one) answers despite an old denial.
+        nothing.add(found("fd00::7"), at: 6)
+        #expect(nothing.outcome(for: .ipv6, at: 6, timing: timing) == .answer(found("fd00::7")))
+    }
+
     @Test("IPv4 is preferred for either family, and a routable IPv6 address over a link-local one")
     func preferences() {
         var lookup = NSSHostLookupProgress(startedAt: 0)

@@ -55,6 +55,7 @@ struct AvahiServiceFileTests {
         #expect(ipp.host == expected2)
         #expect(ipp.port == 631)
         #expect(ipp.protocol == .ipv4)
+        #expect(ipp.registration().family == .ipv4)
         #expect(ipp.txt[ "rp"] == .some(Array("printers/main".utf8)))
         #expect(ipp.txt["note"] == .some(Array("a b  c".utf8)))
         #expect(ipp.txt["flag"] == .some(nil))
@@ -63,6 +64,7 @@ struct AvahiServiceFileTests {
         let expected3 = DNSName("example.com")
         #expect(http.domain == expected3)
         #expect(http.protocol == .ipv6)
+        #expect(http.registration().family == .ipv6)
         #expect(http.host == nil)
 
         let registration = ipp.registration()
@@ -266,6 +268,27 @@ struct SystemdDNSSDFileTests {
         #expect(registration.port == 8080)
     }
 
+    @Test("the os-release specifiers (%o %w %W %B %M %A) and the short host name (%l) expand as systemd's do; a field os-release lacks expands to nothing")
+    func osReleaseSpecifiers() throws {
+        let osRelease = SystemdDNSSDFile.Specifiers.parseOSRelease("""
+            # a comment
+            PRETTY_NAME="Debian GNU/Linux 13 (trixie)"
+            ID=debian
+            VERSION_ID="13"
+            VARIANT_ID='server'
+            BUILD_ID="2026.11 \\"nightly\\""
+            not a field
+            """)
+        #expect(osRelease["ID"] == "debian" && osRelease["VERSION_ID"] == "13" && osRelease["VARIANT_ID"] == "server")
+        #expect(osRelease["BUILD_ID"] == "2026.11 \"nightly\"" && osRelease["PRETTY_NAME"] == "Debian GNU/Linux 13 (trixie)")
+        let specifiers = SystemdDNSSDFile.Specifiers(hostName: "box.example", osRelease: osRelease)
+        let file = try SystemdDNSSDFile(contents: "[Service]\nName=%l %o %w %W [%M%A]\nType=_http._tcp\nPort=80\n",
+                                        file: "os.dnssd", specifiers: specifiers)
+        #expect(file.service.name == "box debian 13 server []")
+        let unknown = Self.problems("[Service]\nName=%Q\nType=_http._tcp\nPort=80\n")
+        #expect(unknown.first?.message.contains("unknown specifier %Q") == true, "\(unknown)")
+    }
+
     @Test("repeated TxtText and TxtData make one TXT record each; base64 and escapes decode")
     func repeatedTXT() throws {
         let file = try Self.parse("""
@@ -436,6 +459,31 @@ struct ServiceDirectoryTests {
         #expect(avahi?.message.contains("<port> is missing") == true)
         #expect(contents.errors.count == 2)
         #expect(contents.problems.allSatisfy { $0.description.contains($0.file) })
+    }
+
+    @Test("a .dnssd file's drop-ins (NAME.dnssd.d/*.conf, in name order) change it as later lines would; a problem in one names the drop-in")
+    func dropIns() throws {
+        let dir = URL(fileURLWithPath: try makeTemporaryDirectory("herald-dropins"))
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func write(_ name: String, _ text: String) throws {
+            let url = dir.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+        }
+        try write("web.dnssd", "[Service]\nName=%H web\nType=_http._tcp\nPort=80\nTxtText=path=/\n")
+        try write("web.dnssd.d/20-port.conf", "[Service]\nPort=8080\n")
+        try write("web.dnssd.d/10-name.conf", "[Service]\nName=Front %l\nPort=81\nTxtText=\nTxtText=path=/front\n")
+        try write("web.dnssd.d/notes.txt", "[Service]\nPort=1\n")
+        try write("bad.dnssd", "[Service]\nName=x\nType=_x._tcp\nPort=90\n")
+        try write("bad.dnssd.d/override.conf", "[Service]\n\nPort=huge\n")
+
+        let contents = ServiceDirectory.load(path: dir.path, hostName: "myhost", specifiers: Self.specifiers)
+        #expect(contents.services.map(\.name) == ["Front myhost"])
+        #expect(contents.services.first?.port == 8080)
+        #expect(contents.services.first?.txt["path"] == .some(Array("/front".utf8)))
+        let problem = try #require(contents.problems.first, "\(contents.problems)")
+        #expect(contents.problems.count == 1 && problem.file.hasSuffix("bad.dnssd.d/override.conf") && problem.line == 3,
+                "\(contents.problems)")
     }
 
     @Test("a missing directory means no static services; a file where the directory should be is a problem")

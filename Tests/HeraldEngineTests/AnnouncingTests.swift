@@ -23,6 +23,26 @@ struct AnnouncingTests {
         #expect(announcements.last!.time - announcements.first!.time < 10_000)
     }
 
+    @Test("a service limited to one IP family (an Avahi file's protocol attribute) is probed and announced on that family's links only")
+    func familyLimitedService() throws {
+        var lan = SimulatedLAN()
+        lan.useIPv6 = true
+        let alpha = lan.addHost("alpha")
+        lan.run(for: 2000)
+        var v4Only = Fixture.service("Printer")
+        v4Only.family = .ipv4
+        lan.with(alpha) { $0.register(OperationID(1), v4Only, at: $1) }
+        lan.run(for: 10_000)
+        let carrying = lan.wire.filter { packet in
+            packet.sender == alpha && (packet.message.map { message in
+                (message.answers + message.authorities).contains { $0.name == printer }
+            } ?? false)
+        }
+        #expect(carrying.contains { $0.link == SimulatedLAN.ipv4Link })
+        #expect(!carrying.contains { $0.link == SimulatedLAN.ipv6Link }, "\(carrying.map(\.link))")
+        #expect(lan.registrations(of: alpha, OperationID(1)).count == 1)
+    }
+
     @Test("announcements carry the cache-flush bit on unique records only")
     func cacheFlushOnUniqueOnly() throws {
         var lan = SimulatedLAN()

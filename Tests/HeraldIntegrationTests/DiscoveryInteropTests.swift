@@ -128,7 +128,7 @@ extension HeraldOnTestLANs {
                   interface  \(local.interface)
                   host       \(zeroconfFour.name).local.:4103
                   addresses  \(zeroconfFour.ipv4)
-                  txt        bin=\\x00\\xff\\x80 flag empty= text=a\\ b
+                  txt        'bin=\\x00\\xff\\x80' flag empty= 'text=a b'
 
                 """, "\(text)")
 

@@ -41,7 +41,8 @@ extension HeraldOnTestLANs {
             for arguments in [["register", "-dash2", "_http._tcp", "84"], ["register", "-1", "_http._tcp", "84"]] {
                 let result = try host.run([herald] + arguments)
                 #expect(result.status == 64 && result.stdout.isEmpty, "\(result)")
-                #expect(result.stderr.contains("'\(arguments[1])' is not an option") && result.stderr.contains("goes after '--'"),
+                #expect(result.stderr.contains("'\(arguments[1])' is not an option") && result.stderr.contains("goes after '--'")
+                        && result.stderr.contains("cannot be negative") == (arguments[1] == "-1"),
                         "\(result)")
             }
             let none = host.directory + "/none.sock"
@@ -145,6 +146,50 @@ extension HeraldOnTestLANs {
             for (name, port) in [("Same", 5001), ("Same (2)", 5002)] {
                 let resolved = try peer.herald(["resolve", name, "_hsame._tcp", "--json"])
                 #expect(resolved.status == 0 && HeraldJSON.objects(resolved.stdout).first?["port"] as? Int == port, "\(resolved)")
+            }
+        }
+
+        @Test("the TXT line resolve shows pastes back into herald register from a shell and gives the same TXT record")
+        func txtPastesBack() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let daemon = try lan.hosts[0].startHeraldd()
+            let peer = try lan.hosts[1].startHeraldd()
+            // Backslashes, control bytes, bytes that are not UTF-8, spaces, quotes and shell metacharacters.
+            let entries = ["path=a\\\\b", "ctl=\\x01\\x1b", "bin=\\x00\\xff", "title=Front page", "q=it's \"so\"",
+                           "cmd=$(true);*", "flag", "utf8=café"]
+            let original = try daemon.spawnHerald(["register", "Original", "_hpaste._tcp", "5101"] + entries)
+            defer { original.terminate(grace: 1) }
+            try original.waitForOutput(containing: "Original\n", in: .stdout, timeout: 10)
+
+            /// The TXT line of `herald resolve`, the strings of its JSON form and the exact bytes (hex).
+            func resolved(_ name: String) throws -> (txtLine: String, json: [String], hex: String) {
+                let text = try peer.herald(["resolve", name, "_hpaste._tcp"])
+                let line = text.stdout.split(separator: "\n").first { $0.hasPrefix("  txt") }
+                let json = HeraldJSON.objects(try peer.herald(["resolve", name, "_hpaste._tcp", "--json"]).stdout).first
+                return (line.map { String($0.dropFirst("  txt".count)).trimmingCharacters(in: .whitespaces) } ?? "",
+                        json?["txt"] as? [String] ?? [], json?["txtHex"] as? String ?? "")
+            }
+            let shown = try resolved("Original")
+            print("txt as shown: \(shown.txtLine)")
+            #expect(shown.json.count == entries.count && !shown.hex.isEmpty, "\(shown)")
+            #expect(shown.json.contains("path=a\\b") && shown.hex.contains(TXTHex.of("ctl=\u{01}\u{1b}")), "\(shown)")
+
+            // The shown line, pasted into a shell command as it is.
+            let copy = try lan.hosts[0].spawn(["sh", "-c", "exec \"$0\" register Copy _hpaste._tcp 5102 \(shown.txtLine) --socket \"$1\"",
+                                               try HeraldBinaries.herald(), daemon.socket])
+            defer { copy.terminate(grace: 1) }
+            try copy.waitForOutput(containing: "Copy\n", in: .stdout, timeout: 10)
+            let copied = try resolved("Copy")
+            #expect(copied.hex == shown.hex && copied.json == shown.json, "\(copied) against \(shown)")
+            #expect(copied.txtLine == shown.txtLine)
+        }
+
+        /// Hex of one TXT string with its length byte, as `txtHex` writes it.
+        enum TXTHex {
+            static func of(_ text: String) -> String {
+                let bytes = [UInt8(text.utf8.count)] + Array(text.utf8)
+                return bytes.map { String(format: "%02x", $0) }.joined()
             }
         }
 

@@ -46,6 +46,20 @@ struct InstallTests {
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/local/bin/heraldd"))
         let unit = try String(contentsOfFile: root + "/etc/systemd/system/heraldd.service", encoding: .utf8)
         #expect(unit.contains("\nExecStart=/usr/local/bin/heraldd"))
+        // Every unit's documentation is a manual page the install put there (what `systemctl help` opens).
+        for name in ["heraldd.service", "heraldd-dnssd.socket", "heraldd-control.socket"] {
+            let text = try String(contentsOfFile: root + "/etc/systemd/system/" + name, encoding: .utf8)
+            let pages = text.split(separator: "\n").filter { $0.hasPrefix("Documentation=") }
+                .flatMap { $0.dropFirst("Documentation=".count).split(separator: " ") }
+            #expect(!pages.isEmpty, "\(name) names no documentation")
+            for page in pages {
+                // man:NAME(SECTION) → share/man/manSECTION/NAME.SECTION
+                let parts = page.dropFirst("man:".count).split(separator: "(")
+                let section = parts.last?.dropLast() ?? ""
+                let path = root + "/usr/local/share/man/man\(section)/\(parts.first ?? "").\(section)"
+                #expect(page.hasPrefix("man:") && FileManager.default.fileExists(atPath: path), "\(name): \(page) is not installed")
+            }
+        }
         let completion = try String(contentsOfFile: root + "/usr/local/share/bash-completion/completions/herald", encoding: .utf8)
         #expect(completion.contains("browse") && completion.contains("register"))
         let daemonCompletion = try String(contentsOfFile: root + "/usr/local/share/bash-completion/completions/heraldd", encoding: .utf8)

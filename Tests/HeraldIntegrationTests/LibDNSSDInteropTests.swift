@@ -119,6 +119,56 @@ extension HeraldOnTestLANs {
             #expect(browsing.stderr.contains("DNSServiceProcessResult: error -65563"), "\(browsing.output)")
         }
 
+        @Test("with kDNSServiceFlagsReturnIntermediates, a peer's NSEC reaches a C program as NoSuchRecord: a record query of a missing type, and an IPv6 address lookup of an IPv4-only host; without the flag nothing is reported")
+        func negativeAnswers() throws {
+            let probe = try LibDNSSDPrograms.compile("Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (local, peer) = (lan.hosts[0], lan.hosts[1])
+            // The peer, another heraldd, uses IPv4 only: its host name has an A record and an NSEC saying there is
+            // no other type (RFC 6762 §6.1).
+            let configuration = peer.directory + "/ipv4-only.conf"
+            try "[network]\nuse-ipv6 = no\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+            let owner = try peer.startHeraldd(hostName: "nsec-owner", arguments: ["--config", configuration])
+            defer { owner.stop() }
+            let daemon = try local.startHeraldd()
+            let environment = try LibDNSSDPrograms.environment(socket: daemon.socket)
+            let host = "nsec-owner.local."
+
+            let asked = try local.run([probe, "negative", host, "16", "3"], environment: environment)
+            print("$ dnssd_probe negative \(host) 16 3\n\(asked.stdout)")
+            #expect(asked.succeeded, "\(asked)\nheraldd:\n\(daemon.log)")
+            let lines = asked.stdout.split(separator: "\n").map(String.init)
+            /// The Add flag (2) of a callback line; MoreComing (1) may be set beside it.
+            func adds(_ line: String) -> Bool {
+                line.split(separator: " ").first { $0.hasPrefix("flags=") }.flatMap { UInt32($0.dropFirst(6)) }.map { $0 & 2 != 0 } ?? false
+            }
+            // TXT (16) of the host name: NoSuchRecord (-65554) with the Add flag, the question's name and type, no data,
+            // and the NSEC's TTL (heraldd gives its host's records 120 s).
+            let query = lines.first { $0.hasPrefix("query flags=") }
+            #expect(query.map { adds($0) && $0.contains("error=-65554 name=\(host) type=16 class=1 ttl=1")
+                && $0.hasSuffix("rdata=") } == true, "\(asked)")
+            // The IPv6 address lookup: NoSuchRecord for the family, an unspecified IPv6 address.
+            let lookup = lines.first { $0.hasPrefix("addrinfo flags=") }
+            #expect(lookup.map { adds($0) && $0.contains("error=-65554 host=\(host) address=:: ttl=1") } == true,
+                    "\(asked)")
+            #expect(lines.filter { $0.contains("error=-65554") }.count == 2, "reported once each: \(asked)")
+
+            // Without the flag the same question hears nothing: no record, no error.
+            let plain = try local.run([probe, "query", host, "16", "2"], environment: environment)
+            #expect(plain.succeeded && !plain.stdout.contains("query flags="), "\(plain)")
+
+            // The owner stops: its goodbyes withdraw the NSEC, and both callbacks hear NoSuchRecord without the Add flag.
+            let watching = try local.spawn([probe, "negative", host, "16", "6"], environment: environment)
+            defer { watching.terminate(grace: 1) }
+            try watching.waitForOutput(containing: "addrinfo flags=", in: .stdout, timeout: 5)
+            owner.stop()
+            let ended = watching.result(timeout: 10)
+            let endings = ended.stdout.split(separator: "\n").map(String.init).filter { $0.contains("error=-65554") && !adds($0) }
+            #expect(endings.count == 2 && endings.contains { $0.hasPrefix("query ") } && endings.contains { $0.hasPrefix("addrinfo ") },
+                    "\(ended)\nheraldd:\n\(daemon.log)")
+        }
+
         @Test("NoAuth reaches C programs: the return value for a static denial, the callback's error while parked, results once granted")
         func noAuthProbe() throws {
             let compiled = try LibDNSSDPrograms.compile("Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")

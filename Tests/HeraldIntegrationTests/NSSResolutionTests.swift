@@ -108,6 +108,25 @@ extension HeraldOnTestLANs {
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
+        @Test("a host's NSEC saying it has no IPv6 address ends an IPv6 lookup of its name at once, with the reason in the log")
+        func negativeAnswerEndsLookup() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (client, owner) = (lan.hosts[0], lan.hosts[1])
+            let configuration = owner.directory + "/ipv4-only.conf"
+            try "[network]\nuse-ipv6 = no\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+            _ = try owner.startHeraldd(hostName: "nss-v4only", arguments: ["--config", configuration])
+            try Self.useNSSMDNS(in: client)
+            let daemon = try client.startHeraldd(hostName: "nss-asker", arguments: ["--nss-socket", Self.avahiSocket,
+                                                                                  "--log-level", "debug"])
+            let up = try waitUntil(timeout: 15) { try Self.getent("ahostsv4", "nss-v4only.local", in: client).0.succeeded }
+            #expect(up.held, "\(daemon.log)")
+            let (v6, v6Time) = try Self.getent("ahostsv6", "nss-v4only.local", in: client)
+            print(String(format: "nss: IPv6 lookup of an IPv4-only Herald host: %.3f s", v6Time))
+            #expect(!v6.timedOut && !v6.stdout.contains(owner.ipv6), "\(v6)")
+            #expect(daemon.logShows("nss: nss-v4only.local. has no ipv6 address: its owner says so (NSEC)"), "\(daemon.log)")
+        }
+
         @Test("the address-lookup policy applies: an unregistered user's lookup fails, unless lookups are open to everyone")
         func addressLookupPolicy() throws {
             let lan = try TestLAN(hosts: 2)

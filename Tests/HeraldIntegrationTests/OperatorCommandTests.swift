@@ -112,6 +112,26 @@ struct OperatorCommandTests {
         try prompt.waitForOutput(containing: "\u{201C}Chess\u{201D} would like to find", in: .stdout, timeout: 5)
         #expect(prompt.waitForExit(timeout: 10) == 0, "\(prompt.output)")
         #expect(prompt.stdout.contains("org.example.chess: granted (was not-determined)"), "\(prompt.output)")
+
+        // With --json, standard output holds JSON lines only (the request, then what the answer did); the question
+        // goes to standard error.
+        let go = try area.installApp(named: "go")
+        try daemon.control(["app", "add", try area.writeManifest(
+            ["id": "org.example.go", "name": "Go", "executables": [go], "NSBonjourServices": ["_go._tcp"],
+             "NSLocalNetworkUsageDescription": "Go finds opponents nearby."], named: "go.json")]).expectSuccess()
+        let jsonPrompt = try host.spawn(["sh", "-c", "(sleep 4; printf 'd\\n') | \"$0\" prompt --json --once --control-socket \"$1\"",
+                                         try HeraldBinaries.herald(), daemon.controlSocket])
+        defer { jsonPrompt.terminate(grace: 1) }
+        usleep(500_000)
+        let askingGo = try host.spawnApp(go, ["browse", "_go._tcp"], daemon: daemon)
+        defer { askingGo.terminate(grace: 1) }
+        #expect(jsonPrompt.waitForExit(timeout: 15) == 0, "\(jsonPrompt.output)")
+        let lines = jsonPrompt.stdout.split(separator: "\n")
+        let objects = HeraldJSON.objects(jsonPrompt.stdout)
+        #expect(lines.count >= 2 && objects.count == lines.count, "not all JSON: \(jsonPrompt.output)")
+        #expect(objects.contains { $0["app"] as? String == "org.example.go" && $0["answer"] as? String == "deny"
+            && ($0["change"] as? String)?.contains("denied") == true }, "\(jsonPrompt.output)")
+        #expect(jsonPrompt.stderr.contains("[a] Allow"), "\(jsonPrompt.output)")
     }
 
     @Test("herald log --follow prints decisions as they are made; herald status counts apps, operations and requests")
@@ -130,6 +150,9 @@ struct OperatorCommandTests {
         let browse = try host.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
         defer { browse.terminate(grace: 1) }
         try follow.waitForOutput(containing: "park (not-determined)", in: .stdout, timeout: 5)
+        // -n as tail has it: the last line only.
+        let last = try daemon.control(["log", "-n", "1"])
+        #expect(last.status == 0 && last.stdout.split(separator: "\n").count == 1 && last.stdout.contains("park"), "\(last)")
 
         let status = try daemon.control(["status", "--json"])
         #expect(status.status == 0, "\(status)")
@@ -155,7 +178,7 @@ struct OperatorCommandTests {
         #expect(after["pendingRequests"] as? Int == 0, "a decision clears the app's pending requests: \(after)")
     }
 
-    @Test("manifests dropped into the apps directory are registered on SIGHUP; a broken one is reported and skipped")
+    @Test("manifests dropped into the apps directory are registered on SIGHUP; a broken one is reported and skipped; a changed configuration file is reported as applying at restart")
     func appsDirectoryReload() throws {
         let lan = try TestLAN(hosts: 1)
         defer { lan.shutdown() }
@@ -167,7 +190,9 @@ struct OperatorCommandTests {
         let app = try area.installApp(named: "tictactoe")
         try FileManager.default.copyItem(atPath: try area.ticTacToeManifest(executable: app),
                                          toPath: appsDirectory + "/tictactoe.json")
-        let daemon = try host.startPermissionDaemon(area: area, arguments: ["--apps-dir", appsDirectory])
+        let config = area.directory + "/heraldd.conf"
+        try "[limits]\nclients = 300\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try host.startPermissionDaemon(area: area, arguments: ["--apps-dir", appsDirectory, "--config", config])
         let listed = try waitUntil(timeout: 5) {
             try daemon.control(["app", "list"]).stdout.contains("org.example.tictactoe")
         }
@@ -186,6 +211,15 @@ struct OperatorCommandTests {
         }
         #expect(reloaded.held, "\(daemon.log)")
         #expect(daemon.logShows("broken.json: not registered"), "\(daemon.log)")
+        #expect(!daemon.log.contains("has changed"), "the file is as it was: \(daemon.log)")
+
+        // Settings apply at start only: a reload says so when the file changed, and when it is broken.
+        try "[limits]\nclients = 400\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.process.send(SIGHUP)
+        #expect(daemon.logShows("\(config) has changed; its settings apply when heraldd restarts"), "\(daemon.log)")
+        try "[limits]\nclients = many\n".write(toFile: config, atomically: true, encoding: .utf8)
+        daemon.process.send(SIGHUP)
+        #expect(daemon.logShows("heraldd keeps the settings it started with"), "\(daemon.log)")
         #expect(daemon.process.isRunning)
     }
 

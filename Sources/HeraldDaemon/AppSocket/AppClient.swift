@@ -149,4 +149,6 @@ struct PresenceKey: Hashable {
     var name: DNSName? = nil
     var type: UInt16 = 0
     var data: [UInt8] = []
+    /// A negative answer (no record of `type`), counted apart from any record.
+    var negative = false
 }

@@ -66,6 +66,27 @@ extension AppSocketServer {
                                          rdata: rdata, ttl: record.ttl)
             queue(.query(reply), to: client, context: context)
 
+        case (.query(_, _, let recordClass), .negativeAnswerAdded(let key, let link, _)),
+             (.query(_, _, let recordClass), .negativeAnswerRemoved(let key, let link)):
+            // As mDNSResponder reports a negative answer: NoSuchRecord with the question's name and type, no data.
+            let (added, ttl) = Self.negativeAnswerChange(event)
+            let presence = PresenceKey(interface: link.interfaceIndex, name: key.name, type: key.type.rawValue, negative: true)
+            guard operation.presence.count(presence, added: added) else { break }
+            let reply = QueryRecordReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+                                         error: .noSuchRecord, fullname: key.name.dnssdFullName, rrtype: key.type.rawValue,
+                                         rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: ttl)
+            queue(.query(reply), to: client, context: context)
+
+        case (.addressLookup(let hostname), .negativeAnswerAdded(let key, let link, _)),
+             (.addressLookup(let hostname), .negativeAnswerRemoved(let key, let link)):
+            let (added, ttl) = Self.negativeAnswerChange(event)
+            let presence = PresenceKey(interface: link.interfaceIndex, type: key.type.rawValue, negative: true)
+            guard operation.presence.count(presence, added: added) else { break }
+            let reply = AddrInfoReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+                                      error: .noSuchRecord, hostname: hostname, rrtype: key.type.rawValue, rrclass: 1,
+                                      rdata: [], ttl: ttl)
+            queue(.addrInfo(reply), to: client, context: context)
+
         case (.addressLookup(let hostname), .recordAdded(let record, let link)),
              (.addressLookup(let hostname), .recordRemoved(let record, let link)):
             guard record.type == .a || record.type == .aaaa else { break }
@@ -81,6 +102,12 @@ extension AppSocketServer {
         default:
             break
         }
+    }
+
+    /// Whether a negative-answer event begins or ends one, and its TTL.
+    static func negativeAnswerChange(_ event: OperationEvent) -> (added: Bool, ttl: UInt32) {
+        if case .negativeAnswerAdded(_, _, let ttl) = event { return (true, ttl) }
+        return (false, 0)
     }
 
     /// An instance event of a group's engine operation: counted once for the group, and when it changes what the
@@ -100,20 +127,26 @@ extension AppSocketServer {
         queue(.browse(reply), to: recipients)
     }
 
-    /// The browse reply for an instance of `type`, or nil when the name is not an instance of the type.
+    /// The browse reply for an instance of `type`, or nil when the name is not an instance of the type, or not a
+    /// name a client could resolve (RFC 6763 §4.1.1: UTF-8 without control characters; such a name could also
+    /// carry terminal escape sequences to whoever prints it).
     static func browseReply(instance: DNSName, type: ServiceType, interfaceIndex: Int, added: Bool) -> BrowseReply? {
-        guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName else { return nil }
+        guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName,
+              !label.isEmpty, !label.contains(where: Self.isControlByte),
+              let name = String(validating: label, as: UTF8.self) else { return nil }
         return BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(interfaceIndex),
-                           name: String(decoding: label, as: UTF8.self), regtype: type.baseType.description + ".",
-                           domain: "local.")
+                           name: name, regtype: type.baseType.description + ".", domain: "local.")
     }
+
+    /// An ASCII control character (0x00–0x1F, 0x7F), which RFC 6763 §4.1.1 keeps out of instance names.
+    static func isControlByte(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// A service type found by type enumeration, laid out as mDNSResponder reports it (its
     /// `DeconstructServiceName` of the PTR target): `_http._tcp.local.` becomes the instance `_http`, the
     /// type `_tcp.local.` and the root domain `.`. Names that are not service types are skipped.
     static func serviceTypeReply(_ type: DNSName, interfaceIndex: Int, added: Bool) -> BrowseReply? {
         let labels = type.labels
-        guard labels.count >= 2, labels[0].first == UInt8(ascii: "_"),
+        guard labels.count >= 2, labels[0].first == UInt8(ascii: "_"), !labels.contains(where: { $0.contains(where: isControlByte) }),
               let name = String(validating: labels[0], as: UTF8.self) else { return nil }
         let rest = labels[1...].map { DNSName.presentation(ofLabel: $0) }
         let typePart = rest.prefix(2).joined(separator: ".") + "."

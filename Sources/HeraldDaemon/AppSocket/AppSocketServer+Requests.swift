@@ -217,10 +217,13 @@ extension AppSocketServer {
         }
         let type = RecordType(request.rrtype)
         let interface = interfaceFilter(request.interfaceIndex)
+        // kDNSServiceFlagsReturnIntermediates: a peer's "no such record" (NSEC) is reported as NoSuchRecord.
+        let negativeAnswers = request.flags.contains(.returnIntermediates)
         let id = makeOperationID()
         return begin(AppOperation(kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
                                   engineOperations: [id], start: { engine, now in
-            engine.query(id, name: name, type: type, interfaceIndex: interface, at: now)
+            engine.query(id, name: name, type: type, interfaceIndex: interface, reportingNegativeAnswers: negativeAnswers,
+                         at: now)
         }), gated: Self.gatedQuery(name: name, type: type), client: client)
     }
 
@@ -276,9 +279,13 @@ extension AppSocketServer {
         if wanted.isEmpty || wanted.contains(.ipv6) { types.append(.aaaa) }
         let ids = types.map { _ in makeOperationID() }
         let interface = interfaceFilter(request.interfaceIndex)
+        let negativeAnswers = request.flags.contains(.returnIntermediates)
         return begin(AppOperation(kind: .addressLookup(hostname: request.hostname), context: context, engineOperations: ids,
                                   start: { engine, now in
-            for (id, type) in zip(ids, types) { engine.query(id, name: name, type: type, interfaceIndex: interface, at: now) }
+            for (id, type) in zip(ids, types) {
+                engine.query(id, name: name, type: type, interfaceIndex: interface,
+                             reportingNegativeAnswers: negativeAnswers, at: now)
+            }
         }), gated: .addressLookup(name), client: client)
     }
 

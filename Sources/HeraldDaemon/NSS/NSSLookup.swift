@@ -61,6 +61,14 @@ final class NSSLookup {
             default:
                 break
             }
+        case .negativeAnswerAdded(let question, let link, _), .negativeAnswerRemoved(let question, let link):
+            guard case .host = key, question.name == key.name else { return }
+            let denied = { if case .negativeAnswerAdded = event { return true } else { return false } }()
+            switch question.type {
+            case .a: host.note(.ipv4, denied: denied, on: link)
+            case .aaaa: host.note(.ipv6, denied: denied, on: link)
+            default: break
+            }
         default:
             break
         }

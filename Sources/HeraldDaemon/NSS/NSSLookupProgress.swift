@@ -51,6 +51,8 @@ public struct NSSFoundName: Hashable, Sendable {
 public enum NSSWaitOutcome<Answer: Hashable & Sendable>: Hashable, Sendable {
     case answer(Answer)
     case notFound
+    /// A miss before the wait is over: the host said it has no address of the families asked for (its NSEC).
+    case denied
     /// Ask again at this monotonic millisecond, or when something new arrives.
     case waitUntil(Int64)
 }
@@ -62,6 +64,8 @@ public struct NSSHostLookupProgress: Hashable, Sendable {
     public private(set) var found: [NSSFoundAddress] = []
     /// When the first address (of either family) arrived.
     public private(set) var firstFoundAt: Int64?
+    /// The links on which the host said it has no address of a family (an NSEC record, RFC 6762 §6.1).
+    public private(set) var deniedOn: [IPFamily: Set<LinkID>] = [:]
 
     public init(startedAt: Int64) {
         self.startedAt = startedAt
@@ -78,11 +82,28 @@ public struct NSSHostLookupProgress: Hashable, Sendable {
         found.removeAll { $0.address == address }
     }
 
-    /// The answer for `families` at `time`: an address when one is known; a miss once the wait is over.
+    /// The host's negative answer for one family on a link began (`denied`) or ended.
+    public mutating func note(_ family: IPFamily, denied: Bool, on link: LinkID) {
+        if denied {
+            deniedOn[family, default: []].insert(link)
+        } else {
+            deniedOn[family]?.remove(link)
+            if deniedOn[family]?.isEmpty == true { deniedOn[family] = nil }
+        }
+    }
+
+    /// True when the host said it has no address of any family asked for.
+    func isDenied(_ families: NSSAddressFamilies) -> Bool {
+        [IPFamily.ipv4, .ipv6].allSatisfy { !families.accepts($0) || deniedOn[$0] != nil }
+    }
+
+    /// The answer for `families` at `time`: an address when one is known; a miss once the wait is over, or at
+    /// once when the host said it has no address of the families asked for.
     public func outcome(for families: NSSAddressFamilies, at time: Int64, timing: NSSTiming) -> NSSWaitOutcome<NSSFoundAddress> {
         if let best = Self.best(found.filter { families.accepts($0.address.family) }, for: families) {
             return .answer(best)
         }
+        if isDenied(families) { return .denied }
         var deadline = startedAt + timing.missAfter
         if families != .any, let first = firstFoundAt { deadline = min(deadline, first + timing.otherFamilyAfter) }
         return time >= deadline ? .notFound : .waitUntil(deadline)

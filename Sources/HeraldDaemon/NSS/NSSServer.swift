@@ -192,7 +192,8 @@ public final class NSSServer {
             // Records the cache already holds are delivered while the queries start.
             network.perform { engine, time in
                 for (operation, type) in zip(operations, types) {
-                    engine.query(operation, name: key.name, type: type, at: time)
+                    // A host's NSEC saying it has no address of a family ends the wait for that family at once.
+                    engine.query(operation, name: key.name, type: type, reportingNegativeAnswers: true, at: time)
                 }
             }
         }
@@ -238,6 +239,9 @@ public final class NSSServer {
             case .answer(let found):
                 reply(.hostAddress(interfaceIndex: found.interfaceIndex, protocol: found.linkFamily, name: name,
                                    address: found.address), to: client)
+            case .denied:
+                logger.debug("nss: \(name) has no \(families) address: its owner says so (NSEC)")
+                reply(.failure(.timeout), to: client)
             case .notFound:
                 reply(.failure(.timeout), to: client)
             case .waitUntil(let deadline):
@@ -248,7 +252,7 @@ public final class NSSServer {
             switch lookup.reverse.outcome(at: time, timing: timing) {
             case .answer(let found):
                 reply(.addressName(interfaceIndex: found.interfaceIndex, protocol: found.linkFamily, name: found.name), to: client)
-            case .notFound:
+            case .notFound, .denied:
                 reply(.failure(.timeout), to: client)
             case .waitUntil(let deadline):
                 client.deadline = deadline

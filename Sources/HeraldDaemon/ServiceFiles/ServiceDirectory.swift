@@ -64,7 +64,8 @@ public enum ServiceDirectory {
                         contents.problems.append(ServiceFileProblem(file: filePath, message: "the file is not UTF-8 text"))
                         continue
                     }
-                    let parsed = try SystemdDNSSDFile(contents: text, file: filePath, specifiers: specifiers)
+                    let dropIns = Self.dropIns(of: filePath, problems: &contents.problems)
+                    let parsed = try SystemdDNSSDFile(contents: text, file: filePath, dropIns: dropIns, specifiers: specifiers)
                     contents.services += parsed.services
                     contents.problems += parsed.warnings
                 }
@@ -73,5 +74,25 @@ public enum ServiceDirectory {
             }
         }
         return contents
+    }
+
+    /// The drop-ins of a `.dnssd` file: the `.conf` files of `FILE.d/` in name order (systemd.dnssd(5)).
+    static func dropIns(of filePath: String, problems: inout [ServiceFileProblem]) -> [(file: String, contents: String)] {
+        let directory = filePath + ".d"
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        var result: [(file: String, contents: String)] = []
+        for name in names.sorted() where name.hasSuffix(".conf") && !name.hasPrefix(".") {
+            let path = directory + "/" + name
+            guard let data = FileManager.default.contents(atPath: path) else {
+                problems.append(ServiceFileProblem(file: path, severity: .warning, message: "cannot read the drop-in (check its permissions); ignored"))
+                continue
+            }
+            guard let text = String(data: data, encoding: .utf8) else {
+                problems.append(ServiceFileProblem(file: path, severity: .warning, message: "the drop-in is not UTF-8 text; ignored"))
+                continue
+            }
+            result.append((path, text))
+        }
+        return result
     }
 }

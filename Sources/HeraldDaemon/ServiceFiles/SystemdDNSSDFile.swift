@@ -19,146 +19,106 @@ import HeraldWire
 /// record per line); an empty assignment resets the list. `SubType=` may repeat; an empty assignment
 /// resets it too. Unknown keys and sections are warnings; any error refuses the file.
 public struct SystemdDNSSDFile: Sendable {
-    /// The values the specifiers in `Name=` expand to (systemd.dnssd(5), "Specifiers").
-    public struct Specifiers: Hashable, Sendable {
-        /// `%H`
-        public var hostName: String
-        /// `%m`
-        public var machineID: String?
-        /// `%b`
-        public var bootID: String?
-        /// `%v`
-        public var kernelRelease: String?
-        /// `%a`
-        public var architecture: String?
-
-        public init(hostName: String, machineID: String? = nil, bootID: String? = nil, kernelRelease: String? = nil,
-                    architecture: String? = nil) {
-            self.hostName = hostName
-            self.machineID = machineID
-            self.bootID = bootID
-            self.kernelRelease = kernelRelease
-            self.architecture = architecture
-        }
-
-        /// The values of this machine (machine ID, boot ID, kernel release and architecture read from
-        /// the system where available).
-        public static func system(hostName: String) -> Specifiers {
-            func firstLine(_ path: String) -> String? {
-                guard let data = FileManager.default.contents(atPath: path),
-                      let text = String(data: data, encoding: .utf8) else { return nil }
-                let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: true).first
-                    .map { String($0).trimmingWhitespace() }
-                return line?.isEmpty == false ? line : nil
-            }
-            #if arch(x86_64)
-            let architecture: String? = "x86-64"
-            #elseif arch(arm64)
-            let architecture: String? = "arm64"
-            #elseif arch(i386)
-            let architecture: String? = "x86"
-            #else
-            let architecture: String? = nil
-            #endif
-            return Specifiers(
-                hostName: hostName,
-                machineID: firstLine("/etc/machine-id"),
-                bootID: firstLine("/proc/sys/kernel/random/boot_id").map { $0.replacingOccurrences(of: "-", with: "") },
-                kernelRelease: firstLine("/proc/sys/kernel/osrelease"),
-                architecture: architecture)
-        }
-    }
-
     public var service: StaticService
     /// Problems that did not stop the file from being used (unknown keys or sections).
     public var warnings: [ServiceFileProblem]
 
     public var services: [StaticService] { [service] }
 
-    public init(contents: String, file: String, specifiers: Specifiers) throws(ServiceFileError) {
+    /// Reads a file and its drop-ins (the `.conf` files of `NAME.dnssd.d/`, in name order), which are read after it
+    /// and change what it says as later lines do. Problems name the file they are in.
+    public init(contents: String, file: String, dropIns: [(file: String, contents: String)] = [],
+                specifiers: Specifiers) throws(ServiceFileError) {
         var problems: [ServiceFileProblem] = []
-        func error(_ line: Int, _ message: String) {
-            problems.append(ServiceFileProblem(file: file, line: line, severity: .error, message: message))
+        var currentFile = file
+        func error(_ line: Int, _ message: String, in file: String? = nil) {
+            problems.append(ServiceFileProblem(file: file ?? currentFile, line: line, severity: .error, message: message))
         }
         func warning(_ line: Int, _ message: String) {
-            problems.append(ServiceFileProblem(file: file, line: line, severity: .warning, message: message))
+            problems.append(ServiceFileProblem(file: currentFile, line: line, severity: .warning, message: message))
         }
 
         var section: String?
         var sawService = false
-        var name: (value: String, line: Int)?
-        var type: (value: String, line: Int)?
+        var name: (value: String, line: Int, file: String)?
+        var type: (value: String, line: Int, file: String)?
         var port: UInt16?
         var portSeen = false
         var priority: UInt16?
         var weight: UInt16?
-        var subtypes: [(value: String, line: Int)] = []
-        var txtSets: [(entries: [TXTEntry], line: Int)] = []
+        var subtypes: [(value: String, line: Int, file: String)] = []
+        var txtSets: [(entries: [TXTEntry], line: Int, file: String)] = []
 
-        for (line, text) in Self.logicalLines(contents) {
-            let trimmed = text.trimmingWhitespace()
-            if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
-            if trimmed.hasPrefix("[") {
-                guard trimmed.hasSuffix("]"), trimmed.count >= 3 else {
-                    error(line, "bad section header \"\(trimmed)\"")
-                    section = nil
+        for part in [(file: file, contents: contents)] + dropIns {
+            currentFile = part.file
+            section = nil
+            for (line, text) in Self.logicalLines(part.contents) {
+                let trimmed = text.trimmingWhitespace()
+                if trimmed.isEmpty || trimmed.hasPrefix("#") || trimmed.hasPrefix(";") { continue }
+                if trimmed.hasPrefix("[") {
+                    guard trimmed.hasSuffix("]"), trimmed.count >= 3 else {
+                        error(line, "bad section header \"\(trimmed)\"")
+                        section = nil
+                        continue
+                    }
+                    let title = String(trimmed.dropFirst().dropLast())
+                    section = title
+                    if title == "Service" {
+                        sawService = true
+                    } else {
+                        warning(line, "unknown section [\(title)] ignored")
+                    }
                     continue
                 }
-                let title = String(trimmed.dropFirst().dropLast())
-                section = title
-                if title == "Service" {
-                    sawService = true
-                } else {
-                    warning(line, "unknown section [\(title)] ignored")
-                }
-                continue
-            }
-            guard let equals = trimmed.firstIndex(of: "=") else {
-                error(line, "expected Key=Value, found \"\(trimmed)\"")
-                continue
-            }
-            let key = String(trimmed[..<equals]).trimmingWhitespace()
-            let value = String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace()
-            guard let section else {
-                error(line, "\(key)= appears before any section")
-                continue
-            }
-            guard section == "Service" else { continue }
-
-            func number(_ what: String) -> UInt16? {
-                guard let n = UInt16(value) else {
-                    error(line, "\(what)=\"\(value)\" is not a number from 0 to 65535")
-                    return nil
-                }
-                return n
-            }
-            switch key {
-            case "Name":
-                name = (value, line)
-            case "Type":
-                type = (value, line)
-            case "SubType":
-                if value.isEmpty { subtypes = [] } else { subtypes.append((value, line)) }
-            case "Port":
-                portSeen = true
-                port = number("Port")
-            case "Priority":
-                priority = number("Priority")
-            case "Weight":
-                weight = number("Weight")
-            case "TxtText", "TxtData":
-                if value.isEmpty {
-                    txtSets = []
+                guard let equals = trimmed.firstIndex(of: "=") else {
+                    error(line, "expected Key=Value, found \"\(trimmed)\"")
                     continue
                 }
-                switch Self.txtEntries(value, binary: key == "TxtData") {
-                case .success(let entries): txtSets.append((entries, line))
-                case .failure(let failure): error(line, "\(key)=: \(failure.text)")
+                let key = String(trimmed[..<equals]).trimmingWhitespace()
+                let value = String(trimmed[trimmed.index(after: equals)...]).trimmingWhitespace()
+                guard let section else {
+                    error(line, "\(key)= appears before any section")
+                    continue
                 }
-            default:
-                warning(line, "unknown key \(key)= ignored")
+                guard section == "Service" else { continue }
+
+                func number(_ what: String) -> UInt16? {
+                    guard let n = UInt16(value) else {
+                        error(line, "\(what)=\"\(value)\" is not a number from 0 to 65535")
+                        return nil
+                    }
+                    return n
+                }
+                switch key {
+                case "Name":
+                    name = (value, line, currentFile)
+                case "Type":
+                    type = (value, line, currentFile)
+                case "SubType":
+                    if value.isEmpty { subtypes = [] } else { subtypes.append((value, line, currentFile)) }
+                case "Port":
+                    portSeen = true
+                    port = number("Port")
+                case "Priority":
+                    priority = number("Priority")
+                case "Weight":
+                    weight = number("Weight")
+                case "TxtText", "TxtData":
+                    if value.isEmpty {
+                        txtSets = []
+                        continue
+                    }
+                    switch Self.txtEntries(value, binary: key == "TxtData") {
+                    case .success(let entries): txtSets.append((entries, line, currentFile))
+                    case .failure(let failure): error(line, "\(key)=: \(failure.text)")
+                    }
+                default:
+                    warning(line, "unknown key \(key)= ignored")
+                }
             }
         }
+        // Problems found from here on are about the whole service: they name the main file (and its last line).
+        currentFile = file
 
         if !sawService { error(1, "no [Service] section") }
         let lastLine = max(1, Self.logicalLines(contents).last?.line ?? 1)
@@ -168,12 +128,12 @@ public struct SystemdDNSSDFile: Sendable {
             switch Self.expand(name.value, specifiers) {
             case .success(let expanded):
                 if let message = ServiceFileSupport.validateInstance(expanded) {
-                    error(name.line, message)
+                    error(name.line, message, in: name.file)
                 } else {
                     instance = expanded
                 }
             case .failure(let failure):
-                error(name.line, failure.text)
+                error(name.line, failure.text, in: name.file)
             }
         } else if sawService {
             error(lastLine, "Name= is missing")
@@ -184,12 +144,12 @@ public struct SystemdDNSSDFile: Sendable {
             do {
                 let parsed = try ServiceType(type.value)
                 if parsed.hasSubtype {
-                    error(type.line, "the type \"\(type.value)\" has a subtype; give it with SubType=")
+                    error(type.line, "the type \"\(type.value)\" has a subtype; give it with SubType=", in: type.file)
                 } else {
                     serviceType = parsed
                 }
             } catch let failure {
-                error(type.line, "bad service type \"\(type.value)\": \(failure)")
+                error(type.line, "bad service type \"\(type.value)\": \(failure)", in: type.file)
             }
         } else if sawService {
             error(lastLine, "Type= is missing")
@@ -200,7 +160,7 @@ public struct SystemdDNSSDFile: Sendable {
             do {
                 _ = try ServiceInstanceName(instance: instance, type: serviceType)
             } catch let failure {
-                error(name.line, "the service name and type make no valid instance name: \(failure)")
+                error(name.line, "the service name and type make no valid instance name: \(failure)", in: name.file)
             }
         }
 
@@ -213,7 +173,7 @@ public struct SystemdDNSSDFile: Sendable {
             for subtype in subtypes {
                 switch ServiceFileSupport.subtypeLabel(subtype.value, of: serviceType) {
                 case .success(let label): subtypeLabels.append(label)
-                case .failure(let failure): error(subtype.line, failure.text)
+                case .failure(let failure): error(subtype.line, failure.text, in: subtype.file)
                 }
             }
         }
@@ -223,7 +183,7 @@ public struct SystemdDNSSDFile: Sendable {
             do {
                 records.append(try TXTRecord(entries: set.entries))
             } catch let failure {
-                error(set.line, "bad TXT record: \(failure)")
+                error(set.line, "bad TXT record: \(failure)", in: set.file)
             }
         }
 
@@ -268,29 +228,6 @@ public struct SystemdDNSSDFile: Sendable {
         }
         if let pending { result.append(pending) }
         return result
-    }
-
-    /// Expands `%H`, `%m`, `%b`, `%v`, `%a` and `%%`.
-    static func expand(_ text: String, _ specifiers: Specifiers) -> Result<String, ProblemText> {
-        var result = ""
-        var iterator = text.makeIterator()
-        while let c = iterator.next() {
-            guard c == "%" else { result.append(c); continue }
-            guard let s = iterator.next() else { return .failure(ProblemText("Name= ends with a lone %")) }
-            let value: String?
-            switch s {
-            case "%": value = "%"
-            case "H": value = specifiers.hostName
-            case "m": value = specifiers.machineID
-            case "b": value = specifiers.bootID
-            case "v": value = specifiers.kernelRelease
-            case "a": value = specifiers.architecture
-            default: return .failure(ProblemText("unknown specifier %\(s) in Name= (known: %H %m %b %v %a %%)"))
-            }
-            guard let value else { return .failure(ProblemText("the value of %\(s) is not known on this system")) }
-            result += value
-        }
-        return .success(result)
     }
 
     /// Splits a `TxtText=`/`TxtData=` value into entries: whitespace-separated words, with `"…"` and

@@ -61,6 +61,11 @@ public enum OperationEvent: Hashable, Sendable {
     case recordAdded(ResourceRecord, LinkID)
     /// A query's answer went away (goodbye, expiry, flush or a vanished peer).
     case recordRemoved(ResourceRecord, LinkID)
+    /// A peer's NSEC record says the queried name has no record of the queried type (RFC 6762 §6.1), for `ttl`
+    /// seconds; only for queries started with `reportingNegativeAnswers`.
+    case negativeAnswerAdded(RecordKey, LinkID, ttl: UInt32)
+    /// The negative answer no longer holds: a record of the type arrived, or the NSEC record went away.
+    case negativeAnswerRemoved(RecordKey, LinkID)
     /// A browse found a service instance.
     case instanceAdded(DNSName, LinkID)
     /// A browse lost a service instance.

@@ -25,6 +25,10 @@ struct ClientOperation: Sendable {
     /// The questions this operation asks on each link.
     var keys: [LinkID: [RecordKey]] = [:]
     var resolveStates: [LinkID: ResolveState] = [:]
+    /// A query that also reports peers' negative answers (DNSServiceQueryRecord's ReturnIntermediates).
+    var reportsNegativeAnswers = false
+    /// The negative answers reported, by link: when each ends.
+    var negativeAnswers: [LinkID: Instant] = [:]
 
     func applies(to link: LinkID) -> Bool { interfaceIndex == nil || interfaceIndex == link.interfaceIndex }
 
@@ -40,5 +44,6 @@ struct ClientOperation: Sendable {
     mutating func forget(_ link: LinkID) {
         keys[link] = nil
         resolveStates[link] = nil
+        negativeAnswers[link] = nil
     }
 }

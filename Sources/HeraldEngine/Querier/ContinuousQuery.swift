@@ -36,6 +36,17 @@ struct ContinuousQuery: Sendable {
     /// Records that the query was sent (by us, or by a peer asking the same thing) at `now`.
     mutating func markSent(at now: Instant) {
         lastSentAt = now
+        moveBackOff(from: now)
+    }
+
+    /// The question is not asked at `now` because its owner says no answer exists until `end` (an NSEC record,
+    /// RFC 6762 §6.1): the back-off moves on as if it had been asked, and the next query waits for `end`.
+    mutating func holdBack(at now: Instant, until end: Instant) {
+        moveBackOff(from: now)
+        nextQueryAt = max(nextQueryAt ?? end, end)
+    }
+
+    private mutating func moveBackOff(from now: Instant) {
         nextQueryAt = now + interval
         interval = min(interval * 2, MDNSConstants.queryIntervalMax)
     }

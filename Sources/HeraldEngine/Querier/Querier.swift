@@ -146,9 +146,7 @@ struct Querier: Sendable {
                     if query.expectsUniqueAnswer, !(cache[link]?.hasAnswer(to: key) ?? false),
                        let end = cache[link]?.negativeAnswerEnd(for: key, at: now) {
                         if let next = query.nextQueryAt, next <= now {
-                            let scheduled = now + query.interval
-                            query.interval = min(query.interval * 2, MDNSConstants.queryIntervalMax)
-                            query.nextQueryAt = max(scheduled, end)
+                            query.holdBack(at: now, until: end)
                             queries[link]![key] = query
                         }
                         continue

@@ -116,6 +116,8 @@ public struct ServiceRegistration: Hashable, Sendable {
     public var autoRename: Bool
     /// Publish only on this interface (nil: every interface).
     public var interfaceIndex: Int?
+    /// Publish only on the links of this IP family (an Avahi service file's `protocol="ipv4"`); nil: both.
+    public var family: IPFamily?
     /// The SRV record's priority and weight (RFC 2782); 0 unless a service file sets them.
     public var priority: UInt16 = 0
     public var weight: UInt16 = 0

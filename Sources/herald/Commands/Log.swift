@@ -9,7 +9,7 @@ struct Log: HeraldCommand {
     @Flag(name: .shortAndLong, help: "Keep printing new lines as they are recorded.")
     var follow = false
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("How many recent lines to show first.", valueName: "n"))
+    @Option(name: [.customShort("n"), .long], help: ArgumentHelp("How many recent lines to show first (as tail -n).", valueName: "n"))
     var lines = 50
 
     @OptionGroup var options: ControlOptions

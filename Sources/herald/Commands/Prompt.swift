@@ -23,7 +23,7 @@ struct Prompt: HeraldCommand {
         var asked: Set<String> = []
         var queue = (try session.call(.requests).requests ?? []).reversed().map { $0 }
         let input = InputLines()
-        if Terminal.standardOutputIsTerminal && queue.isEmpty {
+        if Terminal.standardOutputIsTerminal && !options.json && queue.isEmpty {
             StandardOutput.line("waiting for requests (Ctrl-C to stop)…")
         }
         while Interruption.signal == nil {
@@ -46,13 +46,13 @@ struct Prompt: HeraldCommand {
             switch answer {
             case .allow:
                 let reply = try session.call(.grant, app: request.app)
-                StandardOutput.line("\(request.app): \(reply.change ?? "granted")")
+                report(request.app, answer: "allow", change: reply.change ?? "granted")
             case .deny:
                 let reply = try session.call(.deny, app: request.app)
-                StandardOutput.line("\(request.app): \(reply.change ?? "denied")")
+                report(request.app, answer: "deny", change: reply.change ?? "denied")
             case .later:
                 asked.remove(request.app.lowercased())
-                StandardOutput.line("\(request.app): left undecided")
+                report(request.app, answer: "later", change: "left undecided")
             }
             if once { return }
         }
@@ -70,22 +70,41 @@ struct Prompt: HeraldCommand {
                             + "(\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen)))")
     }
 
+    /// What became of an answered request: a line for people, or with --json an object (`app`, `answer`: allow,
+    /// deny or later, `change`).
+    private func report(_ app: String, answer: String, change: String) {
+        if options.json {
+            ControlOutput.json(PromptAnswerJSON(app: app, answer: answer, change: change))
+        } else {
+            StandardOutput.line("\(app): \(change)")
+        }
+    }
+
     private enum Answer { case allow, deny, later }
 
-    /// Asks until the answer is one of the choices; nil at end of input.
+    /// Asks until the answer is one of the choices; nil at end of input. With --json the question goes to standard
+    /// error, so that standard output holds only JSON lines.
     private func readAnswer(from input: InputLines) -> Answer? {
+        let ask = options.json ? FileHandle.standardError : FileHandle.standardOutput
         while true {
-            FileHandle.standardOutput.write(Data("[a] Allow   [d] Don't Allow   [s] decide later: ".utf8))
+            ask.write(Data("[a] Allow   [d] Don't Allow   [s] decide later: ".utf8))
             guard let line = input.next() else {
-                StandardOutput.line("")
+                ask.write(Data("\n".utf8))
                 return nil
             }
             switch line.trimmingCharacters(in: .whitespaces).lowercased() {
             case "a", "allow", "y", "yes": return .allow
             case "d", "don't allow", "dont allow", "deny", "n", "no": return .deny
             case "s", "skip", "later", "": return .later
-            default: StandardOutput.line("please answer a, d or s")
+            default: ask.write(Data("please answer a, d or s\n".utf8))
             }
         }
     }
+}
+
+/// `herald prompt --json`: one answered request.
+private struct PromptAnswerJSON: Encodable {
+    var app: String
+    var answer: String
+    var change: String
 }

@@ -12,13 +12,21 @@ enum TXTText {
         return result
     }
 
-    /// For people: `key=value` strings separated by spaces, each escaped so that it can be pasted back
-    /// into `herald register` from a shell: spaces and shell metacharacters get a backslash, a backslash
-    /// is doubled, and control characters and bytes that are not UTF-8 are written `\xHH`. Empty
-    /// strings (the empty TXT record is one) are left out; nothing at all gives `(none)`.
+    /// For people: `key=value` strings separated by spaces, each written so that it can be pasted back
+    /// into `herald register` from a shell: a backslash is doubled and control characters and bytes that are
+    /// not UTF-8 are written `\xHH` (the escapes `herald register` reads), and a string holding a space, a
+    /// backslash or a shell metacharacter is put in single quotes (`'title=Front page'`), inside which the shell
+    /// changes nothing. Empty strings (the empty TXT record is one) are left out; nothing at all gives `(none)`.
     static func human(_ rdata: [UInt8]) -> String {
-        let shown = strings(rdata).filter { !$0.isEmpty }.map(escaped)
+        let shown = strings(rdata).filter { !$0.isEmpty }.map { shellQuoted(escapedBytes($0)) }
         return shown.isEmpty ? "(none)" : shown.joined(separator: " ")
+    }
+
+    /// `text` as one shell word: as it is when the shell would keep it so, else in single quotes (a single
+    /// quote inside becomes `'\''`).
+    static func shellQuoted(_ text: String) -> String {
+        guard text.utf8.contains(where: { shellMetacharacters.contains($0) || $0 == UInt8(ascii: "\\") }) else { return text }
+        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     /// For JSON: each string as text, with bytes that are not UTF-8 (and control characters) as `\xHH`.
@@ -27,7 +35,7 @@ enum TXTText {
             if let text = String(validating: string, as: UTF8.self), !text.unicodeScalars.contains(where: isControl) {
                 return text
             }
-            return escapedBytes(string, shellMetacharacters: false)
+            return escapedBytes(string)
         }
     }
 
@@ -42,14 +50,10 @@ enum TXTText {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static let shellMetacharacters = Set(" &;`'\"|*?~<>^()[]{}$#!".utf8)
-
-    private static func escaped(_ string: ArraySlice<UInt8>) -> String {
-        escapedBytes(string, shellMetacharacters: true)
-    }
+    private static let shellMetacharacters = Set(" \t&;`'\"|*?~<>^()[]{}$#!".utf8)
 
     /// Escapes byte by byte, keeping valid multi-byte UTF-8 sequences as they are.
-    private static func escapedBytes(_ string: ArraySlice<UInt8>, shellMetacharacters escapeShell: Bool) -> String {
+    private static func escapedBytes(_ string: ArraySlice<UInt8>) -> String {
         var out = ""
         var index = string.startIndex
         while index < string.endIndex {
@@ -64,7 +68,6 @@ enum TXTText {
             } else if byte < 0x20 || byte == 0x7F || byte >= 0x80 {
                 out += "\\x" + hex([byte])
             } else {
-                if escapeShell && shellMetacharacters.contains(byte) { out += "\\" }
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             }
             index += 1

@@ -3,6 +3,8 @@
  * per event, so that a test can compare it with what the network holds.
  *
  *   dnssd_probe query NAME RRTYPE SECONDS          DNSServiceQueryRecord
+ *   dnssd_probe negative HOST RRTYPE SECONDS       the record query and an IPv6 address lookup of HOST, both
+ *                                                  with kDNSServiceFlagsReturnIntermediates (negative answers)
  *   dnssd_probe shared TYPE INSTANCE SECONDS       browse and resolve as subordinates of one connection
  *   dnssd_probe enumerate SECONDS                  DNSServiceEnumerateDomains (browse domains)
  *   dnssd_probe property                           DNSServiceGetProperty("DaemonVersion")
@@ -29,6 +31,9 @@
 
 #ifndef kDNSServiceFlagsShareConnection
 #define kDNSServiceFlagsShareConnection 0x4000
+#endif
+#ifndef kDNSServiceFlagsReturnIntermediates
+#define kDNSServiceFlagsReturnIntermediates 0x1000
 #endif
 
 typedef void (*AddrInfoReply)(DNSServiceRef, DNSServiceFlags, uint32_t, DNSServiceErrorType, const char *,
@@ -144,6 +149,26 @@ static int query(int argc, char **argv) {
     if (error) return 1;
     int status = pump(ref, atof(argv[4]));
     DNSServiceRefDeallocate(ref);
+    return status;
+}
+
+static int negative(int argc, char **argv) {
+    if (argc < 5) return 64;
+    GetAddrInfoFunction get_addr_info = (GetAddrInfoFunction)api("DNSServiceGetAddrInfo");
+    DNSServiceRef connection;
+    DNSServiceErrorType error = DNSServiceCreateConnection(&connection);
+    if (error) return 1;
+    DNSServiceRef query = connection, lookup = connection;
+    error = DNSServiceQueryRecord(&query, kDNSServiceFlagsShareConnection | kDNSServiceFlagsReturnIntermediates, 0,
+                                  argv[2], (uint16_t)atoi(argv[3]), kDNSServiceClass_IN, on_query, "query");
+    printf("query return=%d\n", (int)error);
+    if (error) return 1;
+    error = get_addr_info(&lookup, kDNSServiceFlagsShareConnection | kDNSServiceFlagsReturnIntermediates, 0,
+                          0x2 /* kDNSServiceProtocol_IPv6 */, argv[2], on_address, "addrinfo");
+    printf("addrinfo return=%d\n", (int)error);
+    if (error) return 1;
+    int status = pump(connection, atof(argv[4]));
+    DNSServiceRefDeallocate(connection);
     return status;
 }
 
@@ -334,6 +359,7 @@ int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) return 64;
     if (strcmp(argv[1], "query") == 0) return query(argc, argv);
+    if (strcmp(argv[1], "negative") == 0) return negative(argc, argv);
     if (strcmp(argv[1], "shared") == 0) return shared(argc, argv);
     if (strcmp(argv[1], "enumerate") == 0) return enumerate(argc, argv);
     if (strcmp(argv[1], "property") == 0) return property();
