@@ -9,8 +9,8 @@
 # systemd units, sysusers.d and tmpfiles.d entries, the commented default configuration (/etc/herald/heraldd.conf,
 # never overwriting one that exists), the example service files ($PREFIX/share/herald/services.d), shell
 # completions for herald and heraldd (bash, zsh, fish) and the manual pages herald(1), heraldd(8) and
-# heraldd.conf(5) ($PREFIX/share/man). Everything installed is listed in $PREFIX/share/herald/installed-files, which
-# --uninstall reads (the configuration file is kept). With --destdir the tree is built under ROOT (for packaging
+# heraldd.conf(5) ($PREFIX/share/man), and the README ($PREFIX/share/doc/herald, which the units' Documentation=
+# names). Everything installed is listed in $PREFIX/share/herald/installed-files, which --uninstall reads (the configuration file is kept). With --destdir the tree is built under ROOT (for packaging
 # or tests); without it, afterwards run: systemd-sysusers; systemd-tmpfiles --create; systemctl daemon-reload.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,7 +39,8 @@ if $uninstall; then
         rm -f "$destdir$path"
     done <"$manifest"
     rm -f "$manifest"
-    rmdir "$destdir$prefix/share/herald/services.d" "$destdir$prefix/share/herald" "$destdir$prefix/lib/herald" 2>/dev/null || true
+    rmdir "$destdir$prefix/share/herald/services.d" "$destdir$prefix/share/herald" "$destdir$prefix/lib/herald" \
+        "$destdir$prefix/share/doc/herald" 2>/dev/null || true
     echo "removed Herald from ${destdir:-/} (kept /etc/herald/heraldd.conf)"
     exit 0
 fi
@@ -76,11 +77,12 @@ put 0755 "$libdns_sd" "$prefix/lib/herald/libdns_sd.so.1"
 # administrator's), not from /usr/local: a /usr install uses the first, any other prefix the second.
 systemd_root=/etc
 [ "$prefix" = /usr ] && systemd_root=/usr/lib
-# The service names the installed daemon's path.
-put_text 0644 "$systemd_root/systemd/system/heraldd.service" \
-    < <(sed "s|^ExecStart=/usr/local/bin/heraldd|ExecStart=$prefix/bin/heraldd|" systemd/heraldd.service)
-put 0644 systemd/heraldd-dnssd.socket "$systemd_root/systemd/system/heraldd-dnssd.socket"
-put 0644 systemd/heraldd-control.socket "$systemd_root/systemd/system/heraldd-control.socket"
+# The units name the installed daemon and README (their Documentation=, which `systemctl help` opens).
+unit_paths="s|^ExecStart=/usr/local/bin/heraldd|ExecStart=$prefix/bin/heraldd|;s|file:///usr/local/share/doc/herald/|file://$prefix/share/doc/herald/|"
+for unit in heraldd.service heraldd-dnssd.socket heraldd-control.socket; do
+    put_text 0644 "$systemd_root/systemd/system/$unit" < <(sed "$unit_paths" "systemd/$unit")
+done
+put 0644 README.md "$prefix/share/doc/herald/README.md"
 put 0644 systemd/herald.sysusers "$systemd_root/sysusers.d/herald.conf"
 put 0644 systemd/herald.tmpfiles "$systemd_root/tmpfiles.d/herald.conf"
 

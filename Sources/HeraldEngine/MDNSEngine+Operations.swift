@@ -73,8 +73,11 @@ extension MDNSEngine {
         querier.unsubscribe(id, from: key, on: link)
     }
 
-    /// Tells every interested operation about changes to a link's cache.
-    mutating func dispatch(_ changes: [CacheChange], on link: LinkID) {
+    /// Tells every interested operation about changes to a link's cache. Negative answers that NSEC records of the
+    /// changes (or `negativeNames`, NSEC records refreshed) may begin or end are looked at once all changes are told,
+    /// so that they see the cache as the batch leaves it, once per name.
+    mutating func dispatch(_ changes: [CacheChange], on link: LinkID, negativeNames: [DNSName] = []) {
+        var negativeNames = negativeNames
         for change in changes {
             let record: ResourceRecord
             switch change {
@@ -83,12 +86,15 @@ extension MDNSEngine {
             for id in querier.subscribers(for: RecordKey(record), on: link).sorted() {
                 handle(change, for: id, on: link)
             }
-            if record.type == .nsec, let watchers = negativeAnswerWatchers[record.name] {
-                for id in watchers.sorted() { updateNegativeAnswer(id, on: link) }
-            }
+            if record.type == .nsec, negativeAnswerWatchers[record.name] != nil { negativeNames.append(record.name) }
             if case .removed = change {
                 querier.answerRemoved(RecordKey(record), on: link, cache: caches[link], at: now, random: &random)
             }
+        }
+        var seen: [DNSName] = []
+        for name in negativeNames where !seen.contains(name) {
+            seen.append(name)
+            for id in (negativeAnswerWatchers[name] ?? []).sorted() { updateNegativeAnswer(id, on: link) }
         }
     }
 

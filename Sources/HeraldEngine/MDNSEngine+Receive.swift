@@ -170,12 +170,16 @@ extension MDNSEngine {
             statistics.unicastResponsesReceived += 1
         }
         var changes: [CacheChange] = []
+        // NSEC records of names whose negative answers queries report: a refresh changes no cache entry but may
+        // change its TTL, so these are looked at again too.
+        var negativeNames: [DNSName] = []
         for section in [message.answers, message.authorities, message.additionals] {
             for record in section {
                 receiveRecord(record, from: source, on: link, toUnicast: toUnicast, changes: &changes)
+                if record.type == .nsec, negativeAnswerWatchers[record.name] != nil { negativeNames.append(record.name) }
             }
         }
-        dispatch(changes, on: link)
+        dispatch(changes, on: link, negativeNames: negativeNames)
         sendDueResponses()
     }
 
@@ -205,8 +209,14 @@ extension MDNSEngine {
             return
         }
         let questions = querier
+        let watchers = negativeAnswerWatchers
+        // Wanted, so not evicted for junk: answers to questions, and NSEC records of names whose negative answers
+        // queries report (an evicted one would leave its negative answer standing).
+        let isWanted = { (key: RecordKey) in
+            questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
+        }
         let cached = caches[link]?.insert(record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200),
-                                          isWanted: { questions.isAsked($0, on: link) }, changes: &changes)
+                                          isWanted: isWanted, changes: &changes)
         guard let cached else { return }
         if seenByPeers { failureObserver.answerSeen(cached.handle, on: link) }
         querier.noteRefresh(at: cached.nextRefresh, of: record, on: link)

@@ -127,6 +127,15 @@ struct NSSLookupProgressTests {
         // An address arriving later (the host gained one) answers despite an old denial.
         nothing.add(found("fd00::7"), at: 6)
         #expect(nothing.outcome(for: .ipv6, at: 6, timing: timing) == .answer(found("fd00::7")))
+
+        // A host heard on two interfaces that denies IPv6 on one of them only may have it on the other: wait.
+        var twoNetworks = NSSHostLookupProgress(startedAt: 0)
+        twoNetworks.add(found("10.0.0.7", interface: 2), at: 10)
+        twoNetworks.add(found("10.1.0.7", interface: 3), at: 11)
+        twoNetworks.note(.ipv6, denied: true, on: v4Link)
+        #expect(twoNetworks.outcome(for: .ipv6, at: 12, timing: timing) == .waitUntil(10 + timing.otherFamilyAfter))
+        twoNetworks.note(.ipv6, denied: true, on: LinkID(interfaceIndex: 3, family: .ipv4))
+        #expect(twoNetworks.outcome(for: .ipv6, at: 12, timing: timing) == .denied)
     }
 
     @Test("IPv4 is preferred for either family, and a routable IPv6 address over a link-local one")

@@ -88,10 +88,60 @@ struct NegativeAnswerReportTests {
         lan.run(for: 1500)
         #expect(story(lan, beta, OperationID(1)) == ["+no AAAA (120 s)", "-no AAAA"])
 
+        // The same NSEC again with a TTL of two minutes: the refresh makes it a negative answer again.
+        lan.inject(.response([nsec(ttl: 120)]), from: peer)
+        lan.run(for: 100)
+        #expect(story(lan, beta, OperationID(1)) == ["+no AAAA (120 s)", "-no AAAA", "+no AAAA (120 s)"])
+        // And with two hours: no longer.
+        lan.inject(.response([nsec(ttl: 7200)]), from: peer)
+        lan.run(for: 100)
+        #expect(story(lan, beta, OperationID(1)) == ["+no AAAA (120 s)", "-no AAAA", "+no AAAA (120 s)", "-no AAAA"])
+
+        // A cancelled query hears nothing more (the NSEC comes back to two minutes, which the query would hear).
         lan.with(beta) { engine, now in engine.cancel(OperationID(1), at: now) }
-        lan.inject(.response([nsec()]), from: peer)
+        lan.inject(.response([nsec(ttl: 120)]), from: peer)
         lan.run(for: 1500)
-        #expect(story(lan, beta, OperationID(1)) == ["+no AAAA (120 s)", "-no AAAA"])
+        #expect(story(lan, beta, OperationID(1)) == ["+no AAAA (120 s)", "-no AAAA", "+no AAAA (120 s)", "-no AAAA"])
+        lan.with(beta) { engine, now in
+            engine.query(OperationID(4), name: gamma, type: .aaaa, reportingNegativeAnswers: true, at: now)
+        }
+        #expect(story(lan, beta, OperationID(4)) == ["+no AAAA (119 s)"], "the NSEC stands: a new query hears it, with what is left of its TTL")
+    }
+
+    @Test("a full cache keeps the NSEC behind a reported negative answer: junk is evicted instead")
+    func nsecNotEvicted() throws {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta") { $0.cacheLimitPerLink = 64 }
+        lan.run(for: 3000)
+        lan.with(beta) { engine, now in
+            engine.query(OperationID(1), name: gamma, type: .aaaa, reportingNegativeAnswers: true, at: now)
+        }
+        lan.inject(.response([nsec()]), from: peer)
+        lan.run(for: 100)
+        for n in 0..<100 {
+            lan.inject(.response([Fixture.a(DNSName(stringLiteral: "junk\(n).local."), IPv4Address(10, 9, 0, UInt8(n)), ttl: 4500)]),
+                       from: peer)
+        }
+        lan.run(for: 100)
+        #expect(lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.type == .nsec })
+        #expect(story(lan, beta, OperationID(1)) == ["+no AAAA (120 s)"])
+    }
+
+    @Test("records leaving in one batch are reported gone before a negative answer that their leaving begins")
+    func batchOrder() throws {
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta")
+        lan.run(for: 3000)
+        lan.with(beta) { engine, now in
+            engine.query(OperationID(1), name: gamma, type: .a, reportingNegativeAnswers: true, at: now)
+        }
+        lan.inject(.response([Fixture.a(gamma, IPv4Address(10, 0, 0, 7)), nsec(types: [.a])]), from: peer)
+        lan.run(for: 2000)
+        // The owner loses its IPv4 address: a goodbye for the A record and a new NSEC without A. The A record (after
+        // its second of grace) and the old NSEC (flushed after its second) leave together.
+        lan.inject(.response([nsec(types: [.aaaa]), Fixture.a(gamma, IPv4Address(10, 0, 0, 7), ttl: 0)]), from: peer)
+        lan.run(for: 3000)
+        #expect(story(lan, beta, OperationID(1)) == ["+A", "-A", "+no A (119 s)"], "\(story(lan, beta, OperationID(1)))")
     }
 
     @Test("a link that goes away ends its negative answers")

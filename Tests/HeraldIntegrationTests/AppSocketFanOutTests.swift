@@ -183,7 +183,7 @@ extension HeraldOnTestLANs {
             ])
         }
 
-        @Test("an instance name the protocol cannot carry (a NUL byte), or that no client could resolve (other control characters such as a terminal escape, bytes that are not UTF-8), is skipped for every browse, and the next one arrives")
+        @Test("an instance name the protocol cannot carry (a NUL byte), or that no client could resolve (other control characters such as a terminal escape, C1 controls, bytes that are not UTF-8), is skipped for every browse, and the next one arrives")
         func unencodableNameIsSkipped() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -216,7 +216,7 @@ extension HeraldOnTestLANs {
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 s.bind(("", 5353))
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 255)
-                for bad in (b"bad\0name", b"bad\x01name", b"bad\x1b[2Jname", b"bad\x7fname", b"bad\xffname"):
+                for bad in (b"bad\0name", b"bad\x01name", b"bad\x1b[2Jname", b"bad\x7fname", b"bad\xffname", b"bad\xc2\x9bname"):
                     s.sendto(announce(bad), ("224.0.0.251", 5353))
                 time.sleep(0.5)
                 s.sendto(announce(b"Plain"), ("224.0.0.251", 5353))

@@ -157,7 +157,7 @@ extension HeraldOnTestLANs {
             let peer = try lan.hosts[1].startHeraldd()
             // Backslashes, control bytes, bytes that are not UTF-8, spaces, quotes and shell metacharacters.
             let entries = ["path=a\\\\b", "ctl=\\x01\\x1b", "bin=\\x00\\xff", "title=Front page", "q=it's \"so\"",
-                           "cmd=$(true);*", "flag", "utf8=café"]
+                           "cmd=$(true);*", "flag", "utf8=café", "back\\\\slash=key"]
             let original = try daemon.spawnHerald(["register", "Original", "_hpaste._tcp", "5101"] + entries)
             defer { original.terminate(grace: 1) }
             try original.waitForOutput(containing: "Original\n", in: .stdout, timeout: 10)

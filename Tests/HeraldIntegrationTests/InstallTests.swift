@@ -40,24 +40,21 @@ struct InstallTests {
             "/usr/local/share/bash-completion/completions/heraldd", "/usr/local/share/zsh/site-functions/_heraldd",
             "/usr/local/share/fish/vendor_completions.d/heraldd.fish",
             "/usr/local/share/man/man1/herald.1", "/usr/local/share/man/man8/heraldd.8",
-            "/usr/local/share/man/man5/heraldd.conf.5",
+            "/usr/local/share/man/man5/heraldd.conf.5", "/usr/local/share/doc/herald/README.md",
         ]
         #expect(Self.files(under: root) == expected)
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/local/bin/heraldd"))
         let unit = try String(contentsOfFile: root + "/etc/systemd/system/heraldd.service", encoding: .utf8)
         #expect(unit.contains("\nExecStart=/usr/local/bin/heraldd"))
-        // Every unit's documentation is a manual page the install put there (what `systemctl help` opens).
+        // Every unit's documentation is a file the install put there (what `systemctl help` opens).
         for name in ["heraldd.service", "heraldd-dnssd.socket", "heraldd-control.socket"] {
             let text = try String(contentsOfFile: root + "/etc/systemd/system/" + name, encoding: .utf8)
-            let pages = text.split(separator: "\n").filter { $0.hasPrefix("Documentation=") }
+            let documents = text.split(separator: "\n").filter { $0.hasPrefix("Documentation=") }
                 .flatMap { $0.dropFirst("Documentation=".count).split(separator: " ") }
-            #expect(!pages.isEmpty, "\(name) names no documentation")
-            for page in pages {
-                // man:NAME(SECTION) → share/man/manSECTION/NAME.SECTION
-                let parts = page.dropFirst("man:".count).split(separator: "(")
-                let section = parts.last?.dropLast() ?? ""
-                let path = root + "/usr/local/share/man/man\(section)/\(parts.first ?? "").\(section)"
-                #expect(page.hasPrefix("man:") && FileManager.default.fileExists(atPath: path), "\(name): \(page) is not installed")
+            #expect(!documents.isEmpty, "\(name) names no documentation")
+            for document in documents {
+                #expect(document.hasPrefix("file:///") && FileManager.default.fileExists(atPath: root + document.dropFirst("file://".count)),
+                        "\(name): \(document) is not installed")
             }
         }
         let completion = try String(contentsOfFile: root + "/usr/local/share/bash-completion/completions/herald", encoding: .utf8)

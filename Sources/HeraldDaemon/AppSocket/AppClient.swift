@@ -95,6 +95,10 @@ final class AppOperation {
     var presence: [PresenceKey: Int] = [:]
     /// What a resolve last reported per interface.
     var lastResolved: [Int: ResolvedService] = [:]
+    /// A record query or address lookup that asked for negative answers (kDNSServiceFlagsReturnIntermediates).
+    var reportsNegativeAnswers = false
+    /// Its negative answers as the client sees them.
+    var negatives = NegativeAnswerPresence()
     /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
     var extras: [UInt32: ServiceExtraRecord] = [:]
     /// A registration's TXT record as the client last set it (`DNSServiceUpdateRecord`), if it changed it.
@@ -149,6 +153,4 @@ struct PresenceKey: Hashable {
     var name: DNSName? = nil
     var type: UInt16 = 0
     var data: [UInt8] = []
-    /// A negative answer (no record of `type`), counted apart from any record.
-    var negative = false
 }

@@ -64,27 +64,23 @@ extension AppSocketServer {
                                          fullname: record.name.dnssdFullName, rrtype: record.type.rawValue,
                                          rrclass: recordClass == 255 ? record.recordClass.rawValue : recordClass,
                                          rdata: rdata, ttl: record.ttl)
-            queue(.query(reply), to: client, context: context)
+            showing(.query(reply), to: client, operation, record: record, on: link, added: added)
 
         case (.query(_, _, let recordClass), .negativeAnswerAdded(let key, let link, _)),
              (.query(_, _, let recordClass), .negativeAnswerRemoved(let key, let link)):
             // As mDNSResponder reports a negative answer: NoSuchRecord with the question's name and type, no data.
-            let (added, ttl) = Self.negativeAnswerChange(event)
-            let presence = PresenceKey(interface: link.interfaceIndex, name: key.name, type: key.type.rawValue, negative: true)
-            guard operation.presence.count(presence, added: added) else { break }
-            let reply = QueryRecordReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+            guard let change = Self.negativeChange(event, of: operation) else { break }
+            let reply = QueryRecordReply(flags: change.flags, interfaceIndex: UInt32(link.interfaceIndex),
                                          error: .noSuchRecord, fullname: key.name.dnssdFullName, rrtype: key.type.rawValue,
-                                         rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: ttl)
+                                         rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: change.ttl)
             queue(.query(reply), to: client, context: context)
 
         case (.addressLookup(let hostname), .negativeAnswerAdded(let key, let link, _)),
              (.addressLookup(let hostname), .negativeAnswerRemoved(let key, let link)):
-            let (added, ttl) = Self.negativeAnswerChange(event)
-            let presence = PresenceKey(interface: link.interfaceIndex, type: key.type.rawValue, negative: true)
-            guard operation.presence.count(presence, added: added) else { break }
-            let reply = AddrInfoReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
+            guard let change = Self.negativeChange(event, of: operation) else { break }
+            let reply = AddrInfoReply(flags: change.flags, interfaceIndex: UInt32(link.interfaceIndex),
                                       error: .noSuchRecord, hostname: hostname, rrtype: key.type.rawValue, rrclass: 1,
-                                      rdata: [], ttl: ttl)
+                                      rdata: [], ttl: change.ttl)
             queue(.addrInfo(reply), to: client, context: context)
 
         case (.addressLookup(let hostname), .recordAdded(let record, let link)),
@@ -97,17 +93,62 @@ extension AppSocketServer {
             let reply = AddrInfoReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                       hostname: hostname, rrtype: record.type.rawValue, rrclass: 1, rdata: rdata,
                                       ttl: record.ttl)
-            queue(.addrInfo(reply), to: client, context: context)
+            showing(.addrInfo(reply), to: client, operation, record: record, on: link, added: added)
 
         default:
             break
         }
     }
 
-    /// Whether a negative-answer event begins or ends one, and its TTL.
-    static func negativeAnswerChange(_ event: OperationEvent) -> (added: Bool, ttl: UInt32) {
-        if case .negativeAnswerAdded(_, _, let ttl) = event { return (true, ttl) }
-        return (false, 0)
+    /// Queues a record's reply; for an operation reporting negative answers, a NoSuchRecord the record ends goes
+    /// before it, and one its removal begins after it (``NegativeAnswerPresence``).
+    private func showing(_ reply: Reply, to client: AppClient, _ operation: AppOperation, record: ResourceRecord,
+                         on link: LinkID, added: Bool) {
+        guard operation.reportsNegativeAnswers else { return queue(reply, to: client, context: operation.context) }
+        let key = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: record.type.rawValue)
+        let change = operation.negatives.record(key, added: added)
+        if added, change == .hidden { queueNegative(record, link, nil, to: client, operation) }
+        queue(reply, to: client, context: operation.context)
+        if !added, case .shown(let ttl) = change { queueNegative(record, link, ttl, to: client, operation) }
+    }
+
+    /// The NoSuchRecord reply for a record's type: shown with `ttl`, or hidden when nil.
+    private func queueNegative(_ record: ResourceRecord, _ link: LinkID, _ ttl: UInt32?, to client: AppClient,
+                               _ operation: AppOperation) {
+        let flags: DNSServiceFlags = ttl == nil ? [] : .add
+        let interface = UInt32(link.interfaceIndex)
+        switch operation.kind {
+        case .query(let name, _, let recordClass):
+            queue(.query(QueryRecordReply(flags: flags, interfaceIndex: interface, error: .noSuchRecord,
+                                          fullname: name.dnssdFullName, rrtype: record.type.rawValue,
+                                          rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: ttl ?? 0)),
+                  to: client, context: operation.context)
+        case .addressLookup(let hostname):
+            queue(.addrInfo(AddrInfoReply(flags: flags, interfaceIndex: interface, error: .noSuchRecord, hostname: hostname,
+                                          rrtype: record.type.rawValue, rrclass: 1, rdata: [], ttl: ttl ?? 0)),
+                  to: client, context: operation.context)
+        default:
+            break
+        }
+    }
+
+    /// What a negative-answer event changes for the client: the reply's flags and TTL, or nil for nothing.
+    static func negativeChange(_ event: OperationEvent, of operation: AppOperation) -> (flags: DNSServiceFlags, ttl: UInt32)? {
+        let change: NegativeAnswerPresence.Change?
+        switch event {
+        case .negativeAnswerAdded(let key, let link, let ttl):
+            change = operation.negatives.negative(.init(interface: link.interfaceIndex, type: key.type.rawValue),
+                                                  added: true, ttl: ttl)
+        case .negativeAnswerRemoved(let key, let link):
+            change = operation.negatives.negative(.init(interface: link.interfaceIndex, type: key.type.rawValue), added: false)
+        default:
+            change = nil
+        }
+        switch change {
+        case .shown(let ttl): return (.add, ttl)
+        case .hidden: return ([], 0)
+        case nil: return nil
+        }
     }
 
     /// An instance event of a group's engine operation: counted once for the group, and when it changes what the
@@ -133,7 +174,9 @@ extension AppSocketServer {
     static func browseReply(instance: DNSName, type: ServiceType, interfaceIndex: Int, added: Bool) -> BrowseReply? {
         guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName,
               !label.isEmpty, !label.contains(where: Self.isControlByte),
-              let name = String(validating: label, as: UTF8.self) else { return nil }
+              let name = String(validating: label, as: UTF8.self),
+              // C1 controls too (U+0080–U+009F): U+009B is a terminal's CSI.
+              !name.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) else { return nil }
         return BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(interfaceIndex),
                            name: name, regtype: type.baseType.description + ".", domain: "local.")
     }
@@ -196,6 +239,7 @@ extension AppSocketServer {
                     halt([operation])
                     operation.parked = true
                     operation.presence.removeAll()
+                    operation.negatives.removeAll()
                     operation.lastResolved.removeAll()
                     queueParkedReply(for: operation, to: client)
                 default:

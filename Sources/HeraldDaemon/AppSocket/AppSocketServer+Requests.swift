@@ -220,11 +220,13 @@ extension AppSocketServer {
         // kDNSServiceFlagsReturnIntermediates: a peer's "no such record" (NSEC) is reported as NoSuchRecord.
         let negativeAnswers = request.flags.contains(.returnIntermediates)
         let id = makeOperationID()
-        return begin(AppOperation(kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
-                                  engineOperations: [id], start: { engine, now in
+        let operation = AppOperation(kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
+                                     engineOperations: [id], start: { engine, now in
             engine.query(id, name: name, type: type, interfaceIndex: interface, reportingNegativeAnswers: negativeAnswers,
                          at: now)
-        }), gated: Self.gatedQuery(name: name, type: type), client: client)
+        })
+        operation.reportsNegativeAnswers = negativeAnswers
+        return begin(operation, gated: Self.gatedQuery(name: name, type: type), client: client)
     }
 
     /// What asking for the records `name`/`type` amounts to for the permission rules.
@@ -280,13 +282,15 @@ extension AppSocketServer {
         let ids = types.map { _ in makeOperationID() }
         let interface = interfaceFilter(request.interfaceIndex)
         let negativeAnswers = request.flags.contains(.returnIntermediates)
-        return begin(AppOperation(kind: .addressLookup(hostname: request.hostname), context: context, engineOperations: ids,
-                                  start: { engine, now in
+        let operation = AppOperation(kind: .addressLookup(hostname: request.hostname), context: context,
+                                     engineOperations: ids, start: { engine, now in
             for (id, type) in zip(ids, types) {
                 engine.query(id, name: name, type: type, interfaceIndex: interface,
                              reportingNegativeAnswers: negativeAnswers, at: now)
             }
-        }), gated: .addressLookup(name), client: client)
+        })
+        operation.reportsNegativeAnswers = negativeAnswers
+        return begin(operation, gated: .addressLookup(name), client: client)
     }
 
     /// Asks the gate, then starts, parks or refuses the operation (BRIEF §1 rules 2–5).

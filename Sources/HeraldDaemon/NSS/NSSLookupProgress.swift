@@ -92,9 +92,15 @@ public struct NSSHostLookupProgress: Hashable, Sendable {
         }
     }
 
-    /// True when the host said it has no address of any family asked for.
+    /// True when the host said it has no address of any family asked for, on every interface it was heard on (a
+    /// host on two networks may have an address of the family on one of them only).
     func isDenied(_ families: NSSAddressFamilies) -> Bool {
-        [IPFamily.ipv4, .ipv6].allSatisfy { !families.accepts($0) || deniedOn[$0] != nil }
+        let heardOn = Set(found.map(\.interfaceIndex))
+        return [IPFamily.ipv4, .ipv6].allSatisfy { family in
+            guard families.accepts(family) else { return true }
+            guard let links = deniedOn[family] else { return false }
+            return heardOn.isSubset(of: links.map(\.interfaceIndex))
+        }
     }
 
     /// The answer for `families` at `time`: an address when one is known; a miss once the wait is over, or at

@@ -70,7 +70,10 @@ final class StaticServicePublisher {
         }
     }
 
+    /// How logs name a service, and what tells services apart: one limited to a family (an Avahi file's `protocol`)
+    /// is not the same service as the name's on the other family.
     private static func key(_ registration: ServiceRegistration) -> String {
-        "\"\(registration.instance)\" \(registration.type)"
+        let family = registration.family.map { $0 == .ipv4 ? " (IPv4 only)" : " (IPv6 only)" } ?? ""
+        return "\"\(registration.instance)\" \(registration.type)" + family
     }
 }

@@ -15,7 +15,8 @@ struct Register: HeraldCommand {
             withdraws the service at once: herald prints the - line then, and waits for permission again.
 
             TXT entries are KEY=VALUE, KEY= (empty value) or KEY alone (a boolean flag); keys are printable \
-            ASCII without '=' and unique; a value may give any byte as \\xHH and a backslash as \\\\.
+            ASCII without '=' and unique; a key or value may give any byte as \\xHH and a backslash as \\\\ \
+            (as herald resolve shows them).
 
             Examples:
               herald register "Web Files" _http._tcp 8080 path=/files

@@ -9,9 +9,10 @@ struct Resolve: HeraldCommand {
         discussion: """
             Waits for the instance to answer (at most --timeout seconds), then for the addresses of its host, \
             prints what it found on every interface (identical answers from several interfaces once) and \
-            exits 0. Exits 1 when nothing answers in time. TXT entries are shown as key=value, with spaces \
-            and shell metacharacters backslash-escaped and non-printable bytes as \\xHH; --json gives each \
-            string and the exact bytes (txtHex).
+            exits 0. Exits 1 when nothing answers in time. TXT entries are shown as key=value, a backslash \
+            as \\\\ and non-printable bytes as \\xHH (as herald register reads them), in single quotes when \
+            they hold a space or a shell metacharacter, so that the line pastes back into herald register; \
+            --json gives each string and the exact bytes (txtHex).
 
             Examples:
               herald resolve "Living Room Printer" _ipp._tcp

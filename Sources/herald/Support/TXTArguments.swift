@@ -2,14 +2,17 @@ import ArgumentParser
 import HeraldWire
 
 /// TXT entries given on the command line: `KEY=VALUE`, `KEY=` (an empty value) or `KEY` (a boolean
-/// flag, RFC 6763 §6.4). Values may hold any bytes through the escapes `\xHH` and `\\`.
+/// flag, RFC 6763 §6.4). Keys and values may hold any bytes through the escapes `\xHH` and `\\`, as `herald resolve`
+/// shows them.
 enum TXTArguments {
     /// The TXT rdata for the entries, in order; empty entries give the empty record (one zero byte).
     static func record(from arguments: [String]) throws(ValidationError) -> TXTRecord {
         var entries: [TXTEntry] = []
         for argument in arguments {
             let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let key = String(parts[0])
+            guard let key = String(validating: try unescape(String(parts[0]), in: argument), as: UTF8.self) else {
+                throw ValidationError("TXT entry '\(argument)' has a key that is not text; keys are printable ASCII (RFC 6763 §6.4)")
+            }
             let value = parts.count == 2 ? try unescape(String(parts[1]), in: argument) : nil
             entries.append(TXTEntry(key: key, value: value))
         }
