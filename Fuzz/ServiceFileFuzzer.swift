@@ -1,6 +1,6 @@
 // libFuzzer target for the static service files (Sources/HeraldDaemon/ServiceFiles): Avahi `.service` XML and
 // systemd `.dnssd` files. Built by Fuzz/build.sh into a HeraldDaemon module made of AvahiServiceFile.swift,
-// SystemdDNSSDFile.swift and StaticService.swift only (not the daemon), linked with a HeraldWire module; it uses
+// SystemdDNSSDFile.swift, SystemdSpecifiers.swift and StaticService.swift only (not the daemon), linked with a HeraldWire module; it uses
 // public API only.
 //
 // Input: a file's bytes, read as an Avahi file and as a .dnssd file. Every check states an invariant that
@@ -62,6 +62,23 @@ enum ServiceFileFuzzer {
                 guard let again = avahi(text: xml) else { fail("a .dnssd service written as Avahi XML is refused\n\(xml)") }
                 guard again.services.count == 1, core(again.services[0]) == core(service) else {
                     fail("a .dnssd service reads back differently from Avahi XML\n\(xml)")
+                }
+            }
+        }
+
+        // 3. The same text split into a file and a drop-in (NAME.dnssd.d/*.conf) reads as the whole does, with the
+        //    drop-in's section header written out in both (each file starts outside any section).
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if lines.count >= 2 {
+            let main = lines[..<(lines.count / 2)].joined(separator: "\n")
+            let rest = "[Service]\n" + lines[(lines.count / 2)...].joined(separator: "\n")
+            // A continued line (a backslash at its end, before any \r) would swallow the header in the whole.
+            if !(main.hasSuffix("\r") ? String(main.dropLast()) : main).hasSuffix("\\") {
+                let whole = try? SystemdDNSSDFile(contents: main + "\n" + rest, file: file, specifiers: specifiers)
+                let split = try? SystemdDNSSDFile(contents: main, file: file, dropIns: [(file + ".d/fuzz.conf", rest)],
+                                                  specifiers: specifiers)
+                guard (whole == nil) == (split == nil), whole?.service == split?.service else {
+                    fail("a .dnssd file with a drop-in reads differently from the two as one file\n\(main)\n--\n\(rest)")
                 }
             }
         }

@@ -116,7 +116,8 @@ for target in "${targets[@]}"; do
         # The Avahi reader's checks before XMLParser, the one part of HeraldBroker it uses.
         build_module HeraldBroker Sources/HeraldBroker/Manifest/XMLParserInput.swift
         snapshot "$out/src/services" Sources/HeraldDaemon/ServiceFiles/AvahiServiceFile.swift \
-            Sources/HeraldDaemon/ServiceFiles/SystemdDNSSDFile.swift Sources/HeraldDaemon/ServiceFiles/StaticService.swift \
+            Sources/HeraldDaemon/ServiceFiles/SystemdDNSSDFile.swift Sources/HeraldDaemon/ServiceFiles/SystemdSpecifiers.swift \
+            Sources/HeraldDaemon/ServiceFiles/StaticService.swift \
             Fuzz/ServiceFileFuzzer.swift Fuzz/Support/FuzzSupport.swift
         link services HeraldDaemon "$out/modules/HeraldWire.o" "$out/modules/HeraldBroker.o"
         ;;
