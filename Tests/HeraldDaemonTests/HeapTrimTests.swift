@@ -20,14 +20,20 @@ struct HeapTrimTests {
 
     @Test("heap in use, as herald status reports it, follows what is allocated and freed")
     func heapInUseFollowsAllocations() {
-        let before = ProcessMemory.heapInUseKiB()
-        let blocks = (0..<16384).map { _ in malloc(2048)! }  // 32 MiB
-        let allocated = ProcessMemory.heapInUseKiB()
-        for block in blocks { free(block) }
-        let freed = ProcessMemory.heapInUseKiB()
-        // 2 MiB of slack for what other tests running at the same time allocate or free.
-        #expect(allocated - before >= 30 * 1024, "before \(before) KiB, allocated \(allocated) KiB")
-        #expect(allocated - freed >= 30 * 1024, "allocated \(allocated) KiB, freed \(freed) KiB")
+        // The figure is the whole process's, and tests of other suites run at the same time: one of them freeing
+        // megabytes between two readings hides part of this test's 32 MiB. So up to three attempts, of which one
+        // must see them all (with 2 MiB of slack); a figure that does not follow allocations fails every attempt.
+        var attempts: [String] = []
+        for _ in 0..<3 {
+            let before = ProcessMemory.heapInUseKiB()
+            let blocks = (0..<16384).map { _ in malloc(2048)! }  // 32 MiB
+            let allocated = ProcessMemory.heapInUseKiB()
+            for block in blocks { free(block) }
+            let freed = ProcessMemory.heapInUseKiB()
+            if allocated - before >= 30 * 1024 && allocated - freed >= 30 * 1024 { return }
+            attempts.append("before \(before) KiB, allocated \(allocated) KiB, freed \(freed) KiB")
+        }
+        Issue.record("heap in use did not follow 32 MiB allocated and freed: \(attempts)")
     }
 
     @Test("the resident set, as herald status reports it, is the kernel's VmRSS")
