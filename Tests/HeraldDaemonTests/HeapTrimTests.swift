@@ -38,9 +38,22 @@ struct HeapTrimTests {
 
     @Test("the resident set, as herald status reports it, is the kernel's VmRSS")
     func residentMatchesKernel() throws {
-        let kernel = try #require(procLines("/proc/self/status")?.lazy.compactMap { kilobytes(in: $0, field: "VmRSS") }.first)
-        let reported = ProcessMemory.residentKiB()
-        #expect(abs(reported - kernel) < max(1024, kernel / 20), "reported \(reported) KiB, kernel \(kernel) KiB")
+        // The kernel's figure is read just before and just after ours: other suites running at the same time move the
+        // resident set by megabytes, so ours must lie between the two (with 1 MiB or 5 % of slack), in one of three
+        // attempts.
+        func kernel() throws -> Int {
+            try #require(procLines("/proc/self/status")?.lazy.compactMap { kilobytes(in: $0, field: "VmRSS") }.first)
+        }
+        var attempts: [String] = []
+        for _ in 0..<3 {
+            let first = try kernel()
+            let reported = ProcessMemory.residentKiB()
+            let second = try kernel()
+            let slack = max(1024, max(first, second) / 20)
+            if reported >= min(first, second) - slack && reported <= max(first, second) + slack { return }
+            attempts.append("kernel \(first) then \(second) KiB, reported \(reported) KiB")
+        }
+        Issue.record("the reported resident set is not the kernel's: \(attempts)")
     }
 
     @Test("freed memory leaves the resident set")
