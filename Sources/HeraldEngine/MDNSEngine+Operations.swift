@@ -131,7 +131,7 @@ extension MDNSEngine {
     private mutating func updateNegativeAnswer(_ id: OperationID, on link: LinkID) {
         guard let operation = operations[id], operation.reportsNegativeAnswers, case .query(let key) = operation.kind,
               operation.keys[link] != nil, let cache = caches[link] else { return }
-        let end = cache.hasAnswer(to: key) ? nil : cache.negativeAnswerEnd(for: key, at: now)
+        let end = cache.standingNegativeAnswerEnd(for: key, at: now)
         switch (operation.negativeAnswers[link], end) {
         case (nil, let end?):
             operations[id]!.negativeAnswers[link] = end

@@ -66,22 +66,16 @@ extension AppSocketServer {
                                          rdata: rdata, ttl: record.ttl)
             showing(.query(reply), to: client, operation, record: record, on: link, added: added)
 
-        case (.query(_, _, let recordClass), .negativeAnswerAdded(let key, let link, _)),
-             (.query(_, _, let recordClass), .negativeAnswerRemoved(let key, let link)):
-            // As mDNSResponder reports a negative answer: NoSuchRecord with the question's name and type, no data.
-            guard let change = Self.negativeChange(event, of: operation) else { break }
-            let reply = QueryRecordReply(flags: change.flags, interfaceIndex: UInt32(link.interfaceIndex),
-                                         error: .noSuchRecord, fullname: key.name.dnssdFullName, rrtype: key.type.rawValue,
-                                         rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: change.ttl)
-            queue(.query(reply), to: client, context: context)
+        case (.query, .negativeAnswerAdded(let key, let link, let ttl)),
+             (.addressLookup, .negativeAnswerAdded(let key, let link, let ttl)):
+            let presence = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: key.type.rawValue)
+            guard let change = operation.negatives.negative(presence, added: true, ttl: ttl) else { break }
+            queueNegative(change, type: key.type.rawValue, on: link, to: client, operation)
 
-        case (.addressLookup(let hostname), .negativeAnswerAdded(let key, let link, _)),
-             (.addressLookup(let hostname), .negativeAnswerRemoved(let key, let link)):
-            guard let change = Self.negativeChange(event, of: operation) else { break }
-            let reply = AddrInfoReply(flags: change.flags, interfaceIndex: UInt32(link.interfaceIndex),
-                                      error: .noSuchRecord, hostname: hostname, rrtype: key.type.rawValue, rrclass: 1,
-                                      rdata: [], ttl: change.ttl)
-            queue(.addrInfo(reply), to: client, context: context)
+        case (.query, .negativeAnswerRemoved(let key, let link)), (.addressLookup, .negativeAnswerRemoved(let key, let link)):
+            let presence = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: key.type.rawValue)
+            guard let change = operation.negatives.negative(presence, added: false) else { break }
+            queueNegative(change, type: key.type.rawValue, on: link, to: client, operation)
 
         case (.addressLookup(let hostname), .recordAdded(let record, let link)),
              (.addressLookup(let hostname), .recordRemoved(let record, let link)):
@@ -107,47 +101,34 @@ extension AppSocketServer {
         guard operation.reportsNegativeAnswers else { return queue(reply, to: client, context: operation.context) }
         let key = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: record.type.rawValue)
         let change = operation.negatives.record(key, added: added)
-        if added, change == .hidden { queueNegative(record, link, nil, to: client, operation) }
+        let type = record.type.rawValue
+        if added, let change { queueNegative(change, type: type, on: link, to: client, operation) }
         queue(reply, to: client, context: operation.context)
-        if !added, case .shown(let ttl) = change { queueNegative(record, link, ttl, to: client, operation) }
+        if !added, let change { queueNegative(change, type: type, on: link, to: client, operation) }
     }
 
-    /// The NoSuchRecord reply for a record's type: shown with `ttl`, or hidden when nil.
-    private func queueNegative(_ record: ResourceRecord, _ link: LinkID, _ ttl: UInt32?, to client: AppClient,
+    /// The NoSuchRecord reply that shows or hides a negative answer, as mDNSResponder sends it: the question's name
+    /// and the type, no data; the Add flag and the NSEC's TTL when shown.
+    private func queueNegative(_ change: NegativeAnswerPresence.Change, type: UInt16, on link: LinkID, to client: AppClient,
                                _ operation: AppOperation) {
-        let flags: DNSServiceFlags = ttl == nil ? [] : .add
+        let (flags, ttl): (DNSServiceFlags, UInt32)
+        switch change {
+        case .shown(let shownTTL): (flags, ttl) = (.add, shownTTL)
+        case .hidden: (flags, ttl) = ([], 0)
+        }
         let interface = UInt32(link.interfaceIndex)
         switch operation.kind {
         case .query(let name, _, let recordClass):
             queue(.query(QueryRecordReply(flags: flags, interfaceIndex: interface, error: .noSuchRecord,
-                                          fullname: name.dnssdFullName, rrtype: record.type.rawValue,
-                                          rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: ttl ?? 0)),
+                                          fullname: name.dnssdFullName, rrtype: type,
+                                          rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: ttl)),
                   to: client, context: operation.context)
         case .addressLookup(let hostname):
             queue(.addrInfo(AddrInfoReply(flags: flags, interfaceIndex: interface, error: .noSuchRecord, hostname: hostname,
-                                          rrtype: record.type.rawValue, rrclass: 1, rdata: [], ttl: ttl ?? 0)),
+                                          rrtype: type, rrclass: 1, rdata: [], ttl: ttl)),
                   to: client, context: operation.context)
         default:
             break
-        }
-    }
-
-    /// What a negative-answer event changes for the client: the reply's flags and TTL, or nil for nothing.
-    static func negativeChange(_ event: OperationEvent, of operation: AppOperation) -> (flags: DNSServiceFlags, ttl: UInt32)? {
-        let change: NegativeAnswerPresence.Change?
-        switch event {
-        case .negativeAnswerAdded(let key, let link, let ttl):
-            change = operation.negatives.negative(.init(interface: link.interfaceIndex, type: key.type.rawValue),
-                                                  added: true, ttl: ttl)
-        case .negativeAnswerRemoved(let key, let link):
-            change = operation.negatives.negative(.init(interface: link.interfaceIndex, type: key.type.rawValue), added: false)
-        default:
-            change = nil
-        }
-        switch change {
-        case .shown(let ttl): return (.add, ttl)
-        case .hidden: return ([], 0)
-        case nil: return nil
         }
     }
 

@@ -140,6 +140,12 @@ public struct RecordCache: Sendable {
         return listed ? nil : end
     }
 
+    /// ``negativeAnswerEnd(for:at:)`` while no record answering the question is cached: when the question stands
+    /// answered by "no such record" (the querier holds it back, queries reporting negative answers say so).
+    func standingNegativeAnswerEnd(for question: RecordKey, at now: Instant) -> Instant? {
+        hasAnswer(to: question) ? nil : negativeAnswerEnd(for: question, at: now)
+    }
+
     /// True when some record answers the question.
     func hasAnswer(to question: RecordKey) -> Bool {
         var found = false

@@ -143,8 +143,7 @@ struct Querier: Sendable {
                     // statement runs out, not at 1, 2, 4 … s (an IPv4-only host's AAAA). The hold counts as a query for
                     // the back-off, so it never asks more often than the schedule would. Joining another question's
                     // first query is no reason to ask either.
-                    if query.expectsUniqueAnswer, !(cache[link]?.hasAnswer(to: key) ?? false),
-                       let end = cache[link]?.negativeAnswerEnd(for: key, at: now) {
+                    if query.expectsUniqueAnswer, let end = cache[link]?.standingNegativeAnswerEnd(for: key, at: now) {
                         if let next = query.nextQueryAt, next <= now {
                             query.holdBack(at: now, until: end)
                             queries[link]![key] = query
