@@ -160,7 +160,7 @@ def time_to_visible(args):
     python-zeroconf browser in another namespace reports the service. Trials alternate between the daemons.
 
     A listener next to the browser (peers/mdns_timeline.py) splits each trial into its phases: request → first
-    probe (RFC 6762 §8.1's random 0–250 ms wait, plus the request's own handling), first probe → first
+    probe (a random wait under RFC 6762 §8.1, plus the request's own handling), first probe → first
     announcement (the probing, 750 ms under §8.1), and announcement → browser."""
     trials = 5 if args.quick else args.trials
     lan = LAN(3)

@@ -57,8 +57,9 @@ def visibility_phases_table(phases):
     """Where a registration's time goes, from the listener next to the browser: each phase's mean (median; range)."""
     names = list(next(iter(phases.values())))
     lines = ["Where the time goes, from a listener next to the browser: mean (median; min–max) of the trials it saw whole. "
-             "RFC 6762 §8.1 sets the first two phases: a random 0–250 ms wait before the first probe (mean 125 ms) "
-             "and 750 ms from the first probe to the first announcement. The listener and the browser each stamp a message "
+             "RFC 6762 §8.1 sets the first two phases: a random wait before the first probe, which Avahi draws from "
+             "0–250 ms (mean 125 ms) and Herald from 20–120 ms (mean 70 ms) for a client's registration on a link up "
+             "for two seconds, and 750 ms from the first probe to the first announcement. The listener and the browser each stamp a message "
              "when they read it, so the last phase can come out a fraction of a millisecond below zero.", "",
              "| registered through | trials | " + " | ".join(names) + " |",
              "|---|---:|" + "---:|" * len(names)]

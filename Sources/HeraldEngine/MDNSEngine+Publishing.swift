@@ -19,7 +19,7 @@ extension MDNSEngine {
             }
             takeNextFreeName(id)
         }
-        for link in links.keys.sorted() { startPublication(id, on: link) }
+        for link in links.keys.sorted() { startPublication(id, on: link, requested: true) }
     }
 
     /// True when another of this host's services, or a unique record it registered by itself, holds `name`
@@ -75,7 +75,7 @@ extension MDNSEngine {
         cancel(id, at: time)
         let label = record.name.firstLabel.map { String(decoding: $0, as: UTF8.self) } ?? ""
         publications[id] = Publication(id: id, kind: .record(record), label: label)
-        for link in links.keys.sorted() { startPublication(id, on: link) }
+        for link in links.keys.sorted() { startPublication(id, on: link, requested: true) }
     }
 
     /// Changes a record registered by itself (`DNSServiceUpdateRecord`): announced again, without probing.
@@ -190,10 +190,12 @@ extension MDNSEngine {
         }
     }
 
-    /// Begins probing a publication on a link, from the start: after 0–250 ms (RFC 6762 §8.1), or five seconds
-    /// while conflicts are being rate-limited. When another publication's first probe is due within those 250 ms,
-    /// this one joins it, so that registrations made together probe and announce in the same packets.
-    mutating func startPublication(_ id: OperationID, on link: LinkID) {
+    /// Begins probing a publication on a link, from the start: after a random wait (RFC 6762 §8.1), or five
+    /// seconds while conflicts are being rate-limited. The wait is 0–250 ms, or 20–120 ms for a client's
+    /// registration (`requested`) on a link that has settled (``MDNSConstants/linkSettleTime``). When another
+    /// publication's first probe is due within the wait's longest, this one joins it, so that registrations made
+    /// together probe and announce in the same packets.
+    mutating func startPublication(_ id: OperationID, on link: LinkID, requested: Bool = false) {
         guard var publication = publications[id] else { return }
         if case .service(let registration) = publication.kind {
             if let only = registration.interfaceIndex, only != link.interfaceIndex { return }
@@ -203,10 +205,12 @@ extension MDNSEngine {
         let records = records(of: publication, on: link)
         guard !records.isEmpty else { return }
         publication.records[link] = records
-        let wait = conflictLimiter.delay(random.milliseconds(in: configuration.probeInitialDelay), at: now)
+        let settled = linkChanged[link].map { now - $0 >= MDNSConstants.linkSettleTime } ?? false
+        let range = requested && settled ? configuration.requestedProbeDelay : configuration.probeInitialDelay
+        let wait = conflictLimiter.delay(random.milliseconds(in: range), at: now)
         var firstProbe = now + wait
-        if wait <= configuration.probeInitialDelay.upperBound {
-            if let pending = firstProbes[link], pending >= now, pending <= now + configuration.probeInitialDelay.upperBound {
+        if wait <= range.upperBound {
+            if let pending = firstProbes[link], pending >= now, pending <= now + range.upperBound {
                 firstProbe = pending
             }
             firstProbes[link] = firstProbe

@@ -15,8 +15,12 @@ public struct EngineConfiguration: Sendable {
     /// Whether the first query of a question with nothing cached asks for unicast replies (QU, RFC 6762 §5.4).
     /// Off for hosts whose firewall lets only multicast reach port 5353.
     public var unicastFirstQueries = true
-    /// RFC 6762 §8.1: the random delay before the first probe.
+    /// RFC 6762 §8.1: the random delay before the first probe after a link comes up or its addresses change, and
+    /// after a conflict.
     public var probeInitialDelay = 0...MDNSConstants.probeInitialDelayMax
+    /// The random delay before the first probe of a registration made on a link settled for
+    /// ``MDNSConstants/linkSettleTime`` (see ``MDNSConstants/requestedProbeDelayMin``).
+    public var requestedProbeDelay = MDNSConstants.requestedProbeDelayMin...MDNSConstants.requestedProbeDelayMax
     /// The seed of the engine's random source.
     public var seed: UInt64
 
@@ -38,6 +42,9 @@ public struct MDNSEngine: Sendable {
 
     /// The links in use and this host's addresses on each.
     var links: [LinkID: [LinkAddress]] = [:]
+    /// When each link came up or last changed its addresses: registrations until it settles probe on §8.1's
+    /// full schedule.
+    var linkChanged: [LinkID: Instant] = [:]
     /// Each link's MTU, which bounds every message with several records (RFC 6762 §17).
     var linkMTUs: [LinkID: Int] = [:]
     var caches: [LinkID: RecordCache] = [:]
@@ -166,6 +173,7 @@ public struct MDNSEngine: Sendable {
             return
         }
         links[link] = addresses
+        linkChanged[link] = now
         linkMTUs[link] = mtu
         caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
         for id in operations.keys.sorted() { attach(id, to: link) }
@@ -179,6 +187,7 @@ public struct MDNSEngine: Sendable {
         now = max(now, time)
         guard links[link] != nil, links[link] != addresses else { return }
         links[link] = addresses
+        linkChanged[link] = now
         if configuration.publishAddresses { refreshHostPublication() }
     }
 
@@ -211,6 +220,7 @@ public struct MDNSEngine: Sendable {
         lastUnicastQuestion[link] = nil
         firstProbes[link] = nil
         links[link] = nil
+        linkChanged[link] = nil
         linkMTUs[link] = nil
         for id in operations.keys { operations[id]?.forget(link) }
         if configuration.publishAddresses { refreshHostPublication() }

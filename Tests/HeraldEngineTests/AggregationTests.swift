@@ -229,7 +229,7 @@ struct AggregationTests {
     @Test("a record withdrawn and published again in one step is announced, not said goodbye to")
     func laterWordWins() throws {
         var lan = SimulatedLAN()
-        let alpha = lan.addHost("alpha") { $0.probeInitialDelay = 0...0 }
+        let alpha = lan.addHost("alpha") { $0.probeInitialDelay = 0...0; $0.requestedProbeDelay = 0...0 }
         let beta = lan.addHost("beta")
         lan.run(for: 3000)
         let pointer = RecordRegistration(name: "_x._tcp.local.", type: .ptr, data: .ptr("one._x._tcp.local."), ttl: 4500,
@@ -269,8 +269,8 @@ struct AggregationTests {
     @Test("a tie-break on one name of an aggregated probe renames that service only")
     func tieBreakInsideAggregatedProbe() throws {
         var lan = SimulatedLAN()
-        let alpha = lan.addHost("alpha") { $0.probeInitialDelay = 0...0 }
-        let beta = lan.addHost("beta") { $0.probeInitialDelay = 0...0 }
+        let alpha = lan.addHost("alpha") { $0.probeInitialDelay = 0...0; $0.requestedProbeDelay = 0...0 }
+        let beta = lan.addHost("beta") { $0.probeInitialDelay = 0...0; $0.requestedProbeDelay = 0...0 }
         lan.run(for: 3000)
         let start = lan.now
         lan.with(alpha) { engine, now in

@@ -6,7 +6,7 @@ import Testing
 struct ProbingTests {
     let printer = Fixture.instance("Printer")
 
-    @Test("a new service waits a random 0–250 ms, then sends three probes 250 ms apart: the first QU, its unique records in Authority without the cache-flush bit")
+    @Test("a service registered on a settled link waits a random 20–120 ms, then sends three probes 250 ms apart: the first QU, its unique records in Authority without the cache-flush bit")
     func probeSchedule() throws {
         var firstDelays: [Int] = []
         for seed in UInt64(0)..<24 {
@@ -28,8 +28,33 @@ struct ProbingTests {
                 #expect(probe.message.answers.isEmpty && probe.message.additionals.isEmpty)
             }
         }
-        #expect(firstDelays.allSatisfy { (0...250).contains($0) })
+        #expect(firstDelays.allSatisfy { (20...120).contains($0) }, "\(firstDelays)")
         #expect(Set(firstDelays).count >= 8, "the initial wait is random: \(firstDelays)")
+    }
+
+    @Test("within two seconds of its link coming up or changing addresses, a registration waits §8.1's full 0–250 ms, as the host's own name does")
+    func fullWaitAfterLinkEvents() throws {
+        var afterLinkUp: [Int] = [], afterAddressChange: [Int] = [], hostName: [Int] = []
+        for seed in UInt64(0)..<24 {
+            var lan = SimulatedLAN(seed: seed)
+            let alpha = lan.addHost("alpha", seed: seed &* 7919 &+ 3)
+            lan.run(for: 1500)
+            hostName.append(Int(try #require(lan.probes(from: alpha, for: "alpha.local.").first).time.milliseconds))
+            lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
+            lan.run(for: 3000)
+            afterLinkUp.append(try #require(lan.probes(from: alpha, for: printer).first).time - Instant(milliseconds: 1500))
+
+            lan.setAddresses(of: alpha, on: SimulatedLAN.ipv4Link, to: [LinkAddress(.v4(IPv4Address(10, 0, 0, 77)), prefixLength: 24)])
+            lan.run(for: 1900)
+            let start = lan.now
+            lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Scanner"), at: $1) }
+            lan.run(for: 3000)
+            afterAddressChange.append(try #require(lan.probes(from: alpha, for: Fixture.instance("Scanner")).first).time - start)
+        }
+        for delays in [afterLinkUp, afterAddressChange, hostName] {
+            #expect(delays.allSatisfy { (0...250).contains($0) }, "\(delays)")
+            #expect(delays.contains { $0 > 150 } && delays.contains { $0 < 20 }, "the whole range is used: \(delays)")
+        }
     }
 
     @Test("the host name is probed too, with its address records and no cache-flush bit")
@@ -69,7 +94,7 @@ struct ProbingTests {
     @Test("a conflicting answer that arrives before the first probe is sent is ignored (a stale record)")
     func conflictBeforeFirstProbeIgnored() throws {
         var lan = SimulatedLAN()
-        let alpha = lan.addHost("alpha") { $0.probeInitialDelay = 200...250 }
+        let alpha = lan.addHost("alpha") { $0.requestedProbeDelay = 200...250 }
         lan.run(for: 2000)
         lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
         lan.inject(.response([Fixture.srv(printer)]), from: SimulatedLAN.peer(1), after: 50)

@@ -3,6 +3,14 @@
 public enum MDNSConstants {
     /// RFC 6762 §8.1: wait a random 0–250 ms before the first probe.
     public static let probeInitialDelayMax = 250
+    /// The random wait before the first probe of a registration a client asks for on a settled link. §8.1's
+    /// 0–250 ms guards against hosts probing in step after an event they all saw (power restored, a link coming
+    /// up); a client's request is no such event. The spread is the one §5.2 gives a querier's first query.
+    public static let requestedProbeDelayMin = 20
+    public static let requestedProbeDelayMax = 120
+    /// How long after a link comes up, or its addresses change, new registrations on it still wait the full
+    /// 0–250 ms: long enough to cover the host's own probing and the services started with it.
+    public static let linkSettleTime = 2000
     /// RFC 6762 §8.1: probes are sent 250 ms apart.
     public static let probeInterval = 250
     /// RFC 6762 §8.1: three probes.
