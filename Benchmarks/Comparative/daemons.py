@@ -46,7 +46,8 @@ class Herald:
 
     label = "Herald"
 
-    def __init__(self, host, extra=()):
+    def __init__(self, host, extra=(), services=None):
+        """`services` maps file names to static service definitions the daemon publishes from its start."""
         self.host = host
         d = host.directory
         stamp = f"{time.monotonic_ns() % 10**9}"
@@ -55,6 +56,9 @@ class Herald:
         state = f"{d}/herald-state-{stamp}"
         for sub in ("", "/apps", "/services"):
             os.makedirs(state + sub, exist_ok=True)
+        for name, text in (services or {}).items():
+            with open(f"{state}/services/{name}", "w") as f:
+                f.write(text)
         argv = [HERALDD, "--hostname", host.name, "--socket", self.socket,
                 "--control-socket", self.control_socket, "--state-dir", state,
                 "--apps-dir", state + "/apps", "--services-dir", state + "/services",

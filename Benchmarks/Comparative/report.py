@@ -240,15 +240,18 @@ def main():
         r = b["storm"]
         lines += ["### Storm", "",
                   f"{r['rate']:,} useless responses/s for {r['seconds']} s from another namespace; "
-                  "a browse of a real (never cached) service type starts every 2 s during the flood.", "",
+                  "a browse of a real (never cached) service type starts every 2 s during the flood. "
+                  f"The real services' advertiser, flooded too: {r.get('advertiser', 'python-zeroconf')}; what its "
+                  "socket dropped is in the last column.", "",
                   "| daemon | flood sent | daemon CPU | of a core | peak RSS | socket drops | browses OK | "
-                  "browse median | browse max |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                  "browse median | browse max | advertiser's drops |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         for x in r["runs"]:
             ok = [v for v in x["browses"] if v is not None]
             s = summary(ok)
             lines.append(f"| {x['label']} | {x['sent']:,} ({x['send_rate']:,.0f}/s) | {x['cpu_s']:.1f} s | "
                          f"{100 * x['cpu_fraction']:.0f} % | {mib(x['peak_rss_kib'])} | {x['drops']:,} | "
-                         f"{len(ok)}/{len(x['browses'])} | {sec(s['median'])} | {sec(s['max'])} |")
+                         f"{len(ok)}/{len(x['browses'])} | {sec(s['median'])} | {sec(s['max'])} | "
+                         f"{x.get('advertiser_drops', 0):,} |")
         lines.append("")
         if charts:
             latency_chart(f"{charts}/storm-browses.svg", "Browses started during the flood: time to first result",
