@@ -99,10 +99,20 @@ public final class Daemon {
         limits.clients = configuration.clients
         limits.operationsPerClient = configuration.operationsPerClient
         limits.outputBytesPerClient = configuration.clientReplyBuffer
-        // Socket activation: a listening socket named "dnssd" passed by systemd replaces binding our own.
+        // Socket activation: a listening socket named "dnssd" passed by systemd replaces binding our own. Every
+        // other one of that name (a unit listening on mDNSResponder's path too) is served as well.
         let listenFDs = try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true)
-        appSocket = try AppSocketServer(path: configuration.appSocket, inherited: listenFDs?.descriptors(named: "dnssd").first,
+        let passedAppSockets = listenFDs?.descriptors(named: "dnssd") ?? []
+        appSocket = try AppSocketServer(path: configuration.appSocket, inherited: passedAppSockets.first,
                                         loop: loop, network: network, gate: broker, limits: limits, logger: logger)
+        for fd in passedAppSockets.dropFirst() { try appSocket.listen(alsoAt: "", inherited: fd) }
+        if let path = configuration.mdnsResponderSocket, !appSocket.paths.contains(path) {
+            do {
+                try appSocket.listen(alsoAt: path)
+            } catch {
+                logger.error("not serving the app protocol on mDNSResponder's path \(path) as well: \(error)")
+            }
+        }
         if let path = configuration.nssSocket {
             do {
                 nss = try NSSServer(path: path, loop: loop, network: network, gate: appSocket.gate, logger: logger)
@@ -129,7 +139,7 @@ public final class Daemon {
     public func run() {
         appsDirectory.load(into: broker, logger: logger)
         staticServices.reload()
-        logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.path), \(staticServices.count) static services")
+        logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.paths.joined(separator: " and ")), \(staticServices.count) static services")
         notify { try $0.ready(status: "serving as \(network.engine.hostName)") }
         scheduleWatchdog()
         StartupPages.release(after: "opening the app sockets and loading apps and services", logger: logger)

@@ -51,6 +51,9 @@ struct HeraldDaemonCommand: ParsableCommand {
     @Option(name: .customLong("nss-socket"), help: ArgumentHelp("Serve .local names to libnss-mdns on this socket (Avahi's is /run/avahi-daemon/socket). Default: not served.", valueName: "path"))
     var nssSocket: String?
 
+    @Option(name: .customLong("mdnsresponder-socket"), help: ArgumentHelp("Also serve the app protocol on this path, where programs built against Apple's libdns_sd look for mDNSResponder (/var/run/mDNSResponder). Default: not served.", valueName: "path"))
+    var mdnsResponderSocket: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: String = "info"
 
@@ -126,6 +129,7 @@ struct HeraldDaemonCommand: ParsableCommand {
         if let appsDirectory { configuration.appsDirectory = appsDirectory }
         if let servicesDirectory { configuration.servicesDirectory = servicesDirectory }
         if let nssSocket { configuration.nssSocket = nssSocket }
+        if let mdnsResponderSocket { configuration.mdnsResponderSocket = mdnsResponderSocket }
         return configuration
     }
 

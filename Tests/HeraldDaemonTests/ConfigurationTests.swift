@@ -39,11 +39,14 @@ struct ConfigurationTests {
             clients = 12
             [paths]
             nss-socket = /run/avahi-daemon/socket
+            mdnsresponder-socket = /run/mDNSResponder
             """
         var configuration = DaemonConfiguration()
         #expect(configuration.nssSocket == nil, "the NSS socket is off unless configured")
+        #expect(configuration.mdnsResponderSocket == nil, "mDNSResponder's path is not served unless configured")
         try configuration.apply(try ConfigurationFile(parsing: text))
         #expect(configuration.nssSocket == "/run/avahi-daemon/socket")
+        #expect(configuration.mdnsResponderSocket == "/run/mDNSResponder")
         #expect(configuration.hostName == "kitchen")
         #expect(configuration.interfaces == ["eth0", "wlan0"])
         #expect(configuration.useIPv6 == false)

@@ -193,6 +193,43 @@ extension HeraldOnTestLANs {
             }
         }
 
+        @Test("--mdnsresponder-socket serves the app protocol on that path too: one daemon, with its registrations and permission rules")
+        func mdnsResponderPath() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let area = try PermissionTestArea()
+            defer { area.remove() }
+            let host = lan.hosts[0]
+            let compat = area.directory + "/mDNSResponder"
+            let daemon = try host.startPermissionDaemon(area: area, arguments: ["--mdnsresponder-socket", compat])
+            try daemon.process.waitForOutput(containing: "app socket \(area.appSocket) and \(compat),", in: .stderr, timeout: 5)
+
+            // A registration made through one path is found through the other.
+            let register = try host.spawn([try HeraldBinaries.herald(), "register", "Both", "_hboth._tcp", "5010", "--socket", compat])
+            defer { register.terminate(grace: 1) }
+            try register.waitForOutput(containing: "_hboth._tcp.  Both\n", in: .stdout, timeout: 10)
+            let found = try daemon.herald(["browse", "_hboth._tcp", "--json", "--timeout", "2"])
+            #expect(HeraldJSON.objects(found.stdout).contains { $0["name"] as? String == "Both" }, "\(found)")
+
+            // An app the daemon does not know is refused there too.
+            let stranger = try area.installApp(named: "stranger")
+            let refused = try host.run(try AppUser.command([stranger, "browse", "_tictactoe._tcp", "--socket", compat]), timeout: 10)
+            #expect(refused.status == 77 && refused.stderr.contains("NoAuth -65555, unregistered"), "\(refused)")
+
+            // The daemon removes the file it bound when it stops.
+            #expect(daemon.stop() == 0)
+            #expect(!FileManager.default.fileExists(atPath: compat))
+
+            // A path it cannot bind (under a plain file) is logged, and the app socket is served all the same.
+            #expect(FileManager.default.createFile(atPath: area.directory + "/plain", contents: Data()))
+            let unbindable = try host.startHeraldd(arguments: ["--mdnsresponder-socket", area.directory + "/plain/mDNSResponder"])
+            defer { unbindable.stop() }
+            try unbindable.process.waitForOutput(containing: "not serving the app protocol on mDNSResponder's path \(area.directory)/plain/mDNSResponder",
+                                                 in: .stderr, timeout: 5)
+            let served = try unbindable.herald(["browse", "_hboth._tcp", "--timeout", "1"])
+            #expect(served.status == 0, "\(served)")
+        }
+
         @Test("a request refused outright exits 77 at once, naming the reason and the fix")
         func staticDenial() throws {
             let lan = try TestLAN(hosts: 1)

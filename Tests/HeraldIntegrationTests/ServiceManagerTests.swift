@@ -23,10 +23,14 @@ extension HeraldOnTestLANs {
             // READY=1 comes once the sockets are bound, and only then does the activated socket answer.
             #expect(lines.first { $0.hasPrefix("notify:") }?.contains("READY=1") == true, "\(result.stdout)")
             #expect(lines.contains("browse status: 0"), "\(result.stdout)")
+            // A second socket named "dnssd" (a unit listening on mDNSResponder's path too) is served as well, and
+            // not bound again although heraldd's own setting names it.
+            #expect(lines.contains("mDNSResponder path browse status: 0"), "\(result.stdout)")
             #expect(lines.contains("control status: True managed.local."), "both sockets came from the manager: \(result.stdout)")
             #expect(lines.contains("unused socket bound: False"), "\(result.stdout)")
             // The log names the socket it serves on: the one passed, not the one its setting names.
-            #expect(result.stderr.contains("app socket \(host.directory)/activated.sock"), "\(result.stderr)")
+            #expect(result.stderr.contains("app socket \(host.directory)/activated.sock and \(host.directory)/activated-mdnsresponder.sock,"),
+                    "\(result.stderr)")
             #expect(lines.contains { $0.hasPrefix("notify:") && $0.contains("WATCHDOG=1") }, "\(result.stdout)")
             let reload = lines.firstIndex { $0.hasPrefix("notify:") && $0.contains("RELOADING=1") }
             let readyAgain = lines.lastIndex { $0.hasPrefix("notify:") && $0.contains("READY=1") }
@@ -35,7 +39,7 @@ extension HeraldOnTestLANs {
             #expect(lines.contains("exit: 0"), "\(result.stdout)")
             // The files of passed sockets belong to the manager, which keeps them for the next start, even the
             // one heraldd was also told to use (as its unit files do).
-            #expect(lines.contains("activated sockets kept: True True"), "\(result.stdout)")
+            #expect(lines.contains("activated sockets kept: True True True"), "\(result.stdout)")
         }
 
         @Test("an idle heraldd that only pings the watchdog does not give back its pages again and again")
@@ -95,8 +99,9 @@ extension HeraldOnTestLANs {
         """#
 
         /// argv: HERALDD DIR. Plays the service manager: binds a notification socket, starts heraldd through
-        /// systemd-socket-activate (which passes listening app and control sockets, named "dnssd" and "control";
-        /// heraldd's own setting names another app socket and the passed control socket), asks for a 1 s watchdog,
+        /// systemd-socket-activate (which passes listening app and control sockets, named "dnssd" and "control",
+        /// and a second app socket, as on mDNSResponder's path; heraldd's own settings name another app socket, the
+        /// passed control socket and the passed second app socket), asks for a 1 s watchdog,
         /// talks to the passed socket, then sends SIGHUP and SIGTERM; prints what it saw, and whether the passed
         /// sockets' files are still there.
         static let serviceManager = #"""
@@ -105,17 +110,20 @@ extension HeraldOnTestLANs {
         notify_path = os.path.join(directory, "notify.sock")
         app_path = os.path.join(directory, "activated.sock")
         control_path = os.path.join(directory, "activated-control.sock")
-        for path in (notify_path, app_path, control_path):
+        compat_path = os.path.join(directory, "activated-mdnsresponder.sock")
+        for path in (notify_path, app_path, control_path, compat_path):
             if os.path.exists(path): os.unlink(path)
         notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         notify.bind(notify_path)
         notify.settimeout(0.2)
         # systemd-socket-activate passes only the variables named with -E on to the service.
         process = subprocess.Popen(
-            ["systemd-socket-activate", "-l", app_path, "-l", control_path, "--fdname=dnssd:control",
+            ["systemd-socket-activate", "-l", app_path, "-l", control_path, "-l", compat_path,
+             "--fdname=dnssd:control:dnssd",
              "-E", "NOTIFY_SOCKET=" + notify_path, "-E", "WATCHDOG_USEC=1000000",
              heraldd, "--hostname", "managed", "--socket", os.path.join(directory, "unused.sock"),
-             "--control-socket", control_path, "--state-dir", os.path.join(directory, "state")],
+             "--control-socket", control_path, "--mdnsresponder-socket", compat_path,
+             "--state-dir", os.path.join(directory, "state")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
         def collect(seconds):
@@ -128,13 +136,14 @@ extension HeraldOnTestLANs {
                     pass
 
         collect(1.0)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(app_path)
-        s.settimeout(3)
-        body = struct.pack(">II", 0, 0) + b"_http._tcp\0" + b"\0"
-        s.sendall(struct.pack(">IIII8sI", 1, len(body), 0, 6, b"ctx-sysd", 0) + body)
-        print("browse status:", struct.unpack(">i", s.recv(4))[0], flush=True)
-        s.close()
+        for label, path in (("browse", app_path), ("mDNSResponder path browse", compat_path)):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            s.settimeout(3)
+            body = struct.pack(">II", 0, 0) + b"_http._tcp\0" + b"\0"
+            s.sendall(struct.pack(">IIII8sI", 1, len(body), 0, 6, b"ctx-sysd", 0) + body)
+            print(label + " status:", struct.unpack(">i", s.recv(4))[0], flush=True)
+            s.close()
         c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         c.connect(control_path)
         c.settimeout(3)
@@ -153,7 +162,8 @@ extension HeraldOnTestLANs {
         except subprocess.TimeoutExpired:
             process.kill()
             print("exit: timeout", flush=True)
-        print("activated sockets kept:", os.path.exists(app_path), os.path.exists(control_path), flush=True)
+        print("activated sockets kept:", os.path.exists(app_path), os.path.exists(control_path), os.path.exists(compat_path),
+              flush=True)
         sys.stderr.write(process.stderr.read().decode())
         """#
     }

@@ -28,8 +28,12 @@ public final class AppSocketServer {
     let gate: AccessGate
     let limits: ClientLimits
     let logger: Logger
-    private let listener: UnixListener
-    public var path: String { listener.path }
+    /// The sockets clients connect to: the app socket, then any other path it also serves (mDNSResponder's).
+    private var listeners: [UnixListener]
+    /// Where the app socket is.
+    public var path: String { listeners[0].path }
+    /// Every path the app protocol is served on.
+    public var paths: [String] { listeners.map(\.path) }
     var clients: [Int: AppClient] = [:]
     /// Which client and operation each engine operation belongs to.
     var owners: [OperationID: (client: AppClient, operation: AppOperation)] = [:]
@@ -58,10 +62,18 @@ public final class AppSocketServer {
         self.gate = gate
         self.limits = limits
         self.logger = logger
-        listener = try UnixListener(path: path, inherited: inherited, loop: loop)
-        listener.accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
+        listeners = [try UnixListener(path: path, inherited: inherited, loop: loop)]
+        listeners[0].accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
         network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
         network.onBatchEnd = { [unowned self] in self.flushReplies() }
+    }
+
+    /// Also serves the app protocol on `path`, or on `inherited`, another listening socket the service manager
+    /// passed: clients there are the same daemon's, under the same limits and permission rules.
+    public func listen(alsoAt path: String, inherited: Int32? = nil) throws(SystemError) {
+        let listener = try UnixListener(path: path, inherited: inherited, loop: loop)
+        listener.accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
+        listeners.append(listener)
     }
 
     /// The number of connected clients.

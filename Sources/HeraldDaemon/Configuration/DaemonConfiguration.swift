@@ -37,6 +37,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
     public var servicesDirectory = DaemonPaths.system.servicesDirectory
     /// Where to serve libnss-mdns's protocol; nil: not served.
     public var nssSocket: String?
+    /// Another path the app protocol is served on, for programs built against Apple's libdns_sd, which look for
+    /// mDNSResponder at `/var/run/mDNSResponder`; nil: only the app socket.
+    public var mdnsResponderSocket: String?
 
     public init() {}
 
@@ -78,6 +81,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
             guard entry.value.hasPrefix("/") else { throw problem("must be an absolute path") }
             return entry.value
         }
+        func socketPath() throws(ConfigurationFile.Problem) -> String {
+            let value = try path()
+            guard value.utf8.count < 108 else { throw problem("must be shorter than 108 bytes (a Unix socket path)") }
+            return value
+        }
         if entry.value.isEmpty { return }  // blank: keep the default
         switch (entry.section, entry.key) {
         case ("network", "host-name"):
@@ -115,10 +123,8 @@ public struct DaemonConfiguration: Sendable, Hashable {
         case ("paths", "state-dir"): stateDirectory = try path()
         case ("paths", "apps-dir"): appsDirectory = try path()
         case ("paths", "services-dir"): servicesDirectory = try path()
-        case ("paths", "nss-socket"):
-            let value = try path()
-            guard value.utf8.count < 108 else { throw problem("must be shorter than 108 bytes (a Unix socket path)") }
-            nssSocket = value
+        case ("paths", "nss-socket"): nssSocket = try socketPath()
+        case ("paths", "mdnsresponder-socket"): mdnsResponderSocket = try socketPath()
         default:
             throw ConfigurationFile.Problem(line: entry.line,
                                             message: "unknown setting \(name); the settings are listed in docs/heraldd.conf")
@@ -161,6 +167,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             apps-dir = \(appsDirectory)
             services-dir = \(servicesDirectory)
             nss-socket = \(nssSocket ?? "")
+            mdnsresponder-socket = \(mdnsResponderSocket ?? "")
 
             """
     }
