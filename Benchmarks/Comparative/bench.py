@@ -561,7 +561,8 @@ def storm(args):
 
     The flood reaches every host on the link, the real services' advertiser too. With --storm-advertiser herald
     (the default) a second heraldd advertises them; with python-zeroconf, that library does, and its socket then
-    drops most of the flood, a browser's query among it, which costs the browse a second query a second later."""
+    drops much of the flood, at times a browser's query among it, which costs the browse a second query a second
+    later."""
     rate = args.storm_rate
     seconds = 8 if args.quick else 30
     lan = LAN(3)

@@ -105,8 +105,14 @@ public final class Daemon {
         let passedAppSockets = listenFDs?.descriptors(named: "dnssd") ?? []
         appSocket = try AppSocketServer(path: configuration.appSocket, inherited: passedAppSockets.first,
                                         loop: loop, network: network, gate: broker, limits: limits, logger: logger)
-        for fd in passedAppSockets.dropFirst() { try appSocket.listen(alsoAt: "", inherited: fd) }
-        if let path = configuration.mdnsResponderSocket, !appSocket.paths.contains(path) {
+        for fd in passedAppSockets.dropFirst() {
+            do {
+                try appSocket.listen(alsoAt: "(a socket the service manager passed)", inherited: fd)
+            } catch {
+                logger.error("not serving the app protocol on another socket the service manager passed: \(error)")
+            }
+        }
+        if let path = configuration.mdnsResponderSocket, !appSocket.serves(path) {
             do {
                 try appSocket.listen(alsoAt: path)
             } catch {

@@ -53,6 +53,9 @@ extension MDNSEngine {
             hostRenames += 1
             hostLabel = ServiceInstanceName.renamedHost(configuration.hostName, attempt: hostRenames + 1)
             publication.label = hostLabel
+            // Services named after the host are registered again under the new name: like everything a conflict
+            // sets off, they probe on §8.1's full schedule.
+            for link in links.keys { linkEvents[link] = now }
         }
         publication.reported = false
         publication.probeSent = []

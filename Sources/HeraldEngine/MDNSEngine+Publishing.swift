@@ -205,7 +205,7 @@ extension MDNSEngine {
         let records = records(of: publication, on: link)
         guard !records.isEmpty else { return }
         publication.records[link] = records
-        let settled = linkChanged[link].map { now - $0 >= MDNSConstants.linkSettleTime } ?? false
+        let settled = linkEvents[link].map { now - $0 >= MDNSConstants.linkSettleTime } ?? false
         let range = requested && settled ? configuration.requestedProbeDelay : configuration.probeInitialDelay
         let wait = conflictLimiter.delay(random.milliseconds(in: range), at: now)
         var firstProbe = now + wait

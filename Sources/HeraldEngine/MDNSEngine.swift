@@ -42,9 +42,10 @@ public struct MDNSEngine: Sendable {
 
     /// The links in use and this host's addresses on each.
     var links: [LinkID: [LinkAddress]] = [:]
-    /// When each link came up or last changed its addresses: registrations until it settles probe on §8.1's
-    /// full schedule.
-    var linkChanged: [LinkID: Instant] = [:]
+    /// When each link last saw something other hosts may have seen at the same moment: it came up, its interface's
+    /// addresses changed, or this host's name met a conflict. Registrations until it settles probe on §8.1's full
+    /// schedule.
+    var linkEvents: [LinkID: Instant] = [:]
     /// Each link's MTU, which bounds every message with several records (RFC 6762 §17).
     var linkMTUs: [LinkID: Int] = [:]
     var caches: [LinkID: RecordCache] = [:]
@@ -173,7 +174,7 @@ public struct MDNSEngine: Sendable {
             return
         }
         links[link] = addresses
-        linkChanged[link] = now
+        linkEvents[link] = now
         linkMTUs[link] = mtu
         caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
         for id in operations.keys.sorted() { attach(id, to: link) }
@@ -187,7 +188,8 @@ public struct MDNSEngine: Sendable {
         now = max(now, time)
         guard links[link] != nil, links[link] != addresses else { return }
         links[link] = addresses
-        linkChanged[link] = now
+        // The host's records on the interface's other family change too (an address record of each family).
+        for other in links.keys where other.interfaceIndex == link.interfaceIndex { linkEvents[other] = now }
         if configuration.publishAddresses { refreshHostPublication() }
     }
 
@@ -220,7 +222,7 @@ public struct MDNSEngine: Sendable {
         lastUnicastQuestion[link] = nil
         firstProbes[link] = nil
         links[link] = nil
-        linkChanged[link] = nil
+        linkEvents[link] = nil
         linkMTUs[link] = nil
         for id in operations.keys { operations[id]?.forget(link) }
         if configuration.publishAddresses { refreshHostPublication() }

@@ -26,6 +26,7 @@ extension HeraldOnTestLANs {
             // A second socket named "dnssd" (a unit listening on mDNSResponder's path too) is served as well, and
             // not bound again although heraldd's own setting names it.
             #expect(lines.contains("mDNSResponder path browse status: 0"), "\(result.stdout)")
+            #expect(!result.stderr.contains("not serving the app protocol"), "\(result.stderr)")
             #expect(lines.contains("control status: True managed.local."), "both sockets came from the manager: \(result.stdout)")
             #expect(lines.contains("unused socket bound: False"), "\(result.stdout)")
             // The log names the socket it serves on: the one passed, not the one its setting names.
@@ -101,7 +102,8 @@ extension HeraldOnTestLANs {
         /// argv: HERALDD DIR. Plays the service manager: binds a notification socket, starts heraldd through
         /// systemd-socket-activate (which passes listening app and control sockets, named "dnssd" and "control",
         /// and a second app socket, as on mDNSResponder's path; heraldd's own settings name another app socket, the
-        /// passed control socket and the passed second app socket), asks for a 1 s watchdog,
+        /// passed control socket and the passed second app socket, spelled with a doubled slash), asks for a 1 s
+        /// watchdog,
         /// talks to the passed socket, then sends SIGHUP and SIGTERM; prints what it saw, and whether the passed
         /// sockets' files are still there.
         static let serviceManager = #"""
@@ -122,7 +124,7 @@ extension HeraldOnTestLANs {
              "--fdname=dnssd:control:dnssd",
              "-E", "NOTIFY_SOCKET=" + notify_path, "-E", "WATCHDOG_USEC=1000000",
              heraldd, "--hostname", "managed", "--socket", os.path.join(directory, "unused.sock"),
-             "--control-socket", control_path, "--mdnsresponder-socket", compat_path,
+             "--control-socket", control_path, "--mdnsresponder-socket", directory + "//activated-mdnsresponder.sock",
              "--state-dir", os.path.join(directory, "state")],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 

@@ -34,6 +34,18 @@ public final class AppSocketServer {
     public var path: String { listeners[0].path }
     /// Every path the app protocol is served on.
     public var paths: [String] { listeners.map(\.path) }
+
+    /// True when the app protocol is already served at `path`, however it is spelled (`/var/run` for `/run`, a
+    /// doubled slash): the same file as one of the listeners'.
+    public func serves(_ path: String) -> Bool {
+        if paths.contains(path) { return true }
+        var wanted = stat()
+        guard stat(path, &wanted) == 0 else { return false }
+        return paths.contains { served in
+            var existing = stat()
+            return stat(served, &existing) == 0 && existing.st_dev == wanted.st_dev && existing.st_ino == wanted.st_ino
+        }
+    }
     var clients: [Int: AppClient] = [:]
     /// Which client and operation each engine operation belongs to.
     var owners: [OperationID: (client: AppClient, operation: AppOperation)] = [:]

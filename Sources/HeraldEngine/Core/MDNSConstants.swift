@@ -8,8 +8,9 @@ public enum MDNSConstants {
     /// up); a client's request is no such event. The spread is the one §5.2 gives a querier's first query.
     public static let requestedProbeDelayMin = 20
     public static let requestedProbeDelayMax = 120
-    /// How long after a link comes up, or its addresses change, new registrations on it still wait the full
-    /// 0–250 ms: long enough to cover the host's own probing and the services started with it.
+    /// How long after a link comes up, its interface's addresses change or a conflict renames the host, new
+    /// registrations on it still wait the full 0–250 ms: long enough to cover the host's own probing and the
+    /// services started (or renamed) with it.
     public static let linkSettleTime = 2000
     /// RFC 6762 §8.1: probes are sent 250 ms apart.
     public static let probeInterval = 250
