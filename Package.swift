@@ -43,7 +43,10 @@ let package = Package(
         ),
         .target(
             name: "HeraldBroker",
-            dependencies: ["HeraldWire", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["HeraldWire", .product(name: "GRDB", package: "GRDB.swift")],
+            // Optimised in debug builds too: a pinned executable's SHA-256 is computed at 10 MB/s unoptimised, so
+            // that a debug daemon under test would take seconds to recognise a pinned app of the test build's size.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         .target(name: "HeraldIPC", dependencies: ["HeraldWire"]),
         .target(name: "HeraldControl"),

@@ -17,6 +17,7 @@ int herald_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *g
     return 0;
 }
 
+#include <errno.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,16 +29,28 @@ int herald_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *g
 #define SYS_pidfd_open 434
 #endif
 
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76
+#endif
+
 int herald_peer_pidfd(int fd, int pid, int *exact) {
     int pidfd = -1;
     socklen_t length = sizeof(pidfd);
+    *exact = 0;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) == 0 && pidfd >= 0) {
         *exact = 1;
         return pidfd;
     }
-    *exact = 0;
-    if (pid <= 0) return -1;
+    // Only a kernel that does not know the option gets the fallback: any other failure (the peer is gone, no
+    // memory) must not end in a pidfd for whichever process holds the pid now.
+    if (errno != ENOPROTOOPT || pid <= 0) return -1;
     return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int herald_pass_credentials(int fd) {
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0) return -1;
+    return setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &on, sizeof(on)) == 0 ? 1 : 0;
 }
 
 int herald_pidfd_alive(int pidfd) {
@@ -238,4 +251,12 @@ int herald_interface_mtu(const char *name) {
     int result = ioctl(fd, SIOCGIFMTU, &request) == 0 ? request.ifr_mtu : -1;
     close(fd);
     return result;
+}
+
+#include <sys/uio.h>
+
+long herald_read_process_memory(int pid, unsigned long address, void *buffer, unsigned long length) {
+    struct iovec local = { .iov_base = buffer, .iov_len = length };
+    struct iovec remote = { .iov_base = (void *)address, .iov_len = length };
+    return (long)process_vm_readv(pid, &local, 1, &remote, 1, 0);
 }

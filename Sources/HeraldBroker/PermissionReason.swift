@@ -19,14 +19,15 @@ public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     case notDetermined = "not-determined"
     /// Address lookups are open to every local user by configuration (BRIEF §1, "Address lookups").
     case addressLookupsOpen = "address-lookups-open"
-    /// The name lies outside `.local` and the link-local reverse zones (RFC 6762 §4), which the permission
-    /// model does not cover; the daemon must not answer such a request over multicast.
+    /// The name lies outside `.local` and the link-local reverse zones (RFC 6762 §4): Herald serves no such name,
+    /// so the request is refused for everyone, before every other rule (a request the engine would run must be
+    /// judged as `.local`).
     case notLocal = "not-local"
 
     /// True when the request may go ahead.
     public var allows: Bool {
         switch self {
-        case .operatorCaller, .granted, .addressLookupsOpen, .notLocal: return true
+        case .operatorCaller, .granted, .addressLookupsOpen: return true
         default: return false
         }
     }
@@ -37,7 +38,7 @@ public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     /// True for refusals that only a new manifest can fix (rules 2–4): the request fails at once.
     public var isStatic: Bool {
         switch self {
-        case .unregistered, .noUsageDescription, .undeclaredType, .entitlementRequired: return true
+        case .unregistered, .noUsageDescription, .undeclaredType, .entitlementRequired, .notLocal: return true
         default: return false
         }
     }

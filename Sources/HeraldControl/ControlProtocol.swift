@@ -32,6 +32,8 @@ public enum ControlProtocol {
 /// Splits a byte stream into lines, refusing lines longer than ``ControlProtocol/maxLineLength``.
 public struct ControlLineBuffer: Sendable {
     private var buffer: [UInt8] = []
+    /// True when no part of a line is waiting for its end.
+    public var isEmpty: Bool { buffer.isEmpty }
     public let maxLineLength: Int
 
     public init(maxLineLength: Int = ControlProtocol.maxLineLength) {

@@ -81,6 +81,7 @@ public final class Daemon {
         appsDirectory = AppsDirectory(path: configuration.appsDirectory)
         signals = try SignalSource()
         loop = try EventLoop()
+        try broker.hashDigests(on: loop)
         var engine = EngineConfiguration(hostName: configuration.hostName ?? systemHostName(),
                                          seed: UInt64.random(in: 0...UInt64.max))
         engine.publishAddresses = configuration.publishAddresses
@@ -97,8 +98,12 @@ public final class Daemon {
         StartupPages.release(after: "opening the network sockets", logger: logger)
         var limits = ClientLimits()
         limits.clients = configuration.clients
+        limits.clientsPerUser = configuration.clientsPerUser
+        limits.operatorReserve = min(32, configuration.clients / 8)
         limits.operationsPerClient = configuration.operationsPerClient
+        limits.operationsPerUser = configuration.operationsPerUser
         limits.outputBytesPerClient = configuration.clientReplyBuffer
+        limits.idleMilliseconds = Int64(configuration.idleClientSeconds) * 1000
         // Socket activation: a listening socket named "dnssd" passed by systemd replaces binding our own. Every
         // other one of that name (a unit listening on mDNSResponder's path too) is served as well.
         let listenFDs = try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true)
@@ -133,7 +138,7 @@ public final class Daemon {
             broker: broker, operators: operators, logger: logger, status: { statusProvider() })
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
         statusProvider = { [unowned self] in self.status() }
-        broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged(for: { _ in true }) }
+        broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged() }
         // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
         network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }

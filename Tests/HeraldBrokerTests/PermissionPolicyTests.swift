@@ -170,10 +170,10 @@ struct PermissionPolicyTests {
              caller: caller("/usr/bin/python3.11", unit: SystemdUnit(name: "tictactoe.service", manager: .user(uid: 1000))),
              request: browse("_tictactoe._tcp"), decisions: granted, outcome: .refuse, reason: .unregistered),
         // Outside the local network.
-        Case(scenario: "a type in a unicast domain is not covered", caller: caller("/usr/bin/nosy"),
-             request: browse("_http._tcp.example.com."), outcome: .allow, reason: .notLocal),
-        Case(scenario: "a query for a global name is not covered", caller: caller("/usr/bin/nosy"),
-             request: query("www.example.com.", .a), outcome: .allow, reason: .notLocal),
+        Case(scenario: "a type in a unicast domain is refused", caller: caller("/usr/bin/nosy"),
+             request: browse("_http._tcp.example.com."), outcome: .refuse, reason: .notLocal),
+        Case(scenario: "a query for a global name is refused", caller: caller("/usr/bin/nosy"),
+             request: query("www.example.com.", .a), outcome: .refuse, reason: .notLocal),
     ]
 
     @Test("Decision table", arguments: table)

@@ -50,7 +50,7 @@ struct AuditRepeatsTests {
         func refuseAll(_ type: String) throws {
             let request = GatedRequest.browse(try ServiceType(type))
             for n in 0..<1000 {
-                let client = ClientIdentity(pid: Int32(50_000_000 + n), uid: 65534, gid: 65534)
+                let client = CallerIdentity(pid: Int32(50_000_000 + n), uid: 65534, groups: [65534])
                 if case .allow = broker.decide(request, for: client, isNew: true) { Issue.record("an unknown process was allowed") }
             }
             broker.flush()

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Replies batched for many clients")
 struct ReplyBatchTests {
-    static func client(_ id: Int) -> AppClient { AppClient(id: id, fd: -1, identity: nil) }
+    static func client(_ id: Int) -> AppClient { AppClient(id: id, fd: -1, identity: nil, now: 0) }
 
     static func found(_ instance: String) -> Reply {
         .browse(BrowseReply(flags: .add, interfaceIndex: 2, name: instance, regtype: "_http._tcp.", domain: "local."))

@@ -39,8 +39,18 @@ int herald_peer_credentials(int fd, int *pid, unsigned int *uid, unsigned int *g
 
 /// A pidfd for the peer of a connected Unix socket: SO_PEERPIDFD (Linux 6.5+), which names the very process
 /// that connected; else pidfd_open of the SO_PEERCRED pid (Linux 5.3+). Returns -1 when neither works.
-/// `exact` is set to 1 when the kernel vouched for the process (SO_PEERPIDFD), 0 for the pidfd_open fallback.
+/// `exact` is set to 1 when the kernel vouched for the process (SO_PEERPIDFD), 0 for the pidfd_open fallback, which
+/// is taken only where the kernel does not know SO_PEERPIDFD (ENOPROTOOPT), never after another failure.
 int herald_peer_pidfd(int fd, int pid, int *exact);
+
+/// Asks the kernel to attach the sender's credentials (SCM_CREDENTIALS: pid, uid, gid) and, where it can
+/// (Linux 6.5+), a pidfd of the sender (SCM_PIDFD) to every message received on `fd`; connections accepted on a
+/// listening socket inherit the setting. Returns 1 with both, 0 with credentials only, -1 on failure.
+int herald_pass_credentials(int fd);
+
+/// Reads `length` bytes at `address` in the memory of process `pid` (process_vm_readv, which needs the right to
+/// trace it: CAP_SYS_PTRACE for another user's process). Returns the bytes read, or -1 with errno.
+long herald_read_process_memory(int pid, unsigned long address, void *buffer, unsigned long length);
 
 /// The MTU of the interface called `name` (SIOCGIFMTU), or -1 when it cannot be read.
 int herald_interface_mtu(const char *name);

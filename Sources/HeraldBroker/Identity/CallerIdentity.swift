@@ -57,15 +57,25 @@ public struct ExecutableLink: Hashable, Sendable, CustomStringConvertible {
     /// True when the path, seen from the host, names another file than the one that runs: the process sees the
     /// file system through a mount namespace of its own, where anything may be mounted at any path.
     public var namesAnotherFile: Bool
+    /// Why the process may run other code than the file's (`LD_PRELOAD` in its start environment, a tracer
+    /// attached); nil when nothing says so. Such a process does not pass as the program (see ``LoaderOverride``).
+    public var foreignCode: String?
+    /// True when the process's start environment sets `LD_LIBRARY_PATH`: it may have loaded its libraries from
+    /// anywhere, which a program whose content is pinned must not.
+    public var librariesFromElsewhere: Bool
 
-    public init(path: String, isDeleted: Bool = false, namesAnotherFile: Bool = false) {
+    public init(path: String, isDeleted: Bool = false, namesAnotherFile: Bool = false, foreignCode: String? = nil,
+                librariesFromElsewhere: Bool = false) {
         self.path = path
         self.isDeleted = isDeleted
         self.namesAnotherFile = namesAnotherFile
+        self.foreignCode = foreignCode
+        self.librariesFromElsewhere = librariesFromElsewhere
     }
 
-    /// True when the path names the file that runs, so that it may be matched against a manifest.
-    public var namesRunningFile: Bool { !isDeleted && !namesAnotherFile }
+    /// True when the path names the file that runs, and nothing says the process runs other code than that
+    /// file's, so that it may be matched against a manifest.
+    public var namesRunningFile: Bool { !isDeleted && !namesAnotherFile && foreignCode == nil }
 
     /// Splits the text `readlink` gives for `/proc/PID/exe`.
     public init(linkTarget: String) {
@@ -78,5 +88,6 @@ public struct ExecutableLink: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         path + (isDeleted ? Self.deletedMarker : "") + (namesAnotherFile ? Self.elsewhereMarker : "")
+            + (foreignCode.map { " (\($0))" } ?? "")
     }
 }

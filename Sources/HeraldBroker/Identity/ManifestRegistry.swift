@@ -105,7 +105,10 @@ public struct AppMatch: Hashable, Sendable {
         guard let executable = caller.executable, executable.namesRunningFile,
               manifest.executables.contains(executable.path)
         else { return nil }
-        if let pin = manifest.executableSHA256[executable.path], caller.executableSHA256 != pin { return nil }
+        if let pin = manifest.executableSHA256[executable.path] {
+            // A pinned program is its content and nothing else: not even libraries taken from elsewhere.
+            guard caller.executableSHA256 == pin, !executable.librariesFromElsewhere else { return nil }
+        }
         return executable.path
     }
 }

@@ -61,6 +61,65 @@ public struct ProcessInspector: Sendable {
         return hasher.finalize()
     }
 
+    /// The program `pid` runs now: the executable file behind `PID/exe`, the start time and the layout from
+    /// `PID/stat` (see ``ProgramImage``).
+    public func programImage(of pid: Int32) throws(ProcessInspectionError) -> ProgramImage {
+        var running = stat()
+        guard stat(path(pid, "exe"), &running) == 0 else {
+            throw .unreadable(path(pid, "exe"), String(cString: strerror(errno)))
+        }
+        let file = path(pid, "stat")
+        guard let fields = ProgramImage.parseStat(try text(pid, "stat")) else { throw .malformed(file, "unexpected layout") }
+        return ProgramImage(device: UInt64(running.st_dev), inode: UInt64(running.st_ino), startTime: fields.startTime,
+                            codeStart: fields.codeStart, stackStart: fields.stackStart)
+    }
+
+    /// When `pid` started, in clock ticks after boot (`PID/stat` field 22, which every user may read).
+    public func startTime(of pid: Int32) throws(ProcessInspectionError) -> UInt64 {
+        guard let fields = ProgramImage.parseStat(try text(pid, "stat")) else {
+            throw .malformed(path(pid, "stat"), "unexpected layout")
+        }
+        return fields.startTime
+    }
+
+    /// What the start environment of `pid` (`PID/environ`) asks of the dynamic loader; nil when it cannot be read.
+    /// `readMemory` reads the environment from the process's memory where the file may not be opened: it is
+    /// readable by the process's own user only, while the memory is readable with the right to trace the process.
+    public func loaderSettings(of pid: Int32, readMemory: (Int32, Range<UInt64>) -> [UInt8]? = { _, _ in nil })
+    -> (injecting: String?, libraryPath: Bool)? {
+        // `/proc` files report a size of zero: read until the end.
+        let fd = open(path(pid, "environ"), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            guard errno == EACCES, let stat = try? text(pid, "stat"),
+                  let range = ProgramImage.parseEnvironmentRange(stat),
+                  let environment = readMemory(pid, range.lowerBound..<min(range.upperBound,
+                                                                           range.lowerBound + UInt64(Self.environmentLimit)))
+            else { return nil }
+            return LoaderOverride.found(inEnvironment: environment)
+        }
+        defer { close(fd) }
+        var environment: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16_384)
+        while environment.count < Self.environmentLimit {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 { return nil }
+            if count == 0 { break }
+            environment += chunk[0..<count]
+        }
+        return LoaderOverride.found(inEnvironment: environment)
+    }
+
+    /// The most of a start environment read (the kernel allows a quarter of the stack limit, usually 2 MiB).
+    static let environmentLimit = 4 << 20
+
+    /// The pid of the process tracing `pid` (`TracerPid:` of `PID/status`): 0 when none is.
+    public func tracer(of pid: Int32) throws(ProcessInspectionError) -> Int32 {
+        for line in try text(pid, "status").split(whereSeparator: \.isNewline) where line.hasPrefix("TracerPid:") {
+            return Int32(line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+        }
+        return 0
+    }
+
     /// The systemd unit of `pid`, from `PID/cgroup`; nil when the process is in no unit.
     public func systemdUnit(of pid: Int32) throws(ProcessInspectionError) -> SystemdUnit? {
         SystemdUnit.parse(procCgroup: try text(pid, "cgroup"))

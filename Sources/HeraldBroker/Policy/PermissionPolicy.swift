@@ -10,7 +10,7 @@
 /// 5. granted → allow; denied → park (`denied`); not determined → park (`not-determined`) and record a
 ///    pending request.
 ///
-/// Names outside `.local` and the link-local reverse zones are not covered (`not-local`). Address lookups may
+/// Names outside `.local` and the link-local reverse zones are refused for everyone (`not-local`). Address lookups may
 /// be opened to every local user by configuration (`address-lookups-open`), checked after rule 1.
 public struct PermissionPolicy: Hashable, Sendable {
     public var operatorRule: OperatorRule
@@ -33,8 +33,8 @@ public struct PermissionPolicy: Hashable, Sendable {
         }
 
         if target == .notLocal {
-            return decision(.allow, .notLocal,
-                            "the name is outside .local, which local-network permissions do not cover")
+            return decision(.refuse, .notLocal,
+                            "the name is outside .local and the reverse zones; Herald serves multicast DNS names only")
         }
         // Rule 1.
         if operatorRule.isOperator(caller) {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CHeraldSystem
+import HeraldBroker
 import HeraldWire
 
 /// Who is on the other end of a socket connection, as the kernel reports it (SO_PEERCRED), with a pidfd
@@ -15,13 +16,18 @@ public struct ClientIdentity: Hashable, Sendable {
     /// True when the pidfd came from SO_PEERPIDFD (the kernel's own record of the connecting process); false
     /// when it was opened from the pid afterwards.
     public var pidfdIsExact: Bool
+    /// When the connecting process started (clock ticks after boot), read while its pidfd showed it running; nil
+    /// when unknown. With the pid, it names the process for good: a later process given the same pid started later.
+    public var startTime: UInt64?
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32, pidfd: Int32? = nil, pidfdIsExact: Bool = false) {
+    public init(pid: Int32, uid: UInt32, gid: UInt32, pidfd: Int32? = nil, pidfdIsExact: Bool = false,
+                startTime: UInt64? = nil) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
         self.pidfd = pidfd
         self.pidfdIsExact = pidfdIsExact
+        self.startTime = startTime
     }
 
     /// The peer of a connected Unix socket; nil when the kernel does not say.
@@ -29,8 +35,13 @@ public struct ClientIdentity: Hashable, Sendable {
         guard let credentials = UnixSocket.peerCredentials(fd) else { return nil }
         var exact: Int32 = 0
         let pidfd = herald_peer_pidfd(fd, credentials.pid, &exact)
-        return ClientIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
-                              pidfd: pidfd >= 0 ? pidfd : nil, pidfdIsExact: exact == 1)
+        var identity = ClientIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
+                                      pidfd: pidfd >= 0 ? pidfd : nil, pidfdIsExact: exact == 1)
+        if credentials.pid > 0, let started = try? ProcessInspector.system.startTime(of: credentials.pid),
+           identity.processIsAlive {
+            identity.startTime = started
+        }
+        return identity
     }
 
     /// False once the connecting process has exited (its pid may then name another process).
@@ -55,32 +66,54 @@ public enum GatedRequest: Hashable, Sendable {
     case publishRecord(name: DNSName, type: RecordType)
 }
 
-/// The answer of the permission layer for one request.
+/// The answer of the permission layer for one request. `reason` is for the log; `explanation` (the reason's name
+/// and what to do about it) is what a client asking why is told.
 public enum AccessDecision: Hashable, Sendable {
     /// Start the operation.
     case allow
     /// Refuse at once with NoAuth; nothing starts (a rule only a new manifest can change).
-    case refuse(reason: String)
+    case refuse(reason: String, explanation: String)
     /// Accept, report NoAuth in the first reply, and start the operation when access is granted later.
-    case park(reason: String)
+    case park(reason: String, explanation: String)
+
+    /// The explanation of a refusal or a park; nil for `allow`.
+    public var explanation: String? {
+        switch self {
+        case .allow: return nil
+        case .refuse(_, let explanation), .park(_, let explanation): return explanation
+        }
+    }
 }
 
-/// Decides every gated request between "received" and "started". The daemon asks it for each request and
-/// is told when decisions change (see ``AppSocketServer/accessChanged(for:)``).
-public protocol AccessGate: AnyObject {
+/// Decides every gated request between "received" and "started". The daemon asks it who made each connection
+/// (once, as it is accepted), who sent each request, and for each request's decision; it is told when decisions
+/// change (see ``AppSocketServer/accessChanged()``).
+protocol AccessGate: AnyObject {
+    /// What is fixed about the process that made a connection; nil when it is of no app. `ready` is called with
+    /// it, at once or (when a pinned executable must be hashed first) on a later turn of the loop.
+    func identifyConnection(_ peer: ClientIdentity, ready: @escaping (ConnectingProgram?) -> Void)
+    /// The caller of one request: its sender, as the kernel attached it to the message; `note` says why it does
+    /// not pass as the connection's app, when that is the case.
+    func caller(of peer: ClientIdentity, connection: ConnectingProgram?, sender: UnixSocket.Sender?)
+    -> (caller: CallerIdentity, note: String?)
+    /// True while the connecting process runs the program it connected with.
+    func stillRuns(_ connection: ConnectingProgram, peer: ClientIdentity) -> Bool
+    /// True when `caller` is an operator now (exempt from the per-user shares of connections).
+    func isOperator(_ caller: CallerIdentity) -> Bool
     /// Decides a request. `isNew` is false when a running or parked operation is judged again after a change
     /// of decisions (nothing new is recorded as pending then).
-    func decide(_ request: GatedRequest, for client: ClientIdentity, isNew: Bool) -> AccessDecision
-    /// Why the last request of `client`'s process was refused or parked, with the fix; nil when unknown.
-    func explanation(for client: ClientIdentity) -> String?
-}
-
-extension AccessGate {
-    public func explanation(for client: ClientIdentity) -> String? { nil }
+    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision
 }
 
 /// The gate used while no permission broker is configured: everything is allowed.
-public final class AllowEverything: AccessGate {
-    public init() {}
-    public func decide(_ request: GatedRequest, for client: ClientIdentity, isNew: Bool) -> AccessDecision { .allow }
+final class AllowEverything: AccessGate {
+    init() {}
+    func identifyConnection(_ peer: ClientIdentity, ready: @escaping (ConnectingProgram?) -> Void) { ready(nil) }
+    func caller(of peer: ClientIdentity, connection: ConnectingProgram?, sender: UnixSocket.Sender?)
+    -> (caller: CallerIdentity, note: String?) {
+        (CallerIdentity(pid: sender?.pid ?? peer.pid, uid: sender?.uid ?? peer.uid), nil)
+    }
+    func stillRuns(_ connection: ConnectingProgram, peer: ClientIdentity) -> Bool { true }
+    func isOperator(_ caller: CallerIdentity) -> Bool { true }
+    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision { .allow }
 }

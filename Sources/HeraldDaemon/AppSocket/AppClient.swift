@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HeraldBroker
 import HeraldEngine
 import HeraldIPC
 import HeraldWire
@@ -11,6 +12,21 @@ final class AppClient: QueuedWriter {
     let id: Int
     let fd: Int32
     let identity: ClientIdentity?
+    /// What was fixed about the process that connected (nil: of no app); set once, as the connection is accepted.
+    var connection: ConnectingProgram?
+    /// The sender of the bytes read last (the kernel does not merge two senders' bytes into one read), to whom the
+    /// frames they complete belong.
+    var sender: UnixSocket.Sender?
+    /// Set once the connecting process has exited or started another program: the connection's operations have
+    /// ended and it serves as no app from then on.
+    var programEnded: String?
+    /// Why the last request of this connection was refused or parked, for a client asking why; cleared by a
+    /// request that was not.
+    var lastExplanation: String?
+    /// True once the log has said why this connection's requests are judged as no app.
+    var notedCaller = false
+    /// When the connection last had a request or an operation (monotonic milliseconds), for the idle timeout.
+    var lastActive: Int64
     var decoder = IPCFrameDecoder()
     var connectionState = IPCConnectionState.new
     /// Error-return sockets passed with SCM_RIGHTS, waiting for the frame they belong to.
@@ -26,11 +42,21 @@ final class AppClient: QueuedWriter {
     /// The position of this client's last reply in the batch being sent (the others carry MoreComing).
     var lastReplyInBatch = 0
 
-    init(id: Int, fd: Int32, identity: ClientIdentity?) {
+    init(id: Int, fd: Int32, identity: ClientIdentity?, now: Int64) {
         self.id = id
         self.fd = fd
         self.identity = identity
+        lastActive = now
     }
+
+    /// The connecting process, for the explanations it may ask for on another connection.
+    var process: RefusalExplanations.Process? {
+        guard let identity, let startTime = identity.startTime else { return nil }
+        return RefusalExplanations.Process(pid: identity.pid, startTime: startTime)
+    }
+
+    /// The user the connection counts against for the per-user shares (the connecting process's).
+    var user: UInt32 { identity?.uid ?? UInt32.max }
 
     /// Error-return sockets one connection may have waiting: a request passes one, with its last byte.
     static let maximumPassedDescriptors = 4
@@ -58,6 +84,8 @@ final class AppClient: QueuedWriter {
         guard !closed else { return }
         closed = true
         closePassedDescriptors()
+        if let pidfd = sender?.pidfd { Glibc.close(pidfd) }
+        sender = nil
         if let pidfd = identity?.pidfd { Glibc.close(pidfd) }
         Glibc.close(fd)
     }
@@ -89,8 +117,9 @@ final class AppOperation {
     let start: (inout MDNSEngine, Instant) -> Void
     /// True while waiting for a permission decision.
     var parked = false
-    /// The request as the access gate judged it.
+    /// The request as the access gate judged it, and who asked (judged again as that caller after a change).
     var gated: GatedRequest?
+    var caller: CallerIdentity?
     /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
     var presence: [PresenceKey: Int] = [:]
     /// What a resolve last reported per interface.

@@ -201,17 +201,18 @@ extension AppSocketServer {
         queue(reply, to: client, context: operation.context)
     }
 
-    /// Re-asks the gate for every operation of clients matching `affects` (a grant, a deny, a reset): parked
-    /// operations that are now allowed start; running ones that are no longer allowed stop with NoAuth (and
-    /// registrations say goodbye).
-    public func accessChanged(for affects: (ClientIdentity) -> Bool) {
+    /// Re-asks the gate for every operation (after a grant, a deny, a reset), each as the caller that started it,
+    /// identified when it asked (so this reads nothing from `/proc`): parked operations that are now allowed start;
+    /// running ones that are no longer allowed stop with NoAuth (and registrations say goodbye).
+    public func accessChanged() {
         for client in clients.values.sorted(by: { $0.id < $1.id }) {
-            guard let identity = client.identity, affects(identity) else { continue }
             for operation in client.operations.values.sorted(by: { $0.context.rawValue < $1.context.rawValue }) {
                 // A reply sent on the way can find the client gone (disconnected, its operations ended).
                 if client.closed { break }
-                guard let gated = operation.gated else { continue }
-                let decision = gate.decide(gated, for: identity, isNew: false)
+                guard let gated = operation.gated, let caller = operation.caller else { continue }
+                let decision = gate.decide(gated, for: caller, isNew: false)
+                // An app told NoAuth asks why next (on a connection of its own).
+                if let explanation = decision.explanation { explain(explanation, to: client) }
                 switch (decision, operation.parked) {
                 case (.allow, true):
                     operation.parked = false

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HeraldBroker
 import HeraldEngine
 import HeraldIPC
 import HeraldWire
@@ -26,6 +27,9 @@ extension AppSocketServer {
             return
         }
         let context = decoded.header.context
+        client.lastActive = MonotonicClock.milliseconds()
+        // An explanation answers the request just before the question; any other request makes it stale.
+        if case .getProperty = decoded.request {} else { explain(nil, to: client) }
         let wasNew = client.connectionState == .new
         client.connectionState = .established
         handlingRequest = true
@@ -93,7 +97,7 @@ extension AppSocketServer {
             case "DaemonVersion":
                 answer = .daemonVersion(Self.daemonVersion)
             case IPCConstants.permissionExplanationProperty:
-                let text = client.identity.flatMap { gate.explanation(for: $0) } ?? ""
+                let text = client.lastExplanation ?? client.process.flatMap { explanations.explanation(for: $0) } ?? ""
                 answer = GetPropertyReply(status: .noError, value: Array(text.utf8.prefix(4096)))
             default:
                 answer = .unknownProperty
@@ -145,6 +149,7 @@ extension AppSocketServer {
             }), gated: .browseAllTypes, client: client)
         }
         guard let type = Self.browseType(request.regtype) else { return .badParam }
+        guard Self.isLocal(type) else { return .unsupported }
         return begin(AppOperation(browsing: BrowseGroup.Key(type: type, interface: interface), context: context),
                      gated: .browse(type), client: client)
     }
@@ -167,6 +172,7 @@ extension AppSocketServer {
               let type = try? ServiceType(request.regtype),
               let instance = try? ServiceInstanceName(instance: request.name, type: type.baseType)
         else { return .badParam }
+        guard Self.isLocal(type) else { return .unsupported }
         let interface = interfaceFilter(request.interfaceIndex)
         let id = makeOperationID()
         return begin(AppOperation(kind: .resolve(instance: instance), context: context, engineOperations: [id], start: { engine, now in
@@ -180,6 +186,7 @@ extension AppSocketServer {
         // The dnssd API lists subtypes after the type, separated by commas: `_http._tcp,_printer`.
         let parts = request.regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard let first = parts.first, let type = try? ServiceType(first), !type.hasSubtype else { return .badParam }
+        guard Self.isLocal(type) else { return .unsupported }
         let subtypes = parts.dropFirst().map { $0 }
         guard subtypes.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 }) else { return .badParam }
         if !request.name.isEmpty, (try? ServiceInstanceName.validate(instance: request.name)) == nil { return .badParam }
@@ -255,12 +262,14 @@ extension AppSocketServer {
             return .unsupported
         }
         let gated = Self.gatedQuery(name: name, type: type)
-        let identity = client.identity ?? ClientIdentity(pid: -1, uid: UInt32.max, gid: UInt32.max)
-        switch gate.decide(gated, for: identity, isNew: true) {
+        let caller = self.caller(of: client)
+        let decision = gate.decide(gated, for: caller, isNew: true)
+        explain(decision.explanation, to: client)
+        switch decision {
         case .allow:
             break
-        case .refuse(let reason), .park(let reason):
-            logger.info("app socket: refused to reconfirm \(name) \(type) for pid \(identity.pid): \(reason)")
+        case .refuse(let reason, _), .park(let reason, _):
+            logger.info("app socket: refused to reconfirm \(name) \(type) for pid \(caller.pid ?? -1): \(reason)")
             return .noAuth
         }
         let record = ResourceRecord(name: name, type: type, ttl: 0, data: data)
@@ -300,14 +309,21 @@ extension AppSocketServer {
             logger.notice("app socket: client \(client.id) reached the limit of \(limits.operationsPerClient) operations")
             return .noMemory
         }
-        let identity = client.identity ?? ClientIdentity(pid: -1, uid: UInt32.max, gid: UInt32.max)
+        let caller = self.caller(of: client)
+        if !gate.isOperator(caller), operationCount(of: client.user) >= limits.operationsPerUser {
+            logger.notice("app socket: uid \(client.user) reached its share of \(limits.operationsPerUser) operations")
+            return .noMemory
+        }
         operation.gated = gated
-        switch gate.decide(gated, for: identity, isNew: true) {
-        case .refuse(let reason):
-            logger.info("app socket: refused \(gated) for pid \(identity.pid): \(reason)")
+        operation.caller = caller
+        let decision = gate.decide(gated, for: caller, isNew: true)
+        explain(decision.explanation, to: client)
+        switch decision {
+        case .refuse(let reason, _):
+            logger.info("app socket: refused \(gated) for pid \(caller.pid ?? -1): \(reason)")
             return .noAuth
-        case .park(let reason):
-            logger.info("app socket: parked \(gated) for pid \(identity.pid): \(reason)")
+        case .park(let reason, _):
+            logger.info("app socket: parked \(gated) for pid \(caller.pid ?? -1): \(reason)")
             operation.parked = true
             client.operations[operation.context] = operation
             queueParkedReply(for: operation, to: client)
@@ -322,6 +338,32 @@ extension AppSocketServer {
     func cancel(_ context: ClientContext, of client: AppClient) {
         guard let operation = client.operations.removeValue(forKey: context) else { return }
         halt([operation])
+    }
+
+    /// Records why the request being handled was refused or parked (nil: it was not), for the connection and for its
+    /// process, which may ask on a connection of its own.
+    func explain(_ explanation: String?, to client: AppClient) {
+        client.lastExplanation = explanation
+        if let process = client.process { explanations.record(explanation, for: process) }
+    }
+
+    /// The caller of the request being handled: the process that sent it (see ``CallerInspector``). Why it does
+    /// not pass as the connection's app, when it does not, is logged once per connection.
+    func caller(of client: AppClient) -> CallerIdentity {
+        guard let peer = client.identity else { return CallerIdentity(pid: nil, uid: UInt32.max) }
+        let connection = client.programEnded == nil ? client.connection : nil
+        let (caller, note) = gate.caller(of: peer, connection: connection, sender: client.sender)
+        if let note, !client.notedCaller {
+            client.notedCaller = true
+            logger.notice("app socket: client \(client.id): judged as no app: \(note)")
+        }
+        return caller
+    }
+
+    /// True when a service type's own domain is `local.`: a type such as `_x._tcp.corp.` is not served (Herald
+    /// does multicast DNS only), whatever domain the request's domain field names.
+    static func isLocal(_ type: ServiceType) -> Bool {
+        type.domain.lowercased == ServiceType.defaultDomain
     }
 
     private func isLocal(_ domain: String) -> Bool {

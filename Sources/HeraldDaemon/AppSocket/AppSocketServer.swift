@@ -1,19 +1,34 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HeraldBroker
 import HeraldEngine
 import HeraldIPC
 import HeraldWire
 import Logging
 
-/// Limits that keep one client (or many) from taking the daemon down.
+/// Limits that keep one client, one user, or all of them together from taking the daemon down: every resource a
+/// connection can hold has a share per user, a cap for everyone, and a timeout or an end (docs/permissions.md,
+/// "Limits").
 public struct ClientLimits: Sendable {
-    /// Concurrent app-socket connections.
+    /// Concurrent app-socket connections; the last ``operatorReserve`` of them are kept for operators.
     public var clients = 1024
+    /// Connections of one user that is not an operator.
+    public var clientsPerUser = 128
+    /// Connections only operators may take, so that no user can lock them out.
+    public var operatorReserve = 32
     /// Operations one connection may run at once.
     public var operationsPerClient = 1024
+    /// Operations (running or parked) of all of one user's connections together.
+    public var operationsPerUser = 4096
     /// Reply bytes queued for a client that does not read; past this the client is disconnected.
     public var outputBytesPerClient = 1 << 20
+    /// Reply bytes queued for all of one user's connections, and for everyone's; past either, the connection that
+    /// would queue more is disconnected.
+    public var outputBytesPerUser = 8 << 20
+    public var outputBytesTotal = 48 << 20
+    /// A connection that runs no operation and has sent nothing for this long is closed (milliseconds).
+    public var idleMilliseconds: Int64 = 60_000
     /// Records one registration may add to its own (`DNSServiceAddRecord`); each change republishes them all.
     public var recordsPerRegistration = 100
 
@@ -47,6 +62,14 @@ public final class AppSocketServer {
         }
     }
     var clients: [Int: AppClient] = [:]
+    /// Connections, operations and queued reply bytes per user (the connecting process's uid).
+    var usage: [UInt32: UserUsage] = [:]
+    /// Reply bytes queued for all clients.
+    var queuedBytes = 0
+    /// Why each process was last refused, for the question it asks next.
+    var explanations = RefusalExplanations()
+    /// Checks connections for idleness and for a connecting process that started another program.
+    var sweepTimer: LoopTimer?
     /// Which client and operation each engine operation belongs to.
     var owners: [OperationID: (client: AppClient, operation: AppOperation)] = [:]
     private var nextClientID = 1
@@ -62,12 +85,24 @@ public final class AppSocketServer {
     /// True while a batch is being sent.
     private var flushing = false
 
+    /// What one user holds.
+    struct UserUsage {
+        var clients = 0
+        var queuedBytes = 0
+        var isEmpty: Bool { clients == 0 && queuedBytes == 0 }
+    }
+
+    /// The operations, running or parked, of all of `user`'s connections.
+    func operationCount(of user: UInt32) -> Int {
+        clients.values.reduce(0) { $0 + ($1.user == user ? $1.operations.count : 0) }
+    }
+
     /// The version reported for the `DaemonVersion` property.
     public static let daemonVersion: UInt32 = 100
 
     /// Listens on `path`, or on `inherited`, a listening socket passed by the service manager (socket activation),
     /// whose file then belongs to the service manager.
-    public init(path: String, inherited: Int32? = nil, loop: EventLoop, network: NetworkService, gate: AccessGate,
+    init(path: String, inherited: Int32? = nil, loop: EventLoop, network: NetworkService, gate: AccessGate,
                 limits: ClientLimits, logger: Logger) throws(SystemError) {
         self.loop = loop
         self.network = network
@@ -78,6 +113,7 @@ public final class AppSocketServer {
         listeners[0].accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
         network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
         network.onBatchEnd = { [unowned self] in self.flushReplies() }
+        sweepTimer = try LoopTimer(loop: loop) { [unowned self] in self.sweep() }
     }
 
     /// Also serves the app protocol on `path`, or on `inherited`, another listening socket the service manager
@@ -99,16 +135,60 @@ public final class AppSocketServer {
     // MARK: - Connections
 
     private func accept(_ fd: Int32) {
-        guard clients.count < limits.clients else {
-            logger.warning("app socket: refusing a client: the limit of \(limits.clients) clients is reached")
-            close(fd)
+        let peer = ClientIdentity.ofPeer(fd)
+        let client = AppClient(id: nextClientID, fd: fd, identity: peer, now: MonotonicClock.milliseconds())
+        nextClientID += 1
+        guard admit(client) else {
+            client.close()
             return
         }
-        let client = AppClient(id: nextClientID, fd: fd, identity: ClientIdentity.ofPeer(fd))
-        nextClientID += 1
-        if loop.watch(client, server: "app socket", logger: logger, read: { [unowned self] in self.readRequests(from: $0) },
-                      write: { [unowned self] in self.writePending($0) }) {
-            clients[client.id] = client
+        clients[client.id] = client
+        usage[client.user, default: UserUsage()].clients += 1
+        // Swept while there are clients; a daemon without any is not woken.
+        if sweepTimer?.deadline == nil { sweepTimer?.schedule(at: MonotonicClock.milliseconds() + Self.sweepMilliseconds) }
+        guard let peer else {
+            startServing(client)
+            return
+        }
+        // The connection is read only once its process is identified (a pinned executable may take some turns of
+        // the loop to hash): every request on it is judged against what it was when it connected.
+        gate.identifyConnection(peer) { [weak self, weak client] connection in
+            guard let self, let client, !client.closed else { return }
+            client.connection = connection
+            self.startServing(client)
+        }
+    }
+
+    /// True when a new connection is within the limits: the global one (less the operators' reserve, for anyone
+    /// else) and its user's share.
+    private func admit(_ client: AppClient) -> Bool {
+        let caller = client.identity.map { CallerIdentity(pid: $0.pid, uid: $0.uid, groups: [$0.gid]) }
+        let isOperator = caller.map { gate.isOperator($0) } ?? false
+        if clients.count >= limits.clients || (!isOperator && clients.count >= limits.clients - limits.operatorReserve) {
+            logger.warning("app socket: refusing a client of uid \(client.user): the limit of \(limits.clients) clients is reached")
+            return false
+        }
+        if !isOperator, usage[client.user, default: UserUsage()].clients >= limits.clientsPerUser {
+            logger.warning("app socket: refusing a client: uid \(client.user) has \(limits.clientsPerUser) connections, its share")
+            return false
+        }
+        return true
+    }
+
+    /// Starts reading a connection, and watches its connecting process, whose exit ends its operations.
+    private func startServing(_ client: AppClient) {
+        guard loop.watch(client, server: "app socket", logger: logger, read: { [unowned self] in self.readRequests(from: $0) },
+                         write: { [unowned self] in self.writePending($0) })
+        else {
+            forget(client)
+            return
+        }
+        if let pidfd = client.identity?.pidfd {
+            try? loop.register(pidfd, for: .readable) { [unowned self, weak client] _ in
+                guard let client, !client.closed else { return }
+                self.loop.unregister(pidfd)
+                self.endProgram(of: client, reason: "pid \(client.identity?.pid ?? -1), which connected, has exited")
+            }
         }
     }
 
@@ -123,8 +203,17 @@ public final class AppSocketServer {
             case .closed:
                 disconnect(client, reason: nil)
                 return
-            case .data(let bytes, let descriptors):
+            case .data(let bytes, let descriptors, let sender):
                 client.holdPassed(descriptors)
+                // A frame is one sender's: bytes of another sender in the middle of a frame are an attack.
+                let mixed = !client.decoder.isIdle && client.sender?.pid != sender?.pid
+                if let pidfd = client.sender?.pidfd { close(pidfd) }
+                client.sender = sender
+                if mixed {
+                    disconnect(client, reason: "another process wrote into the middle of a request")
+                    return
+                }
+                client.lastActive = MonotonicClock.milliseconds()
                 do {
                     for frame in try client.decoder.feed(bytes) { handle(frame, from: client) }
                 } catch {
@@ -141,11 +230,32 @@ public final class AppSocketServer {
     func disconnect(_ client: AppClient, reason: String?) {
         guard clients[client.id] != nil else { return }
         if let reason { logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)") }
-        loop.unregister(client.fd)
         halt(client.operations.values.sorted { $0.context.rawValue < $1.context.rawValue })
+        forget(client)
+    }
+
+    /// Closes a connection and takes it out of the tables and counts (its operations must have ended).
+    private func forget(_ client: AppClient) {
+        loop.unregister(client.fd)
+        if let pidfd = client.identity?.pidfd { loop.unregister(pidfd) }
         client.operations.removeAll()
+        queued(client) { client.output.removeAll() }
+        usage[client.user, default: UserUsage()].clients -= 1
+        if usage[client.user]?.isEmpty == true { usage[client.user] = nil }
         client.close()
         clients[client.id] = nil
+    }
+
+    /// Runs `change` on `client`'s output queue, keeping the per-user and total counts of queued bytes.
+    func queued<Result>(_ client: AppClient, _ change: () -> Result) -> Result {
+        let before = client.output.count
+        let result = change()
+        let delta = client.output.count - before
+        if delta != 0 {
+            usage[client.user, default: UserUsage()].queuedBytes += delta
+            queuedBytes += delta
+        }
+        return result
     }
 
     // MARK: - Writing
@@ -160,12 +270,22 @@ public final class AppSocketServer {
                 return
             }
             if written == bytes.count { return }
-            client.output = Array(bytes[written...])
+            queued(client) { client.output = Array(bytes[written...]) }
         } else {
-            client.output += bytes
+            queued(client) { client.output += bytes }
         }
         if client.output.count > limits.outputBytesPerClient {
             disconnect(client, reason: "it does not read its replies (\(client.output.count) bytes queued)")
+            return
+        }
+        if usage[client.user, default: UserUsage()].queuedBytes > limits.outputBytesPerUser {
+            disconnect(client, reason: "uid \(client.user)'s clients do not read their replies (more than "
+                       + "\(limits.outputBytesPerUser) bytes queued, its share)")
+            return
+        }
+        if queuedBytes > limits.outputBytesTotal {
+            disconnect(client, reason: "it does not read its replies, and clients hold more than "
+                       + "\(limits.outputBytesTotal) bytes of replies in all")
             return
         }
         writePending(client)
@@ -173,7 +293,50 @@ public final class AppSocketServer {
 
     private func writePending(_ client: AppClient) {
         guard !client.closed else { return }
-        if case .failed = loop.writeQueued(client) { disconnect(client, reason: nil) }
+        if case .failed = queued(client, { loop.writeQueued(client) }) { disconnect(client, reason: nil) }
+    }
+
+    // MARK: - Sweeping
+
+    /// How often connections are checked for idleness and for a connecting process that changed program.
+    static let sweepMilliseconds: Int64 = 1000
+
+    /// Closes idle connections, and ends the operations of connections whose process started another program.
+    private func sweep() {
+        let now = MonotonicClock.milliseconds()
+        for client in clients.values.sorted(by: { $0.id < $1.id }) where !client.closed {
+            if client.operations.isEmpty {
+                if now - client.lastActive >= limits.idleMilliseconds {
+                    disconnect(client, reason: "idle for \(limits.idleMilliseconds / 1000) s with no operation")
+                }
+                continue
+            }
+            client.lastActive = now
+            if client.programEnded == nil, let connection = client.connection, let peer = client.identity,
+               !gate.stillRuns(connection, peer: peer) {
+                endProgram(of: client, reason: "pid \(peer.pid), which connected, has exited or started another program")
+            }
+        }
+        flushReplies()
+        if !clients.isEmpty { sweepTimer?.schedule(at: now + Self.sweepMilliseconds) }
+    }
+
+    /// The connecting process has exited or started another program: the connection's operations end (browses and
+    /// queries with NoAuth, registrations with goodbyes), and from now on it serves as no app.
+    func endProgram(of client: AppClient, reason: String) {
+        guard client.programEnded == nil else { return }
+        client.programEnded = reason
+        explain("unregistered: \(reason), and a connection serves as the app that made it only while that process runs "
+                + "that program; reconnect from the app itself", to: client)
+        let operations = client.operations.values.sorted { $0.context.rawValue < $1.context.rawValue }
+        guard !operations.isEmpty else { return }
+        logger.notice("app socket: client \(client.id): ending its \(operations.count) operations: \(reason)")
+        halt(operations.filter { !$0.parked })
+        for operation in operations {
+            client.operations[operation.context] = nil
+            queueParkedReply(for: operation, to: client)
+        }
+        flushReplies()
     }
 
     /// Queues a reply to be sent at the end of the current batch.

@@ -18,8 +18,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
     // [limits]
     public var cacheEntriesPerInterface = 16_384
     public var clients = 1024
+    public var clientsPerUser = 128
     public var operationsPerClient = 1024
+    public var operationsPerUser = 4096
     public var clientReplyBuffer = 1 << 20
+    public var idleClientSeconds = 60
     public var packetsPerSecondPerSource = 1000
     public var packetBurstPerSource = 1000
     // [permissions]
@@ -101,7 +104,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
             maxMessageSize = try number(MessageSizeLimit.minimumDatagram...MessageSizeLimit.maximumDatagram)
         case ("limits", "cache-entries-per-interface"): cacheEntriesPerInterface = try number(64...1_000_000)
         case ("limits", "clients"): clients = try number(1...65_536)
+        case ("limits", "clients-per-user"): clientsPerUser = try number(1...65_536)
         case ("limits", "operations-per-client"): operationsPerClient = try number(1...65_536)
+        case ("limits", "operations-per-user"): operationsPerUser = try number(1...1_000_000)
+        case ("limits", "idle-client-timeout"): idleClientSeconds = try number(5...86_400)
         case ("limits", "client-reply-buffer"): clientReplyBuffer = try number(65_536...(64 << 20))
         case ("limits", "packets-per-second-per-source"): packetsPerSecondPerSource = try number(1...1_000_000)
         case ("limits", "packet-burst-per-source"): packetBurstPerSource = try number(1...1_000_000)
@@ -149,8 +155,11 @@ public struct DaemonConfiguration: Sendable, Hashable {
             [limits]
             cache-entries-per-interface = \(cacheEntriesPerInterface)
             clients = \(clients)
+            clients-per-user = \(clientsPerUser)
             operations-per-client = \(operationsPerClient)
+            operations-per-user = \(operationsPerUser)
             client-reply-buffer = \(clientReplyBuffer)
+            idle-client-timeout = \(idleClientSeconds)
             packets-per-second-per-source = \(packetsPerSecondPerSource)
             packet-burst-per-source = \(packetBurstPerSource)
 

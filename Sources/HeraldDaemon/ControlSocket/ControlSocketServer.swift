@@ -59,8 +59,9 @@ public final class ControlSocketServer {
             case .closed:
                 disconnect(client, reason: nil)
                 return
-            case .data(let bytes, let descriptors):
+            case .data(let bytes, let descriptors, let sender):
                 for descriptor in descriptors { close(descriptor) }
+                client.take(sender)
                 do {
                     for line in try client.lines.feed(bytes) {
                         handle(line, from: client)
@@ -81,15 +82,30 @@ public final class ControlSocketServer {
         return "uid \(identity.uid) (pid \(identity.pid))"
     }
 
-    /// True when the peer is an operator now: uid 0, or the operator group among its current groups.
+    /// True when the client is an operator now: uid 0, or the operator group among its groups, as they are now
+    /// (a process that connected as root and then dropped to another user is that user). For a request, the
+    /// process judged is the one that sent it (``ControlClient/sender``); for a notification, the one that connected.
     func isOperator(_ client: ControlClient) -> Bool {
         guard let identity = client.identity else { return false }
-        if identity.uid == 0 { return true }
-        guard identity.processIsAlive,
-              let credentials = try? ProcessInspector.system.credentials(of: identity.pid),
-              credentials.uid == identity.uid
-        else { return operators.isOperator(uid: identity.uid, groups: [identity.gid]) }
-        return operators.isOperator(uid: identity.uid, groups: credentials.groups)
+        let processes = ProcessInspector.system
+        func current(_ pid: Int32, alive: () -> Bool) -> (uid: UInt32, groups: [UInt32])? {
+            guard alive(), let credentials = try? processes.credentials(of: pid), alive() else { return nil }
+            return credentials
+        }
+        let credentials: (uid: UInt32, groups: [UInt32])?
+        if let sender = client.sender, sender.pid != identity.pid {
+            // Another process than the one that connected: its pidfd proves what /proc says of it; without one, the
+            // kernel's word at sending time stands.
+            if let pidfd = sender.pidfd {
+                credentials = current(sender.pid) { herald_pidfd_alive(pidfd) == 1 }
+            } else {
+                credentials = (sender.uid, [sender.gid])
+            }
+        } else {
+            credentials = current(identity.pid) { identity.processIsAlive }
+        }
+        guard let credentials else { return false }
+        return operators.isOperator(uid: credentials.uid, groups: credentials.groups)
     }
 
     func disconnect(_ client: ControlClient, reason: String?) {

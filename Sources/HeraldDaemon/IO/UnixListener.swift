@@ -30,6 +30,9 @@ final class UnixListener {
             ownsPath = true
             if let group { _ = chown(path, uid_t.max, group) }
         }
+        // Every message on every connection then says who sent it: the servers judge the sender of each request,
+        // not only the process that connected.
+        UnixSocket.passCredentials(fd)
         do {
             try loop.register(fd, for: .readable) { [unowned self] _ in
                 var connections: [Int32] = []

@@ -129,17 +129,36 @@ public enum UnixSocket {
         return getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 ? UInt(limit.rlim_cur) : 0
     }
 
+    /// Who sent the bytes of one read, as the kernel attached it (SCM_CREDENTIALS, and SCM_PIDFD where the kernel
+    /// has it) on a socket that asked for it (``passCredentials(_:)``). The kernel never merges the bytes of two
+    /// senders into one read. The receiver owns `pidfd` and must close it.
+    public struct Sender: Hashable, Sendable {
+        /// The sending process (its thread group): filled in by the kernel, which lets no unprivileged process
+        /// claim another's.
+        public var pid: Int32
+        /// The sender's real uid and gid at the time it sent (one of its real, effective or saved ids if it chose
+        /// to say so).
+        public var uid: UInt32
+        public var gid: UInt32
+        /// A pidfd naming the sending process itself, so that what is read about it in `/proc` can be checked.
+        public var pidfd: Int32?
+    }
+
     /// The result of one read.
     public enum ReadResult {
-        case data([UInt8], descriptors: [Int32])
+        case data([UInt8], descriptors: [Int32], sender: Sender?)
         case wouldBlock
         case closed
     }
 
-    /// Reads up to `maximum` bytes and any descriptors passed with them.
+    /// Makes the kernel attach the sender to every message on `fd` (a listening socket: its connections inherit it).
+    @discardableResult
+    public static func passCredentials(_ fd: Int32) -> Bool { herald_pass_credentials(fd) >= 0 }
+
+    /// Reads up to `maximum` bytes, any descriptors passed with them and their sender.
     public static func read(_ fd: Int32, maximum: Int) -> ReadResult {
         var buffer = [UInt8](repeating: 0, count: max(1, maximum))
-        var control = [UInt8](repeating: 0, count: 64)
+        var control = [UInt8](repeating: 0, count: 256)
         var controlLength = 0
         let count = buffer.withUnsafeMutableBytes { data in
             control.withUnsafeMutableBytes { controlBytes -> Int in
@@ -157,18 +176,32 @@ public enum UnixSocket {
             }
         }
         if count < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? .wouldBlock : .closed }
-        let descriptors = passedDescriptors(in: Array(control[0..<controlLength]))
+        let received = controlMessages(in: Array(control[0..<controlLength]))
         if count == 0 {
-            for fd in descriptors { close(fd) }
+            for fd in received.descriptors { close(fd) }
+            if let pidfd = received.sender?.pidfd { close(pidfd) }
             return .closed
         }
-        return .data(Array(buffer[0..<count]), descriptors: descriptors)
+        return .data(Array(buffer[0..<count]), descriptors: received.descriptors, sender: received.sender)
     }
 
     /// SCM_RIGHTS descriptors in received control data (`struct cmsghdr` then ints).
     static func passedDescriptors(in control: [UInt8]) -> [Int32] {
-        var result: [Int32] = []
+        let received = controlMessages(in: control)
+        if let pidfd = received.sender?.pidfd { close(pidfd) }
+        return received.descriptors
+    }
+
+    /// The descriptors (SCM_RIGHTS) and the sender (SCM_CREDENTIALS, SCM_PIDFD) in received control data.
+    static func controlMessages(in control: [UInt8]) -> (descriptors: [Int32], sender: Sender?) {
+        var descriptors: [Int32] = []
+        var sender: Sender?
+        var pidfd: Int32?
         let headerSize = MemoryLayout<Int>.size + 8
+        func int32(at position: Int) -> Int32 {
+            Int32(control[position]) | Int32(control[position + 1]) << 8
+                | Int32(control[position + 2]) << 16 | Int32(control[position + 3]) << 24
+        }
         var offset = 0
         while offset + headerSize <= control.count {
             var length = 0
@@ -176,19 +209,34 @@ public enum UnixSocket {
             let level = Int32(control[offset + 8]) | Int32(control[offset + 9]) << 8
             let type = Int32(control[offset + 12]) | Int32(control[offset + 13]) << 8
             guard length >= headerSize, offset + length <= control.count else { break }
-            if level == SOL_SOCKET, type == Int32(SCM_RIGHTS) {
-                var position = offset + headerSize
-                while position + 4 <= offset + length {
-                    let fd = Int32(control[position]) | Int32(control[position + 1]) << 8
-                        | Int32(control[position + 2]) << 16 | Int32(control[position + 3]) << 24
-                    result.append(fd)
-                    position += 4
+            let data = offset + headerSize
+            if level == SOL_SOCKET {
+                switch type {
+                case Int32(SCM_RIGHTS):
+                    var position = data
+                    while position + 4 <= offset + length {
+                        descriptors.append(int32(at: position))
+                        position += 4
+                    }
+                case Self.scmCredentials where length >= headerSize + 12:
+                    sender = Sender(pid: int32(at: data), uid: UInt32(bitPattern: int32(at: data + 4)),
+                                    gid: UInt32(bitPattern: int32(at: data + 8)))
+                case Self.scmPidfd where length >= headerSize + 4:
+                    if let earlier = pidfd { close(earlier) }
+                    pidfd = int32(at: data)
+                default:
+                    break
                 }
             }
             offset += ControlMessages.align(length)
         }
-        return result
+        if sender != nil { sender?.pidfd = pidfd } else if let pidfd { close(pidfd) }
+        return (descriptors, sender)
     }
+
+    /// The control message types of Linux's `<bits/socket.h>` (SCM_PIDFD: Linux 6.5).
+    static let scmCredentials: Int32 = 2
+    static let scmPidfd: Int32 = 4
 
     /// Writes as much as the socket takes now; returns the number of bytes written, or nil if the peer is gone.
     public static func write(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Int? {

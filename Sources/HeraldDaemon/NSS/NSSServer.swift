@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HeraldBroker
 import HeraldEngine
 import HeraldWire
 import Logging
@@ -9,6 +10,9 @@ import Logging
 public struct NSSLimits: Hashable, Sendable {
     /// Connections at once; more are answered "too many clients" and closed.
     public var clients = 256
+    /// Connections of one user at once (operators are held only to ``clients``), so that no user can hold every
+    /// connection and blind the others' name lookups.
+    public var clientsPerUser = 32
     /// Distinct lookups running at once (each keeps querying the network for a few seconds); a new
     /// question past this is refused with "too many objects".
     public var lookups = 128
@@ -42,7 +46,7 @@ public final class NSSServer {
 
     /// Listens on `path`. Engine events of its own lookups are taken from `network.onEvent`; all others are
     /// passed on to the handler already installed there (the app socket's), so create this one after it.
-    public init(path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, timing: NSSTiming = NSSTiming(),
+    init(path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, timing: NSSTiming = NSSTiming(),
                 limits: NSSLimits = NSSLimits(), logger: Logger) throws(SystemError) {
         self.loop = loop
         self.network = network
@@ -81,6 +85,10 @@ public final class NSSServer {
             let identity = ClientIdentity.ofPeer(fd)
             let client = NSSClient(id: nextClientID, fd: fd, identity: identity, connectedAt: MonotonicClock.milliseconds())
             nextClientID += 1
+            let user = identity?.uid ?? UInt32.max
+            let isOperator = identity.map { gate.isOperator(CallerIdentity(pid: $0.pid, uid: $0.uid, groups: [$0.gid])) }
+                ?? false
+            let ofUser = clients.values.reduce(0) { $0 + ($1.user == user ? 1 : 0) }
             guard loop.watch(client, server: "nss", logger: logger, read: { [unowned self] in self.read(from: $0) },
                              write: { [unowned self] in self.writePending($0) })
             else { continue }
@@ -88,12 +96,25 @@ public final class NSSServer {
             if clients.count > limits.clients {
                 logger.warning("nss: refusing a client: the limit of \(limits.clients) clients is reached")
                 reply(.failure(.tooManyClients), to: client)
+            } else if !isOperator, ofUser >= limits.clientsPerUser {
+                logger.warning("nss: refusing a client: uid \(user) has \(limits.clientsPerUser) connections, its share")
+                reply(.failure(.tooManyClients), to: client)
+            } else if let identity {
+                // Identified before its request is judged; the request waits in the socket meanwhile.
+                client.identifying = true
+                gate.identifyConnection(identity) { [weak self, weak client] connection in
+                    guard let self, let client, self.clients[client.id] != nil else { return }
+                    client.connection = connection
+                    client.identifying = false
+                    self.read(from: client)
+                }
             }
         }
         scheduleTimer()
     }
 
     private func read(from client: NSSClient) {
+        guard !client.identifying else { return }
         guard case .reading = client.state else {
             // A request is being answered: anything more is ignored; the end of the connection ends it early.
             drain(client)
@@ -108,8 +129,9 @@ public final class NSSServer {
             } else {
                 drop(client)
             }
-        case .data(let bytes, let descriptors):
+        case .data(let bytes, let descriptors, let sender):
             for descriptor in descriptors { close(descriptor) }
+            client.take(sender)
             switch client.reader.feed(bytes) {
             case .incomplete: break
             case .line(let line): handle(line: line, from: client)
@@ -129,8 +151,9 @@ public final class NSSServer {
             case .closed:
                 drop(client)
                 return
-            case .data(_, let descriptors):
+            case .data(_, let descriptors, let sender):
                 for descriptor in descriptors { close(descriptor) }
+                if let pidfd = sender?.pidfd { close(pidfd) }
             }
         }
     }
@@ -210,12 +233,13 @@ public final class NSSServer {
 
     /// Asks the access gate; anything but "allow" is answered as a miss (and logged with its reason).
     private func permitted(_ name: DNSName, _ client: NSSClient) -> Bool {
-        let identity = client.identity ?? ClientIdentity(pid: -1, uid: UInt32.max, gid: UInt32.max)
-        switch gate.decide(.addressLookup(name), for: identity, isNew: true) {
+        guard let peer = client.identity else { return false }
+        let caller = gate.caller(of: peer, connection: client.connection, sender: client.sender).caller
+        switch gate.decide(.addressLookup(name), for: caller, isNew: true) {
         case .allow:
             return true
-        case .refuse(let reason), .park(let reason):
-            logger.info("nss: address lookup of \(name) by pid \(identity.pid) not permitted: \(reason)")
+        case .refuse(let reason, _), .park(let reason, _):
+            logger.info("nss: address lookup of \(name) by pid \(caller.pid ?? -1) not permitted: \(reason)")
             return false
         }
     }

@@ -19,18 +19,17 @@ public final class PermissionBroker: AccessGate {
     /// The manifests and decisions the gate decides with; refreshed after every change.
     public private(set) var snapshot: PermissionSnapshot
     private let callers = CallerInspector()
+
+    /// Hashes pinned executables a chunk per turn of `loop` from now on, instead of in one piece.
+    public func hashDigests(on loop: EventLoop) throws(SystemError) {
+        try callers.digests.start(on: loop)
+    }
     private let logger: Logger
     private var unrecorded: [(decision: PermissionDecision, caller: CallerIdentity)] = []
     /// Decisions written within the last minute, which their repeats are not.
     private var auditRepeats = AuditRepeats()
     /// Users whose processes' executables could not be read (logged once each).
     private var unreadableExecutables: Set<UInt32> = []
-    /// The last explanation given to each process, for messages that say why (asked for right after a refusal):
-    /// the newest in `lastExplanations`, the generation before in `olderExplanations`, so at most twice
-    /// ``explanationsKept`` are held however many processes come and go.
-    private var lastExplanations: [Int32: String] = [:]
-    private var olderExplanations: [Int32: String] = [:]
-    static let explanationsKept = 256
 
     /// Called after an operator action changed manifests or decisions: running operations are judged again.
     public var onAccessChanged: () -> Void = {}
@@ -79,50 +78,66 @@ public final class PermissionBroker: AccessGate {
 
     // MARK: - The gate
 
-    public func decide(_ request: GatedRequest, for client: ClientIdentity, isNew: Bool) -> AccessDecision {
-        let decision = permissionDecision(request, for: client)
-        if isNew || decision.decision.outcome != .park {
-            // A park is always written: each counts towards its app's pending request. Repeats are told apart by
-            // program, not process (the explanation may name the process, so it is left out).
-            var program = decision.caller
-            program.pid = nil
-            var repeatKey = decision.decision.auditEvent(caller: program)
-            repeatKey.detail = "\(decision.decision.request) by \(program)"
-            if decision.decision.outcome == .park || auditRepeats.shouldWrite(repeatKey, at: .now) {
-                unrecorded.append((decision.decision, decision.caller))
-            }
-        }
-        if client.pid > 0, decision.decision.outcome != .allow {
-            if lastExplanations.count >= Self.explanationsKept, lastExplanations[client.pid] == nil {
-                olderExplanations = lastExplanations
-                lastExplanations = [:]
-            }
-            lastExplanations[client.pid] = "\(decision.decision.reason.rawValue): \(decision.decision.explanation)"
-        }
-        switch decision.decision.outcome {
-        case .allow: return .allow
-        case .refuse: return .refuse(reason: decision.decision.description)
-        case .park: return .park(reason: decision.decision.description)
-        }
-    }
-
-    /// The policy's decision for `request` from `client`, with the caller as established from the kernel.
-    func permissionDecision(_ request: GatedRequest, for client: ClientIdentity)
-    -> (decision: PermissionDecision, caller: CallerIdentity) {
+    func identifyConnection(_ peer: ClientIdentity, ready: @escaping (ConnectingProgram?) -> Void) {
         let registry = snapshot.registry
-        let caller = callers.identify(client, needsDigest: { registry.needsDigest(forExecutable: $0) })
-            ?? CallerInspector.minimal(client)
-        if caller.executable == nil, client.pid > 0, unreadableExecutables.insert(client.uid).inserted {
-            let message = "permissions: cannot read the executable of pid \(client.pid) (uid \(client.uid)); its app "
+        guard var connection = callers.identifyConnection(peer, needsDigest: { registry.needsDigest(forExecutable: $0) })
+        else {
+            ready(nil)
+            return
+        }
+        if connection.caller.executable == nil, unreadableExecutables.insert(peer.uid).inserted {
+            let message = "permissions: cannot read the executable of pid \(peer.pid) (uid \(peer.uid)); its app "
                 + "can be recognised by systemd unit only. Reading /proc/PID/exe of other users' processes needs "
                 + "CAP_SYS_PTRACE, which heraldd.service grants"
             logger.notice("\(message)")
         }
-        return (policy.decide(Self.permissionRequest(request), caller: caller, snapshot: snapshot), caller)
+        if let reason = connection.digestUnavailable, let executable = connection.caller.executable {
+            logger.notice("permissions: pid \(peer.pid) runs \(executable), whose manifest pins its content, but \(reason)")
+        }
+        guard connection.needsHashing else {
+            ready(connection)
+            return
+        }
+        callers.digests.hash(executableOf: peer.pid, root: ProcessInspector.system.procRoot) { [callers] digest in
+            connection.caller.executableSHA256 = digest
+            connection.needsHashing = false
+            // The file that was hashed is the one the process ran when it connected only if it runs it still.
+            ready(callers.stillRuns(connection, peer: peer) ? connection : nil)
+        }
     }
 
-    public func explanation(for client: ClientIdentity) -> String? {
-        lastExplanations[client.pid] ?? olderExplanations[client.pid]
+    func caller(of peer: ClientIdentity, connection: ConnectingProgram?, sender: UnixSocket.Sender?)
+    -> (caller: CallerIdentity, note: String?) {
+        callers.caller(of: peer, connection: connection, sender: sender)
+    }
+
+    func stillRuns(_ connection: ConnectingProgram, peer: ClientIdentity) -> Bool {
+        callers.stillRuns(connection, peer: peer)
+    }
+
+    func isOperator(_ caller: CallerIdentity) -> Bool {
+        policy.operatorRule.isOperator(caller)
+    }
+
+    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
+        let decision = policy.decide(Self.permissionRequest(request), caller: caller, snapshot: snapshot)
+        if isNew || decision.outcome != .park {
+            // A park is always written: each counts towards its app's pending request. Repeats are told apart by
+            // program, not process (the explanation may name the process, so it is left out).
+            var program = caller
+            program.pid = nil
+            var repeatKey = decision.auditEvent(caller: program)
+            repeatKey.detail = "\(decision.request) by \(program)"
+            if decision.outcome == .park || auditRepeats.shouldWrite(repeatKey, at: .now) {
+                unrecorded.append((decision, caller))
+            }
+        }
+        let explanation = "\(decision.reason.rawValue): \(decision.explanation)"
+        switch decision.outcome {
+        case .allow: return .allow
+        case .refuse: return .refuse(reason: decision.description, explanation: explanation)
+        case .park: return .park(reason: decision.description, explanation: explanation)
+        }
     }
 
     /// Writes the decisions made since the last call, in one transaction.

@@ -100,7 +100,13 @@ extension TestLAN.Host {
     /// Runs `executable ARGS --socket SOCKET` as the unprivileged app user, to completion.
     func runApp(_ executable: String, _ arguments: [String], daemon: HeraldDaemon, timeout: TimeInterval = 20) throws
     -> CommandResult {
-        try run(try AppUser.command([executable] + arguments + ["--socket", daemon.socket]), timeout: timeout)
+        let command = try AppUser.command([executable] + arguments + ["--socket", daemon.socket])
+        let result = try run(command, timeout: timeout)
+        // A binary just copied can be busy for a moment: a process another test thread forked meanwhile holds the
+        // copy's descriptor until it execs. Once more, then.
+        guard result.status == 126, result.stderr.contains("Text file busy") else { return result }
+        usleep(200_000)
+        return try run(command, timeout: timeout)
     }
 
     /// Starts `executable ARGS --socket SOCKET` as the unprivileged app user.
