@@ -242,6 +242,14 @@ struct HostileUserTests {
         #expect(grant.stdout.contains("reply ") && !grant.stdout.contains(#""ok":true"#), "\(grant)")
         let show = try daemon.control(["app", "show", "org.example.other"])
         #expect(show.stdout.contains("not-determined"), "the grant did not happen: \(show)")
+        // On a control socket whose mode was loosened, a user who is not an operator holds few connections and is
+        // refused every command; root still gets in.
+        chmod(daemon.controlSocket, 0o666)
+        let crowd = try setting.home.spawn(try setting.alice.command([attacker, "control-hold", daemon.controlSocket, "70", "10"]))
+        defer { crowd.terminate(grace: 1) }
+        try crowd.waitForOutput(containing: "answered", in: .stdout, timeout: 30)
+        #expect(crowd.stdout.contains("answered 4 closed 66"), "\(crowd.stdout)")
+        try daemon.control(["status"]).expectSuccess()
         // Root itself, not dropping, is an operator on both sockets.
         let rootBrowse = try setting.home.run([attacker, "request", daemon.socket, "browse", "_tictactoe._tcp"])
         #expect(rootBrowse.stdout.contains("status 0"), "\(rootBrowse)")

@@ -23,6 +23,9 @@ public final class ControlSocketServer {
     var statusProvider: () -> ControlStatus
     /// Control connections at once, and output bytes queued for one.
     static let clientLimit = 64
+    /// Connections of one user who is not an operator (on a socket whose mode was loosened), so that nobody else
+    /// can take every connection from the operators.
+    static let nonOperatorClientLimit = 4
     static let outputLimit = 4 << 20
 
     /// Listens on `path` (or on `inherited`, a socket passed by the service manager).
@@ -45,6 +48,17 @@ public final class ControlSocketServer {
         }
         let client = ControlClient(id: nextClientID, fd: fd, identity: ClientIdentity.ofPeer(fd))
         nextClientID += 1
+        if !isOperator(client) {
+            let user = client.identity?.uid
+            let ofUser = clients.values.reduce(0) { $0 + ($1.identity?.uid == user ? 1 : 0) }
+            guard ofUser < Self.nonOperatorClientLimit else {
+                let message = "control socket: refusing a client of uid \(user.map { "\($0)" } ?? "?"), not an operator: "
+                    + "it has \(Self.nonOperatorClientLimit) connections"
+                logger.warning("\(message)")
+                client.close()
+                return
+            }
+        }
         if loop.watch(client, server: "control socket", logger: logger,
                       read: { [unowned self] in self.readRequests(from: $0) }, write: { [unowned self] in self.writePending($0) }) {
             clients[client.id] = client

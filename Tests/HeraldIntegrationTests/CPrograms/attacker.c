@@ -15,6 +15,8 @@
  *                                                     never read
  *   attacker park SOCKET CONNECTIONS PER TYPE SECONDS CONNECTIONS shared connections with PER browses each
  *   attacker nss-hold SOCKET N SECONDS                open N idle connections to the NSS socket
+ *   attacker control-hold SOCKET N SECONDS            open N connections to the control socket, send `status` on
+ *                                                     each, count those answered, keep them
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -422,6 +424,30 @@ static int nss_hold(int argc, char **argv) {
     return 0;
 }
 
+static int control_hold(int argc, char **argv) {
+    if (argc < 5) return 64;
+    int count = atoi(argv[3]), answered = 0, closed = 0;
+    const char *line = "{\"version\":1,\"id\":1,\"command\":\"status\"}\n";
+    for (int i = 0; i < count; i++) {
+        int fd = connect_to(argv[2], 1);
+        if (fd < 0) {
+            closed++;
+            continue;
+        }
+        char byte;
+        if (write_all(fd, (const unsigned char *)line, strlen(line)) == 0
+            && read_exactly(fd, (unsigned char *)&byte, 1, 3000) == 0) {
+            answered++;
+        } else {
+            closed++;
+        }
+    }
+    printf("answered %d closed %d\n", answered, closed);
+    fflush(stdout);
+    sleep((unsigned)atoi(argv[4]));
+    return 0;
+}
+
 int main(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     if (argc >= 2) {
@@ -434,6 +460,7 @@ int main(int argc, char **argv) {
         if (strcmp(argv[1], "flood") == 0) return flood(argc, argv);
         if (strcmp(argv[1], "park") == 0) return park(argc, argv);
         if (strcmp(argv[1], "nss-hold") == 0) return nss_hold(argc, argv);
+        if (strcmp(argv[1], "control-hold") == 0) return control_hold(argc, argv);
     }
     fprintf(stderr, "usage: see the comment at the top of attacker.c\n");
     return 64;
