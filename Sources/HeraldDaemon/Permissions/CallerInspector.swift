@@ -25,7 +25,8 @@ final class CallerInspector {
     /// established (the process is gone, or `/proc` cannot be read), and then the connection is of no app.
     /// `digest` is the executable's SHA-256 when a manifest pins its path and it is known already.
     func identifyConnection(_ peer: ClientIdentity, needsDigest: (String) -> Bool) -> ConnectingProgram? {
-        guard peer.pid > 0, peer.processIsAlive else { return nil }
+        // Without a pidfd, nothing tells the process that connected from a later one given its pid.
+        guard peer.pid > 0, peer.pidfd != nil, peer.processIsAlive else { return nil }
         guard let image = try? processes.programImage(of: peer.pid),
               let credentials = try? processes.credentials(of: peer.pid)
         else { return nil }
