@@ -16,6 +16,8 @@ final class ControlClient: QueuedWriter {
     var topics: Set<String> = []
     /// The last audit sequence number sent to a `log` subscriber.
     var lastLogSequence: Int64 = 0
+    /// True when lines were held back from a `log` subscriber until it reads what it has.
+    var logHeldBack = false
 
     init(id: Int, fd: Int32, identity: ClientIdentity?) {
         self.id = id

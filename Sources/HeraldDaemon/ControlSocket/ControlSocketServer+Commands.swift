@@ -251,7 +251,7 @@ extension ControlSocketServer {
     /// (`requests` lists them all), and `herald prompt` does not read while it waits for the operator's answer.
     static let pendingEventBacklog = 64 * 1024
     /// Unread bytes past which a `log` follower is sent nothing more for now: it gets the rest, from where it
-    /// stopped, with the next line recorded after it has read.
+    /// stopped, once it has read what it has.
     static let logEventBacklog = 1 << 20
 
     /// Tells `requests` subscribers about pending requests recorded for the first time: for each app, the newest
@@ -291,20 +291,34 @@ extension ControlSocketServer {
         }
     }
 
-    /// Sends `log` subscribers the audit lines they have not seen, in events of at most a page each, until a
-    /// follower has ``logEventBacklog`` unread.
+    /// Sends `log` subscribers the audit lines they have not seen.
     public func notifyAuditLog() {
         let followers = clients.values.filter { $0.topics.contains("log") }
         guard !followers.isEmpty else { return }
-        for client in followers where isOperator(client) {
-            while !client.closed, client.output.count < Self.logEventBacklog {
-                guard let page = try? auditPage(after: client.lastLogSequence, limit: 1000),
-                      let last = page.lines.last else { break }
-                client.lastLogSequence = last.sequence
-                var event = ControlReply(id: nil, event: "log")
-                event.log = page.lines
-                send(event, to: client)
+        for client in followers where isOperator(client) { sendLog(to: client) }
+    }
+
+    /// Sends a follower the lines after the last it got, in events of at most a page each, until it has
+    /// ``logEventBacklog`` unread; the rest follow once it has read that (``resumeLog(_:)``).
+    private func sendLog(to client: ControlClient) {
+        while !client.closed {
+            guard client.output.count < Self.logEventBacklog else {
+                client.logHeldBack = true
+                return
             }
+            guard let page = try? auditPage(after: client.lastLogSequence, limit: 1000),
+                  let last = page.lines.last else { return }
+            client.lastLogSequence = last.sequence
+            var event = ControlReply(id: nil, event: "log")
+            event.log = page.lines
+            send(event, to: client)
         }
+    }
+
+    /// Called when a client has read everything queued for it: a follower whose lines were held back gets them.
+    func resumeLog(_ client: ControlClient) {
+        guard client.logHeldBack, client.topics.contains("log"), isOperator(client) else { return }
+        client.logHeldBack = false
+        sendLog(to: client)
     }
 }
