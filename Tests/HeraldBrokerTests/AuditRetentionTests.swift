@@ -162,6 +162,69 @@ struct AuditRetentionTests {
         #expect(detail.dropLast().allSatisfy { $0 == "é" })
     }
 
+    @Test("A store of the first schema is migrated: operator actions are told apart and address lookups folded")
+    func migrationFromFirstSchema() throws {
+        let fixture = try Fixture()
+        defer { fixture.cleanUp() }
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else { return }
+        let manifest = Apps.ticTacToe.jsonText.replacingOccurrences(of: "'", with: "''")
+        let sql = """
+            PRAGMA application_id = 1213353028;
+            PRAGMA journal_mode = WAL;
+            CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+            INSERT INTO grdb_migrations VALUES ('1-initial');
+            CREATE TABLE manifest (app_id TEXT NOT NULL PRIMARY KEY COLLATE NOCASE, manifest_json TEXT NOT NULL,
+                added_at REAL NOT NULL, updated_at REAL NOT NULL);
+            CREATE TABLE decision (app_id TEXT NOT NULL PRIMARY KEY COLLATE NOCASE
+                    REFERENCES manifest(app_id) ON DELETE CASCADE,
+                decision TEXT NOT NULL CHECK (decision IN ('granted', 'denied')), decided_at REAL NOT NULL,
+                decided_by TEXT NOT NULL);
+            CREATE TABLE pending_request (id INTEGER PRIMARY KEY,
+                app_id TEXT NOT NULL COLLATE NOCASE REFERENCES manifest(app_id) ON DELETE CASCADE,
+                app_name TEXT NOT NULL, usage_description TEXT NOT NULL, operation TEXT NOT NULL, service_type TEXT,
+                subject TEXT NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL,
+                count INTEGER NOT NULL CHECK (count >= 1), UNIQUE (app_id, operation, subject));
+            CREATE INDEX pending_request_by_last_seen ON pending_request(last_seen);
+            CREATE TABLE audit_log (sequence INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, app_id TEXT,
+                operation TEXT NOT NULL, service_type TEXT, decision TEXT NOT NULL, reason TEXT NOT NULL,
+                detail TEXT NOT NULL);
+            INSERT INTO manifest VALUES ('org.example.tictactoe', '\(manifest)', 1, 1);
+            INSERT INTO audit_log (time, app_id, operation, decision, reason, detail) VALUES
+                (1, 'org.example.tictactoe', 'app-add', 'not-determined', 'operator', 'registered'),
+                (2, NULL, 'browse', 'refuse', 'unregistered', 'browse _a._tcp by uid 1000'),
+                (3, 'org.example.tictactoe', 'grant', 'granted', 'operator', 'by uid 0; was not-determined'),
+                (4, NULL, 'browse', 'refuse', 'unregistered', 'browse _b._tcp by uid 1000'),
+                (5, 'org.example.tictactoe', 'reset', 'not-determined', 'operator', 'by uid 0; was granted');
+            INSERT INTO pending_request (app_id, app_name, usage_description, operation, service_type, subject,
+                                         first_seen, last_seen, count) VALUES
+                ('org.example.tictactoe', 'Tic Tac Toe', 'Finds players.', 'browse', '_tictactoe._tcp',
+                 '_tictactoe._tcp', 1, 5, 2),
+                ('org.example.tictactoe', 'Tic Tac Toe', 'Finds players.', 'address-lookup', NULL, 'a.local.', 2, 3, 4),
+                ('org.example.tictactoe', 'Tic Tac Toe', 'Finds players.', 'address-lookup', NULL, 'b.local.', 1, 6, 1);
+            """
+        let sqlite = Process()
+        sqlite.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        sqlite.arguments = [fixture.path, sql]
+        try sqlite.run()
+        sqlite.waitUntilExit()
+        #expect(sqlite.terminationStatus == 0)
+
+        let store = try fixture.open(.init(auditLogLimit: 2))
+        #expect(try store.appliedMigrations() == ["1-initial", "2-audit-retention"])
+        #expect(try store.integrityCheck() == ["ok"])
+        let log = try store.auditLog()
+        #expect(log.filter { $0.kind == .operatorAction }.map(\.sequence) == [1, 3, 5])
+        #expect(log.filter { $0.kind == .request }.map(\.sequence) == [2, 4])
+        // The bound of request lines counts the lines it found: one more request line drops the oldest of them only.
+        try store.record(refusals(1))
+        #expect(try store.auditLog().map(\.sequence) == [1, 3, 4, 5, 6])
+        let pending = try store.pendingRequests()
+        #expect(pending.map(\.request.subject) == [PendingRequest.addressLookupsSubject, "_tictactoe._tcp"])
+        #expect(pending.first?.count == 5)
+        #expect(pending.first?.firstSeen == Date(timeIntervalSince1970: 1))
+        #expect(pending.first?.lastSeen == Date(timeIntervalSince1970: 6))
+    }
+
     // MARK: - Pending requests
 
     @Test("An app's address lookups are one pending request, with a count and the latest name")

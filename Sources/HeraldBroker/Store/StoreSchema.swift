@@ -83,6 +83,12 @@ enum StoreSchema {
                 );
                 ALTER TABLE pending_request ADD COLUMN latest_subject TEXT;
                 CREATE INDEX pending_request_by_app ON pending_request(app_id, last_seen);
+                INSERT INTO pending_request (app_id, app_name, usage_description, operation, service_type, subject,
+                                             latest_subject, first_seen, last_seen, count)
+                    SELECT app_id, app_name, usage_description, operation, NULL, 'address lookups', subject,
+                           min(first_seen), max(last_seen), sum(count)
+                    FROM pending_request WHERE operation = 'address-lookup' GROUP BY app_id;
+                DELETE FROM pending_request WHERE operation = 'address-lookup' AND subject <> 'address lookups';
                 """)
         }
         return migrator
