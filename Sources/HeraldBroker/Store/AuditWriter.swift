@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GRDB
 
 /// Writes the audit lines of one transaction of the store, under the log's two rules:
