@@ -75,8 +75,14 @@ struct Prompt: HeraldCommand {
         for line in request.usageDescription.split(separator: "\n", omittingEmptySubsequences: false) {
             StandardOutput.line("  \(line)")
         }
-        StandardOutput.line("  app \(request.app) asked to \(request.operation) \(ControlOutput.subject(request)) "
-                            + "(\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen)))")
+        let times = "\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen))"
+        if let latest = request.latestSubject {
+            // An app's address lookups, folded into one request.
+            StandardOutput.line("  app \(request.app) asked to look up addresses on the local network (\(times), "
+                                + "latest \(latest))")
+        } else {
+            StandardOutput.line("  app \(request.app) asked to \(request.operation) \(request.subject) (\(times))")
+        }
     }
 
     /// What became of an answered request: a line for people, or with --json an object (`app`, `answer`: allow,
