@@ -187,6 +187,42 @@ struct AuditTrailTests {
         #expect(!Self.holdsControls(prompt.stdout))
     }
 
+    @Test("herald requests and herald app list page long lists: 300 pending requests with 1,000-character descriptions")
+    func longLists() throws {
+        let lan = try TestLAN(hosts: 1)
+        defer { lan.shutdown() }
+        let area = try PermissionTestArea()
+        defer { area.remove() }
+        let host = lan.hosts[0]
+        let daemon = try host.startPermissionDaemon(area: area)
+        // Quotes and backslashes take two bytes each in JSON: each request is about 2.4 KiB, 700 KiB in all, more
+        // than a control line may hold.
+        let usage = String(repeating: "\"\\", count: 500)
+        for index in 0..<6 {
+            let scanner = try area.installPython(named: "scanner\(index)")
+            try daemon.control(["app", "add", try area.writeManifest(
+                ["id": "org.example.scanner\(index)", "name": "Scanner \(index)", "executables": [scanner],
+                 "NSLocalNetworkUsageDescription": usage,
+                 "entitlements": ["com.apple.developer.networking.multicast"]],
+                named: "scanner\(index).json")]).expectSuccess()
+            // With the entitlement, each name queried is a request of its own: fifty, the most an app keeps.
+            let flood = try host.run(try AppUser.command([scanner, "-c", RequestFloods.queries, daemon.socket, "60",
+                                                          "thing"]), timeout: 60)
+            #expect(flood.stdout.contains("statuses 0=60 in"), "\(flood)")
+        }
+        let json = try daemon.control(["requests", "--json"])
+        #expect(json.succeeded, "\(json.stderr)")
+        let requests = HeraldJSON.objects(json.stdout)
+        #expect(requests.count == 300)
+        #expect(json.stdout.utf8.count > ControlLineLimit.bytes + 100_000)
+        #expect(Set(requests.compactMap { $0["app"] as? String }).count == 6)
+        #expect(requests.allSatisfy { ($0["usageDescription"] as? String) == usage })
+        let human = try daemon.control(["requests"])
+        #expect(human.succeeded && human.stdout.split(separator: "\n").count == 300, "\(human.stderr)")
+        let apps = try daemon.control(["app", "list", "--json"])
+        #expect(HeraldJSON.objects(apps.stdout).map { $0["pendingRequests"] as? Int } == Array(repeating: 50, count: 6))
+    }
+
     @Test("one app's flood of distinct address lookups neither evicts another app's pending request nor floods herald prompt")
     func addressLookupFlood() throws {
         let lan = try TestLAN(hosts: 1)
@@ -235,4 +271,9 @@ struct AuditTrailTests {
         #expect(questions == 2, "\(prompt.stdout.suffix(3_000))")
         #expect(prompt.stdout.contains("\u{201C}Chess\u{201D} would like") && prompt.stdout.contains("\u{201C}Flooder\u{201D} would like"))
     }
+}
+
+/// The longest line of the control protocol (`ControlProtocol.maxLineLength`).
+enum ControlLineLimit {
+    static let bytes = 512 * 1024
 }

@@ -28,7 +28,8 @@ struct Prompt: HeraldCommand {
             guard !asked.contains(app), !queue.contains(where: { $0.app.lowercased() == app }) else { return }
             queue.append(request)
         }
-        try session.list(.requests) { $0.requests }.reversed().forEach(enqueue)
+        try session.list(.requests, key: { [$0.app, $0.operation, $0.subject] }) { $0.requests }.reversed()
+            .forEach(enqueue)
         let input = InputLines()
         if Terminal.standardOutputIsTerminal && !options.json && queue.isEmpty {
             StandardOutput.line("waiting for requests (Ctrl-C to stop)…")

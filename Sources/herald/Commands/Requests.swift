@@ -11,7 +11,9 @@ struct Requests: HeraldCommand {
     var label: String { "requests" }
 
     func execute() throws {
-        let requests = try ControlSession(options: options).list(.requests) { $0.requests }
+        let requests = try ControlSession(options: options).list(.requests, key: { [$0.app, $0.operation, $0.subject] }) {
+            $0.requests
+        }
         if options.json {
             requests.forEach { ControlOutput.json($0) }
             return

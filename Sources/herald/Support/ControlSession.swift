@@ -49,13 +49,18 @@ struct ControlSession {
         return reply
     }
 
-    /// A whole list (`requests`, `app-list`), asked for page by page while the daemon says there is `more`.
-    func list<Item>(_ command: ControlRequest.Command, _ items: (ControlReply) -> [Item]?) throws -> [Item] {
+    /// A whole list (`requests`, `app-list`), asked for page by page while the daemon says there is `more`. The
+    /// list may change between pages: an item seen twice (`key`) is kept once.
+    func list<Item, Key: Hashable>(_ command: ControlRequest.Command, key: (Item) -> Key,
+                                   _ items: (ControlReply) -> [Item]?) throws -> [Item] {
         var all: [Item] = []
+        var received = 0
+        var seen: Set<Key> = []
         while true {
-            let reply = try call(command, offset: all.count)
+            let reply = try call(command, offset: received)
             let page = items(reply) ?? []
-            all += page
+            received += page.count
+            all += page.filter { seen.insert(key($0)).inserted }
             guard reply.more == true, !page.isEmpty else { return all }
         }
     }

@@ -40,6 +40,24 @@ enum RequestFloods {
               + " in %.2f s" % (time.time() - start), flush=True)
         """#
 
+    /// `SOCKET COUNT PREFIX`: queries the HINFO record of `PREFIXn.local` for n in 0..<COUNT (DNSServiceQueryRecord),
+    /// one connection each, closed once the status is in; prints `statuses S=N … in T s`.
+    static let queries = DNSSDByHand.python + #"""
+        import time
+        count, prefix = int(sys.argv[2]), sys.argv[3]
+        statuses = {}
+        start = time.time()
+        for index in range(count):
+            s = connect()
+            name = ("%s%d.local" % (prefix, index)).encode() + b"\0"
+            request(s, 8, b"ctx-qury", struct.pack(">II", 0, 0) + name + struct.pack(">HH", 13, 1))
+            status = status_of(s)
+            statuses[status] = statuses.get(status, 0) + 1
+            s.close()
+        print("statuses " + " ".join("%d=%d" % item for item in sorted(statuses.items()))
+              + " in %.2f s" % (time.time() - start), flush=True)
+        """#
+
     /// `SOCKET NAME`: one address lookup of NAME (any bytes but NUL), kept until the status is in; prints `status S`.
     static let oneLookup = DNSSDByHand.python + #"""
         s = connect()
