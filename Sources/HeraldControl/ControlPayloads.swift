@@ -37,6 +37,12 @@ public struct ControlApp: Codable, Hashable, Sendable {
         self.updatedAt = updatedAt
         self.pendingRequests = pendingRequests
     }
+
+    /// An upper bound of the length of the app as JSON, for paging.
+    public var encodedLengthBound: Int {
+        ControlProtocol.encodedLengthBound([id, name, decision, decidedBy, usageDescription] + executables
+                                           + systemdUnits + pinnedExecutables + serviceTypes + entitlements)
+    }
 }
 
 /// A request an app made while not yet decided.
@@ -47,23 +53,32 @@ public struct ControlPendingRequest: Codable, Hashable, Sendable {
     /// `browse`, `resolve`, `register`, `query`, `address-lookup`, `browse-all-types`.
     public var operation: String
     public var serviceType: String?
-    /// What was asked for: the type, instance or name.
+    /// What was asked for: the type, instance or name; `address lookups` for all of an app's address lookups.
     public var subject: String
+    /// For an app's address lookups, folded into one request: the latest name asked for.
+    public var latestSubject: String?
     public var firstSeen: Date
     public var lastSeen: Date
     public var count: Int
 
     public init(app: String, appName: String, usageDescription: String, operation: String, serviceType: String?,
-                subject: String, firstSeen: Date, lastSeen: Date, count: Int) {
+                subject: String, latestSubject: String? = nil, firstSeen: Date, lastSeen: Date, count: Int) {
         self.app = app
         self.appName = appName
         self.usageDescription = usageDescription
         self.operation = operation
         self.serviceType = serviceType
         self.subject = subject
+        self.latestSubject = latestSubject
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
         self.count = count
+    }
+
+    /// An upper bound of the length of the request as JSON, for paging.
+    public var encodedLengthBound: Int {
+        ControlProtocol.encodedLengthBound([app, appName, usageDescription, operation, serviceType, subject,
+                                            latestSubject])
     }
 }
 
@@ -77,9 +92,14 @@ public struct ControlAuditLine: Codable, Hashable, Sendable {
     public var decision: String
     public var reason: String
     public var detail: String
+    /// The caller's uid, for decisions on requests.
+    public var uid: UInt32?
+    /// How many decisions the line stands for, when more than one: a line of operation `folded` counts one user's
+    /// decisions of one reason within a window, past those written one by one.
+    public var count: Int?
 
     public init(sequence: Int64, time: Date, app: String?, operation: String, serviceType: String?, decision: String,
-                reason: String, detail: String) {
+                reason: String, detail: String, uid: UInt32? = nil, count: Int? = nil) {
         self.sequence = sequence
         self.time = time
         self.app = app
@@ -88,6 +108,13 @@ public struct ControlAuditLine: Codable, Hashable, Sendable {
         self.decision = decision
         self.reason = reason
         self.detail = detail
+        self.uid = uid
+        self.count = count
+    }
+
+    /// An upper bound of the length of the line as JSON, for paging.
+    public var encodedLengthBound: Int {
+        ControlProtocol.encodedLengthBound([app, operation, serviceType, decision, reason, detail])
     }
 }
 

@@ -12,6 +12,30 @@ public enum ControlProtocol {
     public static let version = 1
     /// The longest line either side accepts (a manifest travels inside `app-add`).
     public static let maxLineLength = 512 * 1024
+    /// The most a reply or event carrying a list (`log`, `requests`, `app-list`) holds, in bytes of JSON by
+    /// ``encodedLengthBound(_:)``: half the line limit. A longer list is cut there (at least one item is always
+    /// sent), the reply says `"more": true`, and the client asks for the rest (`after` for the log, `offset` for
+    /// the lists); events follow one another. So no line comes near the limit, whatever the items hold.
+    public static let pageLength = maxLineLength / 2
+
+    /// An upper bound of the length in JSON of an item made of `strings` and a few dates and numbers: each string
+    /// as JSONEncoder writes it (a control character as `\u00XX`, a quote or backslash with a backslash), plus room
+    /// for keys, dates and numbers.
+    public static func encodedLengthBound(_ strings: [String?]) -> Int {
+        var length = 512
+        for string in strings {
+            guard let string else { continue }
+            length += 8
+            for byte in string.utf8 {
+                switch byte {
+                case 0..<0x20: length += 6
+                case UInt8(ascii: "\\"), UInt8(ascii: "\""): length += 2
+                default: length += 1
+                }
+            }
+        }
+        return length
+    }
 
     /// Encodes a value as one line of JSON, newline included.
     public static func line<Value: Encodable>(_ value: Value) throws -> [UInt8] {

@@ -17,6 +17,9 @@ public struct ControlReply: Codable, Hashable, Sendable {
     public var request: ControlPendingRequest?
     public var log: [ControlAuditLine]?
     public var status: ControlStatus?
+    /// True when a list (`log`, `requests`, `apps`) was cut at ``ControlProtocol/pageLength``: more items follow
+    /// on request.
+    public var more: Bool?
 
     public init(id: Int?, ok: Bool = true, error: ControlError? = nil, event: String? = nil) {
         self.version = ControlProtocol.version

@@ -10,9 +10,10 @@ public struct ControlRequest: Codable, Hashable, Sendable {
         case grant
         case deny
         case reset
-        /// The pending requests, most recent first.
+        /// The pending requests, most recent first, from `offset` on.
         case requests
         /// Audit lines after `after` (a sequence number), at most `limit`; the newest `limit` when `after` is nil.
+        /// A reply that says `more` holds the first of them only: ask again after its last line for the rest.
         case log
         /// Interfaces, counts, apps and pending requests.
         case status
@@ -33,9 +34,11 @@ public struct ControlRequest: Codable, Hashable, Sendable {
     public var after: Int64?
     public var limit: Int?
     public var topics: [String]?
+    /// For `requests` and `app-list`: how many items of the list to skip (those of the earlier pages).
+    public var offset: Int?
 
     public init(id: Int, command: Command, app: String? = nil, manifest: String? = nil, fileName: String? = nil,
-                after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil) {
+                after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil, offset: Int? = nil) {
         self.version = ControlProtocol.version
         self.id = id
         self.command = command
@@ -45,5 +48,6 @@ public struct ControlRequest: Codable, Hashable, Sendable {
         self.after = after
         self.limit = limit
         self.topics = topics
+        self.offset = offset
     }
 }

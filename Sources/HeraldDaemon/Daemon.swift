@@ -67,7 +67,10 @@ public final class Daemon {
             let store = try PermissionBroker.openStore(
                 stateDirectory: configuration.stateDirectory,
                 options: PermissionStore.Options(auditLogLimit: configuration.auditLogLines,
-                                                 pendingRequestLimit: configuration.pendingRequestLimit))
+                                                 pendingRequestLimit: configuration.pendingRequestLimit,
+                                                 operatorLogLimit: configuration.operatorLogLines,
+                                                 auditLinesPerUser: configuration.auditLinesPerUser,
+                                                 pendingRequestsPerApp: configuration.pendingRequestsPerApp))
             StartupPages.release(after: "opening the permission store", logger: logger)
             broker = try PermissionBroker(
                 store: store,

@@ -86,7 +86,8 @@ struct HeraldDaemonCommand: ParsableCommand {
         }
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            // Control characters in what the log quotes are escaped: nothing a client says can forge a line.
+            var handler = EscapingLogStream.handler(label: label)
             handler.logLevel = level
             return handler
         }

@@ -29,7 +29,7 @@ struct PermissionStoreTests {
         let store = try fixture.open()
         #expect(FileManager.default.fileExists(atPath: fixture.path))
         #expect(try store.journalMode() == "wal")
-        #expect(try store.appliedMigrations() == ["1-initial"])
+        #expect(try store.appliedMigrations() == ["1-initial", "2-audit-retention"])
         #expect(try store.integrityCheck() == ["ok"])
         #expect(try store.manifests().isEmpty)
         #expect(try store.snapshot() == PermissionSnapshot())
@@ -390,7 +390,7 @@ struct PermissionStoreTests {
         #expect(try store.pendingRequests().map(\.request) == [pending(.browse)])
         #expect(try store.snapshot().decision(for: Apps.scanner.id) == .granted)
         #expect(try store.auditLog().count == 3)
-        #expect(try store.appliedMigrations() == ["1-initial"])
+        #expect(try store.appliedMigrations() == ["1-initial", "2-audit-retention"])
         #expect(try store.integrityCheck() == ["ok"])
     }
 

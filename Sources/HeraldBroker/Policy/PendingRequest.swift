@@ -1,6 +1,11 @@
 /// A request of a registered app that nobody has decided on yet (rule 5, not determined), as operators see it
-/// in `herald requests`. The store deduplicates by app, operation and subject, counting repeats.
+/// in `herald requests`. The store deduplicates by app, operation and subject, counting repeats; an app's address
+/// lookups are one request whatever the names (``folded``), so that an app looking up many names neither fills
+/// the list nor floods `herald prompt`.
 public struct PendingRequest: Hashable, Sendable {
+    /// The subject of an app's folded address lookups.
+    public static let addressLookupsSubject = "address lookups"
+
     public var appID: AppID
     /// The app's name, as its manifest had it when the request was made.
     public var appName: String
@@ -9,16 +14,29 @@ public struct PendingRequest: Hashable, Sendable {
     public var operation: PermissionOperation
     /// The service type concerned (`_tictactoe._tcp`), when the request concerns one.
     public var serviceType: String?
-    /// What was asked, normalised (see ``RequestTarget/subject``).
+    /// What was asked, normalised (see ``RequestTarget/subject``); ``addressLookupsSubject`` once folded.
     public var subject: String
+    /// For a folded request: the latest name asked for.
+    public var latestSubject: String?
 
     public init(appID: AppID, appName: String, usageDescription: String, operation: PermissionOperation,
-                serviceType: String?, subject: String) {
+                serviceType: String?, subject: String, latestSubject: String? = nil) {
         self.appID = appID
         self.appName = appName
         self.usageDescription = usageDescription
         self.operation = operation
         self.serviceType = serviceType
         self.subject = subject
+        self.latestSubject = latestSubject
+    }
+
+    /// The request as the store keeps it: an address lookup becomes the app's one request for
+    /// ``addressLookupsSubject``, remembering the name as the latest; any other request is unchanged.
+    public var folded: PendingRequest {
+        guard operation == .addressLookup, subject != Self.addressLookupsSubject else { return self }
+        var request = self
+        request.latestSubject = subject
+        request.subject = Self.addressLookupsSubject
+        return request
     }
 }

@@ -10,14 +10,30 @@ import GRDB
 public final class PermissionStore: Sendable {
     /// Limits that keep the store bounded whatever the clients do.
     public struct Options: Hashable, Sendable {
-        /// The audit log keeps this many newest lines.
+        /// The audit log keeps this many newest lines of decisions on requests.
         public var auditLogLimit: Int
-        /// At most this many pending requests are kept; the least recently seen go first.
+        /// At most this many pending requests are kept. A new request of an app that has others evicts its own
+        /// least recently seen; an app's first evicts the least recently seen of the app with the most.
         public var pendingRequestLimit: Int
+        /// The audit log keeps this many newest operator actions, apart from the lines of requests: requests never
+        /// push an operator action out.
+        public var operatorLogLimit: Int
+        /// Of one user's decisions with one reason, this many a window are written one by one; the rest are
+        /// counted into one folded line (``AuditWriter``).
+        public var auditLinesPerUser: Int
+        /// The window of ``auditLinesPerUser``, in seconds.
+        public var auditFoldWindow: TimeInterval
+        /// At most this many pending requests are kept for one app; its least recently seen go first.
+        public var pendingRequestsPerApp: Int
 
-        public init(auditLogLimit: Int = 10_000, pendingRequestLimit: Int = 1_000) {
+        public init(auditLogLimit: Int = 10_000, pendingRequestLimit: Int = 1_000, operatorLogLimit: Int = 10_000,
+                    auditLinesPerUser: Int = 100, auditFoldWindow: TimeInterval = 60, pendingRequestsPerApp: Int = 50) {
             self.auditLogLimit = max(1, auditLogLimit)
             self.pendingRequestLimit = max(1, pendingRequestLimit)
+            self.operatorLogLimit = max(1, operatorLogLimit)
+            self.auditLinesPerUser = max(0, auditLinesPerUser)
+            self.auditFoldWindow = max(1, auditFoldWindow)
+            self.pendingRequestsPerApp = max(1, pendingRequestsPerApp)
         }
     }
 
@@ -55,7 +71,7 @@ public final class PermissionStore: Sendable {
         do {
             pool = try DatabasePool(path: path, configuration: Self.configuration(readonly: false))
             try StoreSchema.migrator.migrate(pool)
-            try pool.writeWithoutTransaction(RecordingSQL.prepare)
+            try pool.writeWithoutTransaction(AuditWriter.prepare)
         } catch {
             if !exists {
                 // Only a file this call created is removed.
@@ -95,7 +111,7 @@ public final class PermissionStore: Sendable {
                 try db.execute(sql: """
                     INSERT INTO manifest (app_id, manifest_json, added_at, updated_at) VALUES (?, ?, ?, ?)
                     """, arguments: [manifest.id.rawValue, json, now, now])
-                try self.appendAudit(db, AuditEvent(
+                try self.appendOperatorAction(db, AuditEvent(
                     app: manifest.id, operation: "app-add", decision: decision.rawValue, reason: "operator",
                     detail: "registered \(ManifestDocument.quoted(manifest.name)) by \(actor); types: "
                         + (manifest.bonjourServices.map(\.description).joined(separator: " ")).ifEmpty("none")))
@@ -105,7 +121,7 @@ public final class PermissionStore: Sendable {
             let summary = manifest.changes(from: old.manifest).joined(separator: "; ")
             try db.execute(sql: "UPDATE manifest SET app_id = ?, manifest_json = ?, updated_at = ? WHERE app_id = ?",
                            arguments: [manifest.id.rawValue, json, now, manifest.id.rawValue])
-            try self.appendAudit(db, AuditEvent(
+            try self.appendOperatorAction(db, AuditEvent(
                 app: manifest.id, operation: "app-update", decision: decision.rawValue, reason: "operator",
                 detail: "manifest changed by \(actor), decision kept: \(summary)"))
             return ManifestChange.updated(summary: summary)
@@ -120,7 +136,7 @@ public final class PermissionStore: Sendable {
                 throw PermissionStoreError.unknownApp(id.rawValue)
             }
             try db.execute(sql: "DELETE FROM manifest WHERE app_id = ?", arguments: [id.rawValue])
-            try self.appendAudit(db, AuditEvent(
+            try self.appendOperatorAction(db, AuditEvent(
                 app: id, operation: "app-remove", decision: AppDecision.notDetermined.rawValue, reason: "operator",
                 detail: "removed by \(actor), with its decision and pending requests"))
             return stored.manifest
@@ -203,7 +219,7 @@ public final class PermissionStore: Sendable {
                     """, arguments: [id.rawValue, decision.rawValue, self.now(), actor])
                 try db.execute(sql: "DELETE FROM pending_request WHERE app_id = ?", arguments: [id.rawValue])
             }
-            try self.appendAudit(db, AuditEvent(
+            try self.appendOperatorAction(db, AuditEvent(
                 app: id, operation: operation, decision: decision.rawValue, reason: "operator",
                 detail: "by \(actor); was \(previous.rawValue)"))
             return DecisionChange(app: id, previous: previous, current: decision)
@@ -212,36 +228,46 @@ public final class PermissionStore: Sendable {
 
     // MARK: - Requests and the audit log
 
-    /// Records a pending request, or counts a repeat of one (same app, operation and subject). Nothing is
-    /// recorded, and nil returned, when the app has been decided meanwhile.
+    /// Records a pending request, or counts a repeat of one (same app, operation and subject; an app's address
+    /// lookups are one request, see ``PendingRequest/folded``). Nothing is recorded, and nil returned, when the app
+    /// has been decided meanwhile.
     @discardableResult
     public func recordPending(_ request: PendingRequest) throws(PermissionStoreError) -> StoredPendingRequest? {
-        try write { db in try self.insertPending(db, request) }
+        try write { db in try self.insertPending(db, request, now: self.now()) }
     }
 
     /// Records the audit line of a decision and, when there is one, its pending request, in one transaction.
     public func record(_ decision: PermissionDecision, caller: CallerIdentity) throws(PermissionStoreError) {
-        try write { db in
-            try self.appendAudit(db, decision.auditEvent(caller: caller))
-            if let pending = decision.pendingRequest { _ = try self.insertPending(db, pending) }
-        }
+        try record([(decision, caller)])
     }
 
-    /// Records many decisions (audit lines and pending requests) in one transaction; returns the pending
-    /// requests as stored after it, in the order recorded.
+    /// Records many decisions (audit lines and pending requests) in one transaction; returns the pending requests
+    /// they touched as stored after it, each once, in the order first touched (``StoredPendingRequest/isNew`` when
+    /// one of them recorded it for the first time). Each user's decisions are folded past
+    /// ``Options/auditLinesPerUser`` a window (``AuditWriter``).
     @discardableResult
     public func record(_ batch: [(decision: PermissionDecision, caller: CallerIdentity)])
     throws(PermissionStoreError) -> [StoredPendingRequest] {
         guard !batch.isEmpty else { return [] }
         return try write { db in
-            var pending: [StoredPendingRequest] = []
+            let now = self.now()
+            var audit = AuditWriter(options: self.options, now: now)
+            var order: [PendingKey] = []
+            var pending: [PendingKey: StoredPendingRequest] = [:]
             for entry in batch {
-                try self.appendAudit(db, entry.decision.auditEvent(caller: entry.caller))
-                if let request = entry.decision.pendingRequest, let stored = try self.insertPending(db, request) {
-                    pending.append(stored)
+                try audit.appendRequest(db, entry.decision.auditEvent(caller: entry.caller), uid: entry.caller.uid)
+                guard let request = entry.decision.pendingRequest,
+                      var stored = try self.insertPending(db, request, now: now) else { continue }
+                let key = PendingKey(stored.request)
+                if let earlier = pending[key] {
+                    stored.isNew = stored.isNew || earlier.isNew
+                } else {
+                    order.append(key)
                 }
+                pending[key] = stored
             }
-            return pending
+            try audit.finish(db)
+            return order.compactMap { pending[$0] }
         }
     }
 
@@ -256,18 +282,49 @@ public final class PermissionStore: Sendable {
         }
     }
 
-    /// Appends lines to the audit log, dropping the oldest beyond ``Options/auditLogLimit``.
-    public func appendAudit(_ events: [AuditEvent]) throws(PermissionStoreError) {
+    /// Appends lines of `kind` to the audit log as they are (not folded), dropping the oldest of that kind beyond
+    /// its bound (``Options/auditLogLimit``, ``Options/operatorLogLimit``).
+    public func appendAudit(_ events: [AuditEvent], kind: AuditLineKind = .request) throws(PermissionStoreError) {
         try write { db in
-            for event in events { try self.appendAudit(db, event) }
+            let now = self.now()
+            for event in events {
+                _ = try AuditWriter.insert(db, event, kind: kind, uid: nil, count: 1, time: now, options: self.options)
+            }
         }
     }
 
     /// Audit lines with a sequence number above `sequence`, oldest first, at most `limit` of them.
     public func auditLog(after sequence: Int64 = 0, limit: Int = .max) throws(PermissionStoreError) -> [AuditRecord] {
+        try auditLog(after: sequence, limit: limit, while: { _ in true }).records
+    }
+
+    /// Audit lines with a sequence number above `sequence`, oldest first: at most `limit`, and only as long as
+    /// `accept` takes them (it is asked about each line before the line is included; the first line is included
+    /// whatever it says). `more` is true when `accept` stopped the page before the limit or the end: the next page
+    /// starts after the last record. Lines are read one at a time, so a page costs only what it holds.
+    public func auditLog(after sequence: Int64, limit: Int, while accept: (AuditRecord) -> Bool)
+    throws(PermissionStoreError) -> (records: [AuditRecord], more: Bool) {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM audit_log WHERE sequence > ? ORDER BY sequence LIMIT ?",
-                             arguments: [sequence, Int64(min(limit, Int(Int64.max)))]).map(Self.audit)
+            var records: [AuditRecord] = []
+            let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM audit_log WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                                             arguments: [sequence, Int64(max(0, min(limit, Int(Int64.max))))])
+            while let row = try cursor.next() {
+                let record = Self.audit(row)
+                if !accept(record) && !records.isEmpty { return (records, true) }
+                records.append(record)
+            }
+            return (records, false)
+        }
+    }
+
+    /// The sequence number just before the newest `count` audit lines (0 when there are no more than `count`):
+    /// ``auditLog(after:limit:while:)`` after it reads them page by page.
+    public func auditSequence(beforeNewest count: Int) throws(PermissionStoreError) -> Int64 {
+        guard count > 0 else { return try read { db in try Int64.fetchOne(db, sql: "SELECT max(sequence) FROM audit_log") ?? 0 } }
+        return try read { db in
+            let first = try Int64.fetchOne(db, sql: "SELECT sequence FROM audit_log ORDER BY sequence DESC LIMIT 1 OFFSET ?",
+                                           arguments: [count - 1])
+            return first.map { $0 - 1 } ?? 0
         }
     }
 
@@ -401,32 +458,69 @@ public final class PermissionStore: Sendable {
 
     private func now() -> Double { clock().timeIntervalSince1970 }
 
-    private func appendAudit(_ db: Database, _ event: AuditEvent) throws {
-        try db.cachedStatement(sql: RecordingSQL.insertAudit).execute(arguments: [
-            now(), event.app?.rawValue, event.operation, event.serviceType, event.decision, event.reason, event.detail,
-        ])
-        try db.cachedStatement(sql: RecordingSQL.trimAudit)
-            .execute(arguments: [db.lastInsertedRowID - Int64(options.auditLogLimit)])
+    private func appendOperatorAction(_ db: Database, _ event: AuditEvent) throws {
+        _ = try AuditWriter.insert(db, event, kind: .operatorAction, uid: nil, count: 1, time: now(), options: options)
     }
 
-    private func insertPending(_ db: Database, _ request: PendingRequest) throws -> StoredPendingRequest? {
+    /// A pending request's identity in the store.
+    private struct PendingKey: Hashable {
+        var app: String
+        var operation: String
+        var subject: String
+
+        init(_ request: PendingRequest) {
+            app = request.appID.rawValue.lowercased()
+            operation = request.operation.rawValue
+            subject = request.subject
+        }
+    }
+
+    /// Records `request` (folded) or counts a repeat, then keeps the bounds: the app's own least recently seen
+    /// requests beyond ``Options/pendingRequestsPerApp``; beyond ``Options/pendingRequestLimit`` in all, the app's
+    /// own least recently seen when it has others, else (its first request) the least recently seen of the app
+    /// with the most. So one app's requests never evict another's unless that other holds more.
+    private func insertPending(_ db: Database, _ request: PendingRequest, now: Double) throws -> StoredPendingRequest? {
         if try Self.fetchDecision(db, request.appID) != nil { return nil }
-        let now = now()
-        let row = try Row.fetchOne(db, sql: """
+        let request = request.folded
+        let app = request.appID.rawValue
+        let row = try Row.fetchOne(db.cachedStatement(sql: """
             INSERT INTO pending_request (app_id, app_name, usage_description, operation, service_type, subject,
-                                         first_seen, last_seen, count)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, 1)
+                                         latest_subject, first_seen, last_seen, count)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
             ON CONFLICT (app_id, operation, subject) DO UPDATE SET
                 app_name = excluded.app_name, usage_description = excluded.usage_description,
-                service_type = excluded.service_type, last_seen = excluded.last_seen, count = count + 1
+                service_type = excluded.service_type, latest_subject = excluded.latest_subject,
+                last_seen = excluded.last_seen, count = count + 1
             RETURNING *
-            """, arguments: [request.appID.rawValue, request.appName, request.usageDescription,
-                             request.operation.rawValue, request.serviceType, request.subject, now, now])
-        try db.execute(sql: """
+            """), arguments: [app, request.appName, request.usageDescription, request.operation.rawValue,
+                              request.serviceType, request.subject, request.latestSubject, now, now])
+        try db.cachedStatement(sql: """
             DELETE FROM pending_request WHERE id IN (
-                SELECT id FROM pending_request ORDER BY last_seen DESC, id DESC LIMIT -1 OFFSET ?)
-            """, arguments: [options.pendingRequestLimit])
-        return row.flatMap(Self.pending)
+                SELECT id FROM pending_request WHERE app_id = ? ORDER BY last_seen DESC, id DESC LIMIT -1 OFFSET ?)
+            """).execute(arguments: [app, options.pendingRequestsPerApp])
+        var total = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM pending_request")) ?? 0
+        while total > options.pendingRequestLimit {
+            let own = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM pending_request WHERE app_id = ?"),
+                                       arguments: [app]) ?? 0
+            if own > 1 {
+                try db.cachedStatement(sql: """
+                    DELETE FROM pending_request WHERE id = (
+                        SELECT id FROM pending_request WHERE app_id = ? ORDER BY last_seen, id LIMIT 1)
+                    """).execute(arguments: [app])
+            } else {
+                try db.cachedStatement(sql: """
+                    DELETE FROM pending_request WHERE id = (
+                        SELECT p.id FROM pending_request AS p
+                        JOIN (SELECT app_id, count(*) AS held FROM pending_request GROUP BY app_id) AS a USING (app_id)
+                        WHERE p.app_id <> ? ORDER BY a.held DESC, p.last_seen, p.id LIMIT 1)
+                    """).execute(arguments: [app])
+            }
+            guard db.changesCount > 0 else { break }
+            total -= db.changesCount
+        }
+        guard var stored = row.flatMap(Self.pending) else { return nil }
+        stored.isNew = stored.count == 1
+        return stored
     }
 
     private static func fetchManifests(_ db: Database, path: String, id: AppID? = nil) throws -> [StoredManifest] {
@@ -461,7 +555,8 @@ public final class PermissionStore: Sendable {
               let operation = PermissionOperation(rawValue: row["operation"])
         else { return nil }
         let request = PendingRequest(appID: id, appName: row["app_name"], usageDescription: row["usage_description"],
-                                     operation: operation, serviceType: row["service_type"], subject: row["subject"])
+                                     operation: operation, serviceType: row["service_type"], subject: row["subject"],
+                                     latestSubject: row["latest_subject"])
         return StoredPendingRequest(request: request, firstSeen: Date(timeIntervalSince1970: row["first_seen"]),
                                     lastSeen: Date(timeIntervalSince1970: row["last_seen"]), count: row["count"])
     }
@@ -471,8 +566,10 @@ public final class PermissionStore: Sendable {
         let event = AuditEvent(app: app.flatMap { try? AppID($0) }, operation: row["operation"],
                                serviceType: row["service_type"], decision: row["decision"], reason: row["reason"],
                                detail: row["detail"])
+        let uid: Int64? = row["uid"]
         return AuditRecord(sequence: row["sequence"], time: Date(timeIntervalSince1970: row["time"]), app: app,
-                           event: event)
+                           event: event, kind: AuditLineKind(rawValue: row["class"]) ?? .request,
+                           uid: uid.flatMap { UInt32(exactly: $0) }, count: row["count"])
     }
 }
 

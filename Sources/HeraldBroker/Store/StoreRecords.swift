@@ -27,14 +27,30 @@ public struct AuditEvent: Hashable, Sendable {
     }
 }
 
+/// What a line of the audit trail records, which decides how long it is kept: operator actions and decisions on
+/// requests are bounded apart (``PermissionStore/Options``), so that requests never push an operator action out.
+public enum AuditLineKind: Int, Hashable, Sendable {
+    /// Registering, changing or removing a manifest; granting, denying or resetting an app.
+    case operatorAction = 0
+    /// The decision on a request of a client (an app, a user, an operator's own program).
+    case request = 1
+}
+
 /// A line of the audit trail as stored.
 public struct AuditRecord: Hashable, Sendable {
-    /// Increases with every line, never reused: `herald log --follow` asks for lines after the last it saw.
+    /// Increases with every line, never reused: `herald log --follow` asks for lines after the last it saw. A line
+    /// that folds a user's decisions is written again, with a new sequence number, each time it counts more.
     public var sequence: Int64
     public var time: Date
     /// The app id as recorded (kept as text: the app may have been removed since).
     public var app: String?
     public var event: AuditEvent
+    public var kind: AuditLineKind = .request
+    /// The caller's uid, for decisions on requests.
+    public var uid: UInt32?
+    /// How many decisions the line stands for: 1, or more for a line that folds one user's decisions of one reason
+    /// within a window (operation `folded`).
+    public var count: Int = 1
 }
 
 /// A registered manifest as stored.
@@ -59,6 +75,8 @@ public struct StoredPendingRequest: Hashable, Sendable {
     public var firstSeen: Date
     public var lastSeen: Date
     public var count: Int
+    /// True when the call that returned it recorded it for the first time (not a repeat of a stored request).
+    public var isNew: Bool = false
 }
 
 /// What registering a manifest did.

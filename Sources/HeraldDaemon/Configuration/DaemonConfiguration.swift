@@ -31,7 +31,12 @@ public struct DaemonConfiguration: Sendable, Hashable {
     /// When true, address lookups (A/AAAA of `name.local`, reverse lookups) are allowed for every local user.
     public var addressLookupsOpenToAllUsers = false
     public var auditLogLines = 10_000
+    /// Operator actions kept in the audit log, apart from the lines of requests.
+    public var operatorLogLines = 10_000
+    /// Of one user's decisions with one reason, this many a minute are written one by one; the rest are folded.
+    public var auditLinesPerUser = 100
     public var pendingRequestLimit = 1_000
+    public var pendingRequestsPerApp = 50
     // [paths]
     public var appSocket = DaemonPaths.system.appSocket
     public var controlSocket = DaemonPaths.system.controlSocket
@@ -124,6 +129,9 @@ public struct DaemonConfiguration: Sendable, Hashable {
             }
         case ("permissions", "audit-log-lines"): auditLogLines = try number(100...10_000_000)
         case ("permissions", "pending-requests"): pendingRequestLimit = try number(10...1_000_000)
+        case ("permissions", "operator-log-lines"): operatorLogLines = try number(100...10_000_000)
+        case ("permissions", "audit-lines-per-user"): auditLinesPerUser = try number(0...1_000_000)
+        case ("permissions", "pending-requests-per-app"): pendingRequestsPerApp = try number(1...100_000)
         case ("paths", "app-socket"): appSocket = try path()
         case ("paths", "control-socket"): controlSocket = try path()
         case ("paths", "state-dir"): stateDirectory = try path()
@@ -167,7 +175,10 @@ public struct DaemonConfiguration: Sendable, Hashable {
             operator-group = \(operatorGroup)
             address-lookups = \(addressLookupsOpenToAllUsers ? "everyone" : "apps")
             audit-log-lines = \(auditLogLines)
+            operator-log-lines = \(operatorLogLines)
+            audit-lines-per-user = \(auditLinesPerUser)
             pending-requests = \(pendingRequestLimit)
+            pending-requests-per-app = \(pendingRequestsPerApp)
 
             [paths]
             app-socket = \(appSocket)

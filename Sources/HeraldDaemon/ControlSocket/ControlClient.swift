@@ -19,6 +19,8 @@ final class ControlClient: QueuedWriter {
     /// The sender of the bytes read last, to whom the lines they complete belong; nil when a line in progress has
     /// bytes of two senders (it is then nobody's, and no operator's).
     private(set) var sender: UnixSocket.Sender?
+    /// True when lines were held back from a `log` subscriber until it reads what it has.
+    var logHeldBack = false
 
     init(id: Int, fd: Int32, identity: ClientIdentity?) {
         self.id = id

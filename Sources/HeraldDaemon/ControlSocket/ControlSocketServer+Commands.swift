@@ -59,9 +59,16 @@ extension ControlSocketServer {
                 try storeCall { try broker.removeApp(app, by: actor(client)) }
                 reply.change = "removed"
             case .appList:
+                let stored = try storeCall { try broker.store.manifests() }
+                var page = Page()
                 var apps: [ControlApp] = []
-                for stored in try storeCall({ try broker.store.manifests() }) { apps.append(try describe(stored)) }
+                for manifest in stored.dropFirst(max(0, request.offset ?? 0)) {
+                    let app = try describe(manifest)
+                    guard page.takes(app.encodedLengthBound) else { break }
+                    apps.append(app)
+                }
                 reply.apps = apps
+                reply.more = page.full ? true : nil
             case .appShow:
                 reply.app = try describe(try appID(request))
             case .grant, .deny, .reset:
@@ -71,14 +78,20 @@ extension ControlSocketServer {
                 reply.change = "\(change.current.rawValue) (was \(change.previous.rawValue))"
                 reply.app = try describe(app)
             case .requests:
-                reply.requests = try storeCall { try broker.store.pendingRequests() }.map(Self.pending)
+                let stored = try storeCall { try broker.store.pendingRequests() }
+                var page = Page()
+                var requests: [ControlPendingRequest] = []
+                for pending in stored.dropFirst(max(0, request.offset ?? 0)).map(Self.pending) {
+                    guard page.takes(pending.encodedLengthBound) else { break }
+                    requests.append(pending)
+                }
+                reply.requests = requests
+                reply.more = page.full ? true : nil
             case .log:
                 let limit = max(1, min(request.limit ?? 50, 10_000))
-                let records = try storeCall {
-                    if let after = request.after { return try broker.store.auditLog(after: after, limit: limit) }
-                    return try broker.store.recentAuditLog(limit)
-                }
-                reply.log = records.map(Self.auditLine)
+                let (lines, more) = try auditPage(after: request.after, limit: limit)
+                reply.log = lines
+                reply.more = more ? true : nil
             case .status:
                 reply.status = statusProvider()
             case .subscribe:
@@ -99,6 +112,38 @@ extension ControlSocketServer {
         } catch {
             return ControlReply(id: id, ok: false, error: error)
         }
+    }
+
+    /// Fills a reply or event up to ``ControlProtocol/pageLength``; the first item always goes in.
+    struct Page {
+        private(set) var length = 0
+        private(set) var items = 0
+        /// True once an item did not fit.
+        private(set) var full = false
+
+        /// True when an item of `length` bytes goes in the page.
+        mutating func takes(_ itemLength: Int) -> Bool {
+            guard !full else { return false }
+            if items > 0 && length + itemLength > ControlProtocol.pageLength {
+                full = true
+                return false
+            }
+            length += itemLength
+            items += 1
+            return true
+        }
+    }
+
+    /// A page of audit lines after `after` (or from the newest `limit` when nil), at most `limit`; `more` when
+    /// the page was cut by size.
+    private func auditPage(after: Int64?, limit: Int) throws(ControlError) -> (lines: [ControlAuditLine], more: Bool) {
+        let start: Int64
+        if let after { start = after } else { start = try storeCall { try broker.store.auditSequence(beforeNewest: limit) } }
+        var page = Page()
+        let records = try storeCall {
+            try broker.store.auditLog(after: start, limit: limit, while: { page.takes(Self.auditLine($0).encodedLengthBound) })
+        }
+        return (records.records.map(Self.auditLine), records.more)
     }
 
     private func addApp(_ request: ControlRequest, by actor: String) throws(ControlError)
@@ -189,21 +234,40 @@ extension ControlSocketServer {
         return ControlPendingRequest(app: request.appID.rawValue, appName: request.appName,
                                      usageDescription: request.usageDescription, operation: request.operation.rawValue,
                                      serviceType: request.serviceType, subject: request.subject,
-                                     firstSeen: stored.firstSeen, lastSeen: stored.lastSeen, count: stored.count)
+                                     latestSubject: request.latestSubject, firstSeen: stored.firstSeen,
+                                     lastSeen: stored.lastSeen, count: stored.count)
     }
 
     static func auditLine(_ record: AuditRecord) -> ControlAuditLine {
         ControlAuditLine(sequence: record.sequence, time: record.time, app: record.app,
                          operation: record.event.operation, serviceType: record.event.serviceType,
-                         decision: record.event.decision, reason: record.event.reason, detail: record.event.detail)
+                         decision: record.event.decision, reason: record.event.reason, detail: record.event.detail,
+                         uid: record.uid, count: record.count > 1 ? record.count : nil)
     }
 
     // MARK: - Notifications
 
-    /// Tells `requests` subscribers about new or repeated pending requests.
+    /// Unread bytes past which a subscriber gets no more `pending-request` events until it reads: they are advisory
+    /// (`requests` lists them all), and `herald prompt` does not read while it waits for the operator's answer.
+    static let pendingEventBacklog = 64 * 1024
+    /// Unread bytes past which a `log` follower is sent nothing more for now: it gets the rest, from where it
+    /// stopped, once it has read what it has.
+    static let logEventBacklog = 1 << 20
+
+    /// Tells `requests` subscribers about pending requests recorded for the first time: for each app, the newest
+    /// of a batch. Repeats are not announced: one prompt per app and request, not per repeat.
     public func notifyPending(_ requests: [StoredPendingRequest]) {
+        var newest: [String: StoredPendingRequest] = [:]
+        var order: [String] = []
+        for request in requests where request.isNew {
+            let app = request.request.appID.rawValue.lowercased()
+            if newest.updateValue(request, forKey: app) == nil { order.append(app) }
+        }
+        guard !order.isEmpty else { return }
         for client in clients.values where client.topics.contains("requests") && isOperator(client) {
-            for request in requests {
+            for app in order {
+                guard let request = newest[app], !client.closed,
+                      client.output.count < Self.pendingEventBacklog else { break }
                 var event = ControlReply(id: nil, event: "pending-request")
                 event.request = Self.pending(request)
                 send(event, to: client)
@@ -231,13 +295,30 @@ extension ControlSocketServer {
     public func notifyAuditLog() {
         let followers = clients.values.filter { $0.topics.contains("log") }
         guard !followers.isEmpty else { return }
-        for client in followers where isOperator(client) {
-            guard let records = try? broker.store.auditLog(after: client.lastLogSequence, limit: 1000),
-                  !records.isEmpty else { continue }
-            client.lastLogSequence = records.last?.sequence ?? client.lastLogSequence
+        for client in followers where isOperator(client) { sendLog(to: client) }
+    }
+
+    /// Sends a follower the lines after the last it got, in events of at most a page each, until it has
+    /// ``logEventBacklog`` unread; the rest follow once it has read that (``resumeLog(_:)``).
+    private func sendLog(to client: ControlClient) {
+        while !client.closed {
+            guard client.output.count < Self.logEventBacklog else {
+                client.logHeldBack = true
+                return
+            }
+            guard let page = try? auditPage(after: client.lastLogSequence, limit: 1000),
+                  let last = page.lines.last else { return }
+            client.lastLogSequence = last.sequence
             var event = ControlReply(id: nil, event: "log")
-            event.log = records.map(Self.auditLine)
+            event.log = page.lines
             send(event, to: client)
         }
+    }
+
+    /// Called when a client has read everything queued for it: a follower whose lines were held back gets them.
+    func resumeLog(_ client: ControlClient) {
+        guard client.logHeldBack, client.topics.contains("log"), isOperator(client) else { return }
+        client.logHeldBack = false
+        sendLog(to: client)
     }
 }

@@ -149,6 +149,10 @@ public final class ControlSocketServer {
 
     private func writePending(_ client: ControlClient) {
         guard !client.closed else { return }
-        if case .failed = loop.writeQueued(client) { disconnect(client, reason: nil) }
+        switch loop.writeQueued(client) {
+        case .failed: disconnect(client, reason: nil)
+        case .drained: resumeLog(client)
+        case .pending: break
+        }
     }
 }

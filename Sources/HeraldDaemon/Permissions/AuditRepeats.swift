@@ -2,8 +2,9 @@ import HeraldBroker
 
 /// Keeps the audit log readable, and its writes few, when callers repeat themselves: a decision that the same
 /// program (same user, executable and unit, in any process) got for the same request within the last minute is not
-/// written again. Name lookups through NSS and refused callers that retry in a loop would otherwise push every
-/// operator action out of the bounded log within minutes.
+/// written again. Name lookups through NSS and refused callers that retry in a loop would otherwise fill the log with
+/// one line each. (Distinct requests are the store's business: it folds each user's decisions of one reason past a
+/// hundred a minute, and keeps operator actions apart from them, so that none is pushed out; see ``AuditWriter``.)
 ///
 /// Decisions are remembered by a 64-bit hash only, in one table: thousands of them cost one block of memory, not
 /// thousands of small strings kept between the short-lived allocations of serving (which would pin heap pages).

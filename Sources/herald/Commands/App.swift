@@ -88,7 +88,7 @@ struct App: ParsableCommand {
         var label: String { "app list" }
 
         func execute() throws {
-            let apps = try ControlSession(options: options).call(.appList).apps ?? []
+            let apps = try ControlSession(options: options).list(.appList, key: \.id) { $0.apps }
             if options.json {
                 apps.forEach { ControlOutput.json($0) }
                 return

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldControl
 import HeraldWire
 
 /// `herald inspect FILE`: decodes captured mDNS messages and prints them as zone-file text.
@@ -43,7 +44,8 @@ struct Inspect: ParsableCommand {
         for (index, message) in messages.prefix(limit ?? messages.count).enumerated() {
             do {
                 let parsed = try DNSMessage(parsing: message)
-                print(json ? MessageFormatter.json(parsed, index: index) : MessageFormatter.text(parsed, index: index, size: message.count))
+                print(json ? OperatorText.jsonEscaped(MessageFormatter.json(parsed, index: index))
+                           : OperatorText.escapedKeepingLines(MessageFormatter.text(parsed, index: index, size: message.count)))
             } catch {
                 failures += 1
                 printError("herald: inspect: message \(index + 1) (\(message.count) bytes) is malformed \(error)")

@@ -22,10 +22,10 @@ struct Log: HeraldCommand {
 
     func execute() throws {
         let session = try ControlSession(options: options)
-        let recent = try session.call(.log, limit: lines).log ?? []
-        recent.forEach(print)
+        // Page by page: a reply holds at most half a control line, however long the lines are.
+        let last = try session.log(newest: lines) { $0.forEach(print) }
         guard follow else { return }
-        try session.call(.subscribe, after: recent.last?.sequence ?? 0, topics: ["log"])
+        try session.call(.subscribe, after: last, topics: ["log"])
         while Interruption.signal == nil {
             guard let event = try session.nextEvent() else { continue }
             (event.log ?? []).forEach(print)
@@ -39,7 +39,8 @@ struct Log: HeraldCommand {
         }
         let app = line.app ?? "-"
         let type = line.serviceType.map { " \($0)" } ?? ""
-        StandardOutput.line("\(ControlOutput.time(line.time))  \(app)  \(line.operation)\(type)  "
+        let count = line.count.map { " ×\($0)" } ?? ""
+        StandardOutput.line("\(ControlOutput.time(line.time))  \(app)  \(line.operation)\(type)\(count)  "
                             + "\(line.decision) (\(line.reason))  \(line.detail)")
     }
 }

@@ -21,7 +21,15 @@ struct Prompt: HeraldCommand {
         let session = try ControlSession(options: options)
         try session.call(.subscribe, topics: ["requests"])
         var asked: Set<String> = []
-        var queue = (try session.call(.requests).requests ?? []).reversed().map { $0 }
+        // One question per app, however many requests it has pending or makes while the operator thinks.
+        var queue: [ControlPendingRequest] = []
+        func enqueue(_ request: ControlPendingRequest) {
+            let app = request.app.lowercased()
+            guard !asked.contains(app), !queue.contains(where: { $0.app.lowercased() == app }) else { return }
+            queue.append(request)
+        }
+        try session.list(.requests, key: { [$0.app, $0.operation, $0.subject] }) { $0.requests }.reversed()
+            .forEach(enqueue)
         let input = InputLines()
         if Terminal.standardOutputIsTerminal && !options.json && queue.isEmpty {
             StandardOutput.line("waiting for requests (Ctrl-C to stop)…")
@@ -31,7 +39,7 @@ struct Prompt: HeraldCommand {
                 // Nothing to ask: the end of input ends the prompt here too, not only at the next question.
                 if input.hasEnded { return }
                 guard let event = try session.nextEvent() else { continue }
-                if let request = event.request { queue.append(request) }
+                if let request = event.request { enqueue(request) }
                 continue
             }
             let request = queue.removeFirst()
@@ -65,9 +73,17 @@ struct Prompt: HeraldCommand {
         }
         StandardOutput.line("")
         StandardOutput.line("\(ControlOutput.quoted(request.appName)) would like to find and connect to devices on your local network.")
-        StandardOutput.line("  \(request.usageDescription)")
-        StandardOutput.line("  app \(request.app) asked to \(request.operation) \(request.subject) "
-                            + "(\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen)))")
+        for line in request.usageDescription.split(separator: "\n", omittingEmptySubsequences: false) {
+            StandardOutput.line("  \(line)")
+        }
+        let times = "\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen))"
+        if let latest = request.latestSubject {
+            // An app's address lookups, folded into one request.
+            StandardOutput.line("  app \(request.app) asked to look up addresses on the local network (\(times), "
+                                + "latest \(latest))")
+        } else {
+            StandardOutput.line("  app \(request.app) asked to \(request.operation) \(request.subject) (\(times))")
+        }
     }
 
     /// What became of an answered request: a line for people, or with --json an object (`app`, `answer`: allow,

@@ -28,7 +28,7 @@ struct EventPrinter {
         let line = ["Time        ", "A/R".padding(1), "Interface".padding(interfaceWidth),
                     "Domain".padding(Self.domainWidth), "Type".padding(typeWidth), nameTitle].joined(separator: "  ")
             .trimmingTrailingSpaces()
-        StandardOutput.line(Terminal.paint(line, .dim))
+        StandardOutput.line([Painted(line, .dim)])
     }
 
     /// `+` or `-` for an instance.
@@ -81,23 +81,24 @@ struct EventPrinter {
                 renamed: renamed, type: type, domain: domain, port: port))
             return
         }
-        var text = [time.clock, Self.sign(added ? "+" : "-"), domain.padding(Self.domainWidth), type.padding(typeWidth), name]
-            .joined(separator: "  ")
+        var text = "  " + [domain.padding(Self.domainWidth), type.padding(typeWidth), name].joined(separator: "  ")
         if added && renamed { text += "  (renamed: \"\(requestedName)\" is taken, on the network or by another service of this host)" }
-        StandardOutput.line(text)
+        StandardOutput.line([Painted(time.clock + "  "), Self.sign(added ? "+" : "-"), Painted(text)])
     }
 
-    private func line(_ time: Timestamp, _ sign: String, interfaceIndex: UInt32, domain: String, type: String, name: String) -> String {
-        let columns = [time.clock, Self.sign(sign), InterfaceNames.name(of: interfaceIndex).padding(interfaceWidth),
-                       domain.padding(Self.domainWidth), name.isEmpty ? type : type.padding(typeWidth), name]
-        return columns.joined(separator: "  ").trimmingTrailingSpaces()
+    private func line(_ time: Timestamp, _ sign: String, interfaceIndex: UInt32, domain: String, type: String,
+                      name: String) -> [Painted] {
+        let columns = [InterfaceNames.name(of: interfaceIndex).padding(interfaceWidth), domain.padding(Self.domainWidth),
+                       name.isEmpty ? type : type.padding(typeWidth), name]
+        return [Painted(time.clock + "  "), Self.sign(sign),
+                Painted(("  " + columns.joined(separator: "  ")).trimmingTrailingSpaces())]
     }
 
-    private static func sign(_ sign: String) -> String {
+    private static func sign(_ sign: String) -> Painted {
         switch sign {
-        case "+": return Terminal.paint(sign, .green)
-        case "-": return Terminal.paint(sign, .red)
-        default: return Terminal.paint(sign, .cyan)
+        case "+": return Painted(sign, .green)
+        case "-": return Painted(sign, .red)
+        default: return Painted(sign, .cyan)
         }
     }
 }

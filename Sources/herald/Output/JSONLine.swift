@@ -6,6 +6,6 @@ enum JSONLine {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         guard let data = try? encoder.encode(value) else { return }
-        StandardOutput.line(String(decoding: data, as: UTF8.self))
+        StandardOutput.jsonLine(String(decoding: data, as: UTF8.self))
     }
 }

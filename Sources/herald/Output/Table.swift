@@ -1,4 +1,7 @@
-/// Rows printed with aligned columns (two spaces apart), with a title row only on a terminal.
+import HeraldControl
+
+/// Rows printed with aligned columns (two spaces apart), with a title row only on a terminal. Cells are shown
+/// with their control characters escaped (``OperatorText``), and aligned as shown.
 struct Table {
     var titles: [String]
     var rows: [[String]] = []
@@ -7,7 +10,7 @@ struct Table {
         self.titles = titles
     }
 
-    mutating func append(_ row: [String]) { rows.append(row) }
+    mutating func append(_ row: [String]) { rows.append(row.map(OperatorText.escaped)) }
 
     func print() {
         let all = (Terminal.standardOutputIsTerminal ? [titles] : []) + rows
@@ -20,7 +23,7 @@ struct Table {
             let cells = row.enumerated().map { index, cell in index == row.count - 1 ? cell : cell.padding(widths[index]) }
             let line = cells.joined(separator: "  ").trimmingTrailingSpaces()
             let isTitle = Terminal.standardOutputIsTerminal && number == 0
-            StandardOutput.line(isTitle ? Terminal.paint(line, .dim) : line)
+            StandardOutput.line([Painted(line, isTitle ? .dim : nil)])
         }
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import HeraldControl
 
 /// What standard output is connected to, and the colours used only when it is a terminal.
 enum Terminal {
@@ -30,14 +31,45 @@ enum Terminal {
     }
 }
 
+/// A piece of a line for people: text, in a colour (on a terminal that shows colour) or not.
+struct Painted {
+    var text: String
+    var colour: Terminal.Colour?
+
+    init(_ text: String, _ colour: Terminal.Colour? = nil) {
+        self.text = text
+        self.colour = colour
+    }
+}
+
 /// Writes lines to standard output at once (not buffered), so that a reader of a pipe sees each event
-/// as it happens.
+/// as it happens. Text for people shows every character a terminal would act on as a visible escape
+/// (``OperatorText``): names, paths and descriptions come from programs and networks herald does not trust, and a
+/// newline or an escape sequence in them must not draw lines of their own.
 enum StandardOutput {
+    /// One line of text for people.
     static func line(_ text: String) {
+        write(OperatorText.escaped(text))
+    }
+
+    /// One line of text for people, some of it painted.
+    static func line(_ pieces: [Painted]) {
+        write(pieces.map { piece in
+            let text = OperatorText.escaped(piece.text)
+            return piece.colour.map { Terminal.paint(text, $0) } ?? text
+        }.joined())
+    }
+
+    /// One line of JSON (`--json`): still valid JSON, with the characters JSON leaves raw escaped.
+    static func jsonLine(_ json: String) {
+        write(OperatorText.jsonEscaped(json))
+    }
+
+    private static func write(_ text: String) {
         var bytes = Array((text + "\n").utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
+            let written = bytes[offset...].withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 return

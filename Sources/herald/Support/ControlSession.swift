@@ -36,9 +36,9 @@ struct ControlSession {
     /// Sends a request and returns its successful reply; a failed reply ends the command with its message.
     @discardableResult
     func call(_ command: ControlRequest.Command, app: String? = nil, manifest: String? = nil, fileName: String? = nil,
-              after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil) throws -> ControlReply {
+              after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil, offset: Int? = nil) throws -> ControlReply {
         let request = ControlRequest(id: 0, command: command, app: app, manifest: manifest, fileName: fileName,
-                                     after: after, limit: limit, topics: topics)
+                                     after: after, limit: limit, topics: topics, offset: offset)
         let reply: ControlReply
         do {
             reply = try connection.call(request)
@@ -47,6 +47,39 @@ struct ControlSession {
         }
         if let error = reply.error, !reply.ok { throw Self.failure(for: error) }
         return reply
+    }
+
+    /// A whole list (`requests`, `app-list`), asked for page by page while the daemon says there is `more`. The
+    /// list may change between pages: an item seen twice (`key`) is kept once.
+    func list<Item, Key: Hashable>(_ command: ControlRequest.Command, key: (Item) -> Key,
+                                   _ items: (ControlReply) -> [Item]?) throws -> [Item] {
+        var all: [Item] = []
+        var received = 0
+        var seen: Set<Key> = []
+        while true {
+            let reply = try call(command, offset: received)
+            let page = items(reply) ?? []
+            received += page.count
+            all += page.filter { seen.insert(key($0)).inserted }
+            guard reply.more == true, !page.isEmpty else { return all }
+        }
+    }
+
+    /// The newest `count` audit lines, oldest first, handed to `body` page by page as they arrive; returns the last
+    /// line's sequence number (0 when there is none).
+    @discardableResult
+    func log(newest count: Int, _ body: ([ControlAuditLine]) -> Void) throws -> Int64 {
+        var reply = try call(.log, limit: count)
+        var received = 0
+        var last: Int64 = 0
+        while true {
+            let lines = reply.log ?? []
+            body(lines)
+            received += lines.count
+            last = lines.last?.sequence ?? last
+            guard reply.more == true, !lines.isEmpty, received < count else { return last }
+            reply = try call(.log, after: last, limit: count - received)
+        }
     }
 
     /// The next event after `subscribe`; nil after a short wait without one (so Ctrl-C is noticed).
@@ -82,7 +115,7 @@ enum ControlOutput {
     /// One value as a JSON line (dates in ISO 8601).
     static func json(_ value: some Encodable) {
         guard let bytes = try? ControlProtocol.line(value) else { return }
-        StandardOutput.line(String(decoding: bytes.dropLast(), as: UTF8.self))
+        StandardOutput.jsonLine(String(decoding: bytes.dropLast(), as: UTF8.self))
     }
 
     /// A date as people read it in lists: `2026-11-22 07:41:05`.
@@ -95,6 +128,12 @@ enum ControlOutput {
 
     /// `“Tic Tac Toe”`.
     static func quoted(_ name: String) -> String { "\u{201C}\(name)\u{201D}" }
+
+    /// What a pending request asks for: its subject, or for an app's address lookups, how many and the latest.
+    static func subject(_ request: ControlPendingRequest) -> String {
+        guard let latest = request.latestSubject else { return request.subject }
+        return "\(request.subject) (latest \(latest))"
+    }
 
     /// The lines of `app show`.
     static func describe(_ app: ControlApp) -> [String] {

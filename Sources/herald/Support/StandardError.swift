@@ -1,6 +1,8 @@
 import Foundation
+import HeraldControl
 
-/// Writes one line to standard error.
+/// Writes one message to standard error, ending its line. A message may span lines; any other control character
+/// in it (from a name, a path or the daemon's words about them) is shown as a visible escape (``OperatorText``).
 func printError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
+    FileHandle.standardError.write(Data((OperatorText.escapedKeepingLines(text) + "\n").utf8))
 }
