@@ -61,6 +61,10 @@ public final class AppSocketServer {
     var handlingRequest = false
     /// True while a batch is being sent.
     private var flushing = false
+    /// Refused requests: logged, and remembered for the explanation (``RefusalLog``).
+    let refusals = RefusalLog()
+    /// Requests that end after a while (kDNSServiceFlagsTimeout, ``RequestTimeouts``).
+    let timeouts = RequestTimeouts()
 
     /// The version reported for the `DaemonVersion` property.
     public static let daemonVersion: UInt32 = 100
@@ -142,6 +146,7 @@ public final class AppSocketServer {
         guard clients[client.id] != nil else { return }
         if let reason { logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)") }
         loop.unregister(client.fd)
+        refusals.forget(clientID: client.id)
         halt(client.operations.values.sorted { $0.context.rawValue < $1.context.rawValue })
         client.operations.removeAll()
         client.close()
