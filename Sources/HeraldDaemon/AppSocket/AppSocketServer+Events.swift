@@ -189,13 +189,14 @@ extension AppSocketServer {
             reply = .browse(BrowseReply(error: .noAuth, regtype: "_services._dns-sd._udp.", domain: "local."))
         case .resolve(let instance):
             reply = .resolve(ResolveReply(error: .noAuth, fullname: instance.fullName.dnssdFullName))
-        case .register(let type, _):
-            reply = .registerService(RegisterServiceReply(error: .noAuth, regtype: type.dnssdRegtype,
+        case .register(let type, let name):
+            reply = .registerService(RegisterServiceReply(error: .noAuth, name: name, regtype: type.dnssdRegtype,
                                                           domain: type.domain.description))
         case .query(let name, let type, let recordClass):
             reply = .query(QueryRecordReply(error: .noAuth, fullname: name.dnssdFullName, rrtype: type.rawValue, rrclass: recordClass))
         case .addressLookup(let hostname):
-            reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname))
+            // With an address type: Apple's client library calls back only for A and AAAA results, and drops others.
+            reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname, rrtype: RecordType.a.rawValue, rrclass: 1))
         case .record:
             reply = .registerRecord(RegisterRecordReply(error: .noAuth))
         }
