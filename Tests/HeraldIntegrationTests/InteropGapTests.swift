@@ -246,5 +246,22 @@ extension HeraldOnTestLANs {
             #expect(result.stdout.contains("long name without auto-rename: -65540"), "\(result)")
             #expect(result.stdout.contains("domain in type: 0 (0, 'Dotted', '_hdot._tcp.', 'corp.')"), "\(result)\n\(daemon.log)")
         }
+
+        /// `dns-sd -R` and `avahi-publish` publish TXT entries as given; so does `herald register`, with warnings.
+        @Test("herald register publishes a repeated key, a key that is not ASCII and an empty key as given, with warnings")
+        func txtAsGiven() throws {
+            let lan = try TestLAN(hosts: 1)
+            defer { lan.shutdown() }
+            let daemon = try lan.hosts[0].startHeraldd()
+            let entries = ["a=1", "A=2", "clé=v", "=orphan", "flag"]
+            let register = try daemon.spawnHerald(["register", "Loose", "_hloose._tcp", "5200"] + entries)
+            defer { register.terminate(grace: 1) }
+            try register.waitForOutput(containing: "Loose\n", in: .stdout, timeout: 10)
+            #expect(register.stderr.contains("TXT key 'A' is given more than once"), "\(register.output)")
+            #expect(register.stderr.contains("TXT entry 'clé=v' has a key that is not printable ASCII"), "\(register.output)")
+            #expect(register.stderr.contains("TXT entry '=orphan' has an empty key"), "\(register.output)")
+            let resolved = HeraldJSON.objects(try daemon.herald(["resolve", "Loose", "_hloose._tcp", "--json"]).stdout).first
+            #expect(resolved?["txt"] as? [String] == entries, "\(String(describing: resolved))")
+        }
     }
 }
