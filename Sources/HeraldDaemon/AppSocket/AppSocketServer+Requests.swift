@@ -175,12 +175,7 @@ extension AppSocketServer {
     }
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's
-    /// `_http._tcp,_printer` (one subtype after a comma, as `DNSServiceBrowse` takes it).
-    static func browseType(_ regtype: String) -> ServiceType? {
-        try? parseBrowseType(regtype).get()
-    }
-
-    /// ``browseType(_:)`` with the reason a type is refused.
+    /// `_http._tcp,_printer` (one subtype after a comma, as `DNSServiceBrowse` takes it); or why it is refused.
     static func parseBrowseType(_ regtype: String) -> Result<ServiceType, RefusalText> {
         let parts = regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         let base: ServiceType
