@@ -142,6 +142,12 @@ extension HeraldOnTestLANs {
                 lookup = connect()
                 request(lookup, 15, b"ctx-addr", struct.pack(">III", timeout_flag, 0, 0) + b"nobody-answers.local\0")
                 print("lookup status", status_of(lookup), flush=True)
+                # A client that asks with a timeout and goes away before it ends.
+                gone = connect()
+                request(gone, 8, b"ctx-gone", struct.pack(">II", timeout_flag, 0) + b"nobody-answers.local.\0"
+                        + struct.pack(">HH", 28, 1))
+                print("gone status", status_of(gone), flush=True)
+                gone.close()
                 context, op, body = reply(answered)
                 print("answered first: op %d error %d" % (op, error_of(body)), flush=True)
                 context, op, body = reply(answered)
@@ -155,6 +161,10 @@ extension HeraldOnTestLANs {
                     rrtype = struct.unpack(">H", body[12 + len(hostname) + 1:][:2])[0]
                     print("lookup: op %d error %d type %d" % (op, error_of(body), rrtype))
                 print("after timeout:", is_open(silent), flush=True)
+                time.sleep(0.5)
+                later = connect()
+                request(later, 6, b"ctx-late", browse_body("_hlater._tcp"))
+                print("later browse status", status_of(later), flush=True)
                 """#
             let result = try host.run(["python3", "-c", script, daemon.socket, daemon.hostName], timeout: 60)
             #expect(result.status == 0, "\(result)\n\(daemon.log)")
@@ -165,6 +175,8 @@ extension HeraldOnTestLANs {
             #expect(result.stdout.contains("lookup: op 72 error -65568 type 1"), "\(result)")
             #expect(result.stdout.contains("lookup: op 72 error -65568 type 28"), "\(result)")
             #expect(result.stdout.contains("after timeout: open"), "\(result)")
+            #expect(result.stdout.contains("gone status 0") && result.stdout.contains("later browse status 0"), "\(result)")
+            #expect(daemon.process.isRunning, "a timeout of a client that went away: \(daemon.log)")
             // mDNSResponder's 5 s, not earlier.
             let seconds = result.stdout.split(separator: "\n").first { $0.hasPrefix("silent:") }
                 .flatMap { $0.split(separator: " ").dropLast(1).last }.flatMap { Double($0) }

@@ -7,7 +7,10 @@ extension AppSocketServer {
     func scheduleTimeout(of operation: AppOperation, client: AppClient, types: [UInt16]) {
         timeouts.add(operation, of: client, types: types, deadline: MonotonicClock.milliseconds() + RequestTimeouts.duration,
                      loop: loop, logger: logger) { [unowned self] due in
-            for entry in due { self.expire(entry.operation, of: entry.client, types: entry.types) }
+            for entry in due {
+                guard let client = entry.client else { continue }
+                self.expire(entry.operation, of: client, types: entry.types)
+            }
             self.flushReplies()
         }
     }

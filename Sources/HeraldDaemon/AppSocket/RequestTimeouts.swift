@@ -10,7 +10,8 @@ final class RequestTimeouts {
 
     struct Entry {
         let deadline: Int64
-        unowned let client: AppClient
+        /// Weak: a client that disconnected meanwhile is gone, and its operation with it.
+        weak var client: AppClient?
         let operation: AppOperation
         /// The record types asked for (an address lookup's A and AAAA get a Timeout reply each).
         let types: [UInt16]
