@@ -5,8 +5,7 @@ import HeraldIPC
 extension AppSocketServer {
     /// Starts the clock of a query or address lookup that asked for a timeout.
     func scheduleTimeout(of operation: AppOperation, client: AppClient, types: [UInt16]) {
-        timeouts.add(operation, of: client, types: types, deadline: MonotonicClock.milliseconds() + RequestTimeouts.duration,
-                     loop: loop, logger: logger) { [unowned self] due in
+        timeouts.add(operation, of: client, types: types, loop: loop, logger: logger) { [unowned self] due in
             for entry in due {
                 guard let client = entry.client else { continue }
                 self.expire(entry.operation, of: client, types: entry.types)

@@ -19,28 +19,32 @@ final class RequestTimeouts {
 
     private var entries: [Entry] = []
     private var timer: LoopTimer?
+    /// What ends the entries due (the app socket server's, given with each entry).
+    private var expire: ([Entry]) -> Void = { _ in }
 
-    /// Ends `operation` of `client` at `deadline` (monotonic milliseconds): `expire` is called with the entries
-    /// due, on the loop.
-    func add(_ operation: AppOperation, of client: AppClient, types: [UInt16], deadline: Int64, loop: EventLoop,
-             logger: Logger,
+    /// Ends `operation` of `client` ``duration`` from now: `expire` is called with the entries due, on the loop.
+    func add(_ operation: AppOperation, of client: AppClient, types: [UInt16], loop: EventLoop, logger: Logger,
              expire: @escaping ([Entry]) -> Void) {
+        self.expire = expire
         if timer == nil {
             do {
                 timer = try LoopTimer(loop: loop) { [unowned self] in
+                    // Every request waits the same time, so the entries are in the order of their deadlines.
                     let now = MonotonicClock.milliseconds()
-                    let due = entries.filter { $0.deadline <= now }
-                    entries.removeAll { $0.deadline <= now }
-                    timer?.schedule(at: entries.map(\.deadline).min())
-                    expire(due)
+                    let count = entries.prefix { $0.deadline <= now }.count
+                    let due = Array(entries.prefix(count))
+                    entries.removeFirst(count)
+                    timer?.schedule(at: entries.first?.deadline)
+                    self.expire(due)
                 }
             } catch {
                 logger.error("app socket: cannot make a timer for kDNSServiceFlagsTimeout: \(error)")
                 return
             }
         }
+        let deadline = MonotonicClock.milliseconds() + Self.duration
         entries.append(Entry(deadline: deadline, client: client, operation: operation, types: types))
-        timer?.schedule(at: entries.map(\.deadline).min())
+        if entries.count == 1 { timer?.schedule(at: deadline) }
     }
 
     /// The number of requests waiting for their time to end.
