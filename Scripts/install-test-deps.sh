@@ -67,10 +67,12 @@ installed() {
 # libavahi-compat-libdnssd-dev, libavahi-compat-libdnssd1: dns_sd.h and the library the drop-in C API tests link
 # against (they then run on Herald's);
 # libsqlite3-dev: SQLite for the permission store (GRDB links against it); sqlite3: store checks in tests;
-# systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started).
+# systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started);
+# barrier and xvfb: a real Debian app built against dns_sd.h (its GUI advertises and browses
+# _barrierServerZeroconf._tcp), run on a virtual X display against Herald's libdns_sd.
 # tshark is optional and deliberately not installed.
 missing=""
-for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 libsqlite3-dev sqlite3 systemd; do
+for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 libsqlite3-dev sqlite3 systemd barrier xvfb; do
     installed "$pkg" || missing="$missing $pkg"
 done
 
@@ -121,4 +123,12 @@ if ! python3 -c 'import zeroconf' >/dev/null 2>&1; then
         python3 -m pip install -q --break-system-packages zeroconf >"$log" 2>&1 || fail "pip install zeroconf"
     fi
     echo "installed zeroconf (pip, $(command -v python3))"
+fi
+
+# dnspython: a strict DNS library as a legacy unicast client (it refuses compression where unicast DNS forbids it).
+if ! python3 -c 'import dns.message' >/dev/null 2>&1; then
+    if ! python3 -m pip install -q dnspython >"$log" 2>&1; then
+        python3 -m pip install -q --break-system-packages dnspython >"$log" 2>&1 || fail "pip install dnspython"
+    fi
+    echo "installed dnspython (pip, $(command -v python3))"
 fi

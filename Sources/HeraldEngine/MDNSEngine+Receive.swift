@@ -133,7 +133,8 @@ extension MDNSEngine {
     }
 
     /// Legacy unicast (RFC 6762 §6.7): a one-shot resolver on another port gets a conventional unicast
-    /// reply echoing its ID and question, TTLs capped at 10 s and no cache-flush bits.
+    /// reply echoing its ID and question, TTLs capped at 10 s, no cache-flush bits, and names in SRV and NSEC
+    /// record data written out in full, as unicast DNS clients expect them (RFC 2782, RFC 4034 §4.1.1).
     private mutating func answerLegacyQuery(_ message: DNSMessage, from source: SocketAddress, on link: LinkID) {
         let builder = AnswerBuilder(authority: authority, link: link)
         let reply = builder.reply(to: message, skipping: [], wantsUnicast: false, scheduler: scheduler, at: now)
@@ -152,7 +153,8 @@ extension MDNSEngine {
             return copy
         }
         for bytes in AnswerBuilder.pack(answers: answers.map(legacy), additionals: additionals,
-                                        room: messageRoom(for: link), id: message.id, questions: questions) {
+                                        room: messageRoom(for: link), id: message.id, questions: questions,
+                                        recordDataCompression: .unicastDNS) {
             statistics.responsesSent += 1
             send(bytes, on: link, to: .unicast(source))
         }

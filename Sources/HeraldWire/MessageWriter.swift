@@ -1,5 +1,7 @@
 /// Builds one message incrementally, compressing every name it can (RFC 1035 §4.1.4, RFC 6762 §18.14),
-/// including names inside PTR, CNAME, SRV and NSEC record data, within a size limit.
+/// including names inside PTR, CNAME, SRV and NSEC record data, within a size limit. A message for a
+/// conventional DNS client (a legacy unicast reply, RFC 6762 §6.7) compresses names in record data only where
+/// unicast DNS allows it (``RecordDataCompression/unicastDNS``).
 ///
 /// Entries must be added section by section in order (questions, answers, authorities, additionals).
 /// An entry that does not fit is refused and leaves the message unchanged, so callers can pack a message
@@ -11,6 +13,17 @@ public struct MessageWriter: Sendable {
     private var compression = CompressionTable()
     private var counts: [Int] = [0, 0, 0, 0]
     private var lastSection = 0
+    /// Which names inside record data are compressed.
+    public let recordDataCompression: RecordDataCompression
+
+    /// Where names inside record data may be compressed.
+    public enum RecordDataCompression: Sendable {
+        /// Everywhere: PTR, CNAME, SRV and NSEC (RFC 6762 §18.14), for messages on port 5353.
+        case multicastDNS
+        /// Only in the record types of RFC 1035 (PTR, CNAME here): never in SRV (RFC 2782) or NSEC (RFC 4034
+        /// §4.1.1, RFC 3597 §4), which strict unicast DNS clients refuse to decompress.
+        case unicastDNS
+    }
 
     /// The sections in the order their entries must be added.
     public enum Section: Int, Sendable {
@@ -18,8 +31,10 @@ public struct MessageWriter: Sendable {
     }
 
     /// Starts a message with the given header fields and an optional size limit in payload bytes.
-    public init(id: UInt16 = 0, flags: DNSFlags = DNSFlags(), limit: Int = MessageSizeLimit.default.payloadLimit(ipv6: true)) {
+    public init(id: UInt16 = 0, flags: DNSFlags = DNSFlags(), limit: Int = MessageSizeLimit.default.payloadLimit(ipv6: true),
+                recordDataCompression: RecordDataCompression = .multicastDNS) {
         self.limit = limit
+        self.recordDataCompression = recordDataCompression
         bytes = [UInt8](repeating: 0, count: 12)
         bytes.reserveCapacity(512)
         bytes[0] = UInt8(id >> 8)
@@ -113,7 +128,7 @@ public struct MessageWriter: Sendable {
             writeU16(srv.priority)
             writeU16(srv.weight)
             writeU16(srv.port)
-            writeName(srv.target)
+            writeName(srv.target, compressing: recordDataCompression == .multicastDNS)
         case .txt(let txt):
             bytes.append(contentsOf: txt.rdata)
         case .hinfo(let cpu, let os):
@@ -122,15 +137,16 @@ public struct MessageWriter: Sendable {
             bytes.append(UInt8(min(os.count, 255)))
             bytes.append(contentsOf: os.prefix(255))
         case .nsec(let next, let types):
-            writeName(next)
+            writeName(next, compressing: recordDataCompression == .multicastDNS)
             bytes.append(contentsOf: types.encoded)
         case .opt(let raw), .opaque(let raw):
             bytes.append(contentsOf: raw)
         }
     }
 
-    /// Writes a name, replacing its longest suffix already in the message by a pointer.
-    private mutating func writeName(_ name: DNSName) {
+    /// Writes a name, replacing its longest suffix already in the message by a pointer unless `compressing` is
+    /// false (its labels can be pointed to by later names either way).
+    private mutating func writeName(_ name: DNSName, compressing: Bool = true) {
         guard name.storage != nil else {
             bytes.append(0)
             return
@@ -151,7 +167,8 @@ public struct MessageWriter: Sendable {
                 var allHashes = [UInt64](repeating: 0, count: labelCount)
                 allStarts.withUnsafeMutableBufferPointer { startBuffer in
                     allHashes.withUnsafeMutableBufferPointer { hashBuffer in
-                        writeName(wire, labelCount: labelCount, starts: startBuffer, hashes: hashBuffer)
+                        writeName(wire, labelCount: labelCount, starts: startBuffer, hashes: hashBuffer,
+                                  compressing: compressing)
                     }
                 }
                 return
@@ -160,14 +177,16 @@ public struct MessageWriter: Sendable {
                 withUnsafeMutableBytes(of: &hashes) { hashBytes in
                     writeName(wire, labelCount: labelCount,
                               starts: UnsafeMutableBufferPointer(start: startBytes.baseAddress!.assumingMemoryBound(to: Int.self), count: 8),
-                              hashes: UnsafeMutableBufferPointer(start: hashBytes.baseAddress!.assumingMemoryBound(to: UInt64.self), count: 8))
+                              hashes: UnsafeMutableBufferPointer(start: hashBytes.baseAddress!.assumingMemoryBound(to: UInt64.self), count: 8),
+                              compressing: compressing)
                 }
             }
         }
     }
 
     private mutating func writeName(_ wire: UnsafeBufferPointer<UInt8>, labelCount: Int,
-                                    starts: UnsafeMutableBufferPointer<Int>, hashes: UnsafeMutableBufferPointer<UInt64>) {
+                                    starts: UnsafeMutableBufferPointer<Int>, hashes: UnsafeMutableBufferPointer<UInt64>,
+                                    compressing: Bool) {
         var index = 0
         for label in 0..<labelCount {
             starts[label] = index
@@ -181,7 +200,7 @@ public struct MessageWriter: Sendable {
         // The longest suffix already present.
         var matchLabel = labelCount
         var matchOffset = -1
-        for label in 0..<labelCount {
+        for label in 0..<labelCount where compressing {
             if let offset = compression.lookup(hashes[label]), offset < bytes.count,
                suffixMatches(wire, from: starts[label], messageOffset: offset)
             {

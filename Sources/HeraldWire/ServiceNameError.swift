@@ -9,18 +9,11 @@ public enum ServiceNameError: Error, Hashable, Sendable, CustomStringConvertible
     case missingUnderscore(String)
     /// The service name is empty (a lone `_`) (RFC 6335 §5.1).
     case emptyServiceName
-    /// The service name has more than 15 characters (RFC 6335 §5.1).
+    /// The service name does not fit in a label: more than 62 bytes after the underscore (RFC 1035 §2.3.4).
     case serviceNameTooLong(String)
-    /// The service name contains something other than ASCII letters, digits and hyphens (RFC 6335 §5.1).
+    /// The service name contains something other than ASCII letters, digits, hyphens and underscores (RFC 6763
+    /// §7 with RFC 6335 §5.1, less strictly: underscores as mDNSResponder accepts them).
     case invalidCharacter(String, character: String)
-    /// The service name has no letter, only digits and hyphens (RFC 6335 §5.1).
-    case noLetter(String)
-    /// The service name begins with a hyphen (RFC 6335 §5.1).
-    case leadingHyphen(String)
-    /// The service name ends with a hyphen (RFC 6335 §5.1).
-    case trailingHyphen(String)
-    /// The service name has two hyphens in a row (RFC 6335 §5.1).
-    case consecutiveHyphens(String)
     /// The type stops after the service name, with no `_tcp` or `_udp` (RFC 6763 §7).
     case missingTransport(String)
     /// The label where the transport belongs is neither `_tcp` nor `_udp` (RFC 6763 §7).
@@ -58,20 +51,13 @@ public enum ServiceNameError: Error, Hashable, Sendable, CustomStringConvertible
         case .missingUnderscore(let label):
             return "service name '\(label)' must start with an underscore, as in '_http._tcp' (RFC 6763 §7)"
         case .emptyServiceName:
-            return "service name is empty: it needs 1 to 15 characters after the underscore (RFC 6335 §5.1)"
+            return "service name is empty: it needs at least one character after the underscore (RFC 6335 §5.1)"
         case .serviceNameTooLong(let name):
-            return "service name '\(name)' has \(name.count) characters; at most 15 are allowed (RFC 6335 §5.1)"
+            return "service name '\(name)' has \(name.count) characters; a label holds at most 63 bytes, so at most "
+                + "62 may follow the underscore (RFC 1035 §2.3.4, RFC 6763 §7)"
         case .invalidCharacter(let name, let character):
-            return "service name '\(name)' may contain only letters, digits and hyphens (RFC 6335 §5.1); "
-                + "'\(character)' is not allowed"
-        case .noLetter(let name):
-            return "service name '\(name)' must contain at least one letter (RFC 6335 §5.1)"
-        case .leadingHyphen(let name):
-            return "service name '\(name)' must not begin with a hyphen (RFC 6335 §5.1)"
-        case .trailingHyphen(let name):
-            return "service name '\(name)' must not end with a hyphen (RFC 6335 §5.1)"
-        case .consecutiveHyphens(let name):
-            return "service name '\(name)' must not contain two hyphens in a row (RFC 6335 §5.1)"
+            return "service name '\(name)' may contain only letters, digits, hyphens and underscores (RFC 6335 "
+                + "§5.1); '\(character)' is not allowed"
         case .missingTransport(let text):
             return "'\(text)' has no transport: add '._tcp' or '._udp' after the service name (RFC 6763 §7)"
         case .invalidTransport(let label):
@@ -103,6 +89,40 @@ public enum ServiceNameError: Error, Hashable, Sendable, CustomStringConvertible
                 + "dots, escape them as '\\.': '\(suggestion)' (RFC 6763 §4.3)"
         case .instanceTypeHasSubtype(let type):
             return "an instance belongs to a plain service type, not to the subtype '\(type)' (RFC 6763 §7.1)"
+        }
+    }
+}
+
+/// Where an accepted service name breaks RFC 6335 §5.1's rules for names registered with IANA. Avahi and
+/// mDNSResponder accept such names (mDNSResponder logs the length); Herald accepts them and says so.
+public enum ServiceNameWarning: Hashable, Sendable, CustomStringConvertible {
+    /// More than 15 characters.
+    case longerThanRegistrable(String)
+    /// An underscore inside the name.
+    case underscore(String)
+    /// Digits and hyphens only.
+    case noLetter(String)
+    /// A hyphen at the beginning or the end.
+    case hyphenAtEnd(String)
+    /// Two hyphens in a row.
+    case consecutiveHyphens(String)
+
+    public var description: String {
+        switch self {
+        case .longerThanRegistrable(let name):
+            return "service name '\(name)' has \(name.count) characters, more than the 15 a name registered with IANA "
+                + "may have (RFC 6335 §5.1); accepted, as Avahi and mDNSResponder accept it"
+        case .underscore(let name):
+            return "service name '\(name)' contains an underscore, which RFC 6335 §5.1 does not allow in registered "
+                + "names; accepted, as Avahi and mDNSResponder accept it"
+        case .noLetter(let name):
+            return "service name '\(name)' has no letter, which RFC 6335 §5.1 asks of registered names; accepted"
+        case .hyphenAtEnd(let name):
+            return "service name '\(name)' begins or ends with a hyphen, which RFC 6335 §5.1 does not allow in "
+                + "registered names; accepted"
+        case .consecutiveHyphens(let name):
+            return "service name '\(name)' has two hyphens in a row, which RFC 6335 §5.1 does not allow in "
+                + "registered names; accepted"
         }
     }
 }

@@ -21,8 +21,12 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
 
     /// The domain used when none is given: `local.` (RFC 6762 §3).
     public static let defaultDomain: DNSName = "local."
-    /// RFC 6335 §5.1: a service name has at most 15 characters.
-    public static let maxServiceNameLength = 15
+    /// RFC 6335 §5.1: a service name registered with IANA has at most 15 characters. Longer names are
+    /// accepted all the same (as Avahi and mDNSResponder accept them), with a warning
+    /// (``registrationWarnings(forServiceName:)``).
+    public static let maxRegisteredServiceNameLength = 15
+    /// The longest service name accepted: the label, underscore included, holds at most 63 bytes.
+    public static let maxServiceNameLength = DNSName.maxLabelLength - 1
     /// The service type enumeration name for `local.` (RFC 6763 §9); browsing it lists the types in use.
     public static let serviceEnumeration: DNSName = "_services._dns-sd._udp.local."
 
@@ -46,7 +50,7 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
     /// The whole name: `_http._tcp.local.`, or `_printer._sub._http._tcp.local.` with a subtype.
     public let fullName: DNSName
 
-    /// Builds a type from its parts, validating the service name (RFC 6335 §5.1) and the subtype label
+    /// Builds a type from its parts, validating the service name (``validate(serviceName:)``) and the subtype label
     /// (1–63 bytes, RFC 6763 §7.1). `name` is given without its underscore (a leading one is tolerated);
     /// a root `domain` means `local.`.
     public init(
@@ -120,6 +124,10 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
         return text
     }
 
+    /// The plain type as the dnssd API's replies carry it, apart from the domain: `_http._tcp.` (no subtype, no
+    /// domain; the domain goes in a field of its own, ``domain``).
+    public var dnssdRegtype: String { "_" + name + "." + transport.rawValue + "." }
+
     /// The service type enumeration name of `domain`: `_services._dns-sd._udp.<domain>` (RFC 6763 §9).
     public static func serviceEnumeration(in domain: DNSName) throws(ServiceNameError) -> DNSName {
         do {
@@ -137,21 +145,36 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
         return zip(labels, enumerationLabels).allSatisfy { equalFolded($0, $1) }
     }
 
-    /// Checks a service name, given without its underscore, against RFC 6335 §5.1: 1–15 characters,
-    /// only ASCII letters, digits and hyphens, at least one letter, no hyphen at either end or next to another.
+    /// Checks a service name, given without its underscore, as Avahi and mDNSResponder check what they accept:
+    /// 1–62 bytes (the label with its underscore holds at most 63) of ASCII letters, digits, hyphens and
+    /// underscores. RFC 6335 §5.1's stricter rules for names registered with IANA (at most 15 characters, a
+    /// letter, no hyphen at either end or doubled, no underscore) are not enforced here: real apps break them
+    /// (`_barrierServerZeroconf._tcp`), and ``registrationWarnings(forServiceName:)`` says where.
     public static func validate(serviceName name: String) throws(ServiceNameError) {
         if name.isEmpty { throw .emptyServiceName }
-        if let bad = name.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-")) }) {
+        if let bad = name.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")) }) {
             throw .invalidCharacter(DNSName.presentation(ofLabel: Array(name.utf8)),
                                     character: DNSName.presentation(ofLabel: Array(String(bad).utf8)))
         }
         // Only ASCII is left, so characters and bytes are the same thing from here on.
         if name.utf8.count > maxServiceNameLength { throw .serviceNameTooLong(name) }
-        if !name.contains(where: \.isLetter) { throw .noLetter(name) }
-        if name.hasPrefix("-") { throw .leadingHyphen(name) }
-        if name.hasSuffix("-") { throw .trailingHyphen(name) }
-        if name.contains("--") { throw .consecutiveHyphens(name) }
     }
+
+    /// Where an accepted service name (without its underscore) breaks RFC 6335 §5.1's rules for names
+    /// registered with IANA; empty when it follows them all. These are warnings, never reasons to refuse.
+    public static func registrationWarnings(forServiceName name: String) -> [ServiceNameWarning] {
+        var warnings: [ServiceNameWarning] = []
+        if name.count > maxRegisteredServiceNameLength { warnings.append(.longerThanRegistrable(name)) }
+        if name.contains("_") { warnings.append(.underscore(name)) }
+        if !name.isEmpty, !name.contains(where: \.isLetter) { warnings.append(.noLetter(name)) }
+        if name.hasPrefix("-") || name.hasSuffix("-") { warnings.append(.hyphenAtEnd(name)) }
+        if name.contains("--") { warnings.append(.consecutiveHyphens(name)) }
+        return warnings
+    }
+
+    /// Where this type's service name breaks RFC 6335 §5.1's registration rules (see
+    /// ``registrationWarnings(forServiceName:)``).
+    public var registrationWarnings: [ServiceNameWarning] { Self.registrationWarnings(forServiceName: name) }
 
     public static func == (lhs: ServiceType, rhs: ServiceType) -> Bool { lhs.fullName == rhs.fullName }
 

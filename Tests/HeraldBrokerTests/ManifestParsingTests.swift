@@ -32,7 +32,7 @@ struct ManifestParsingTests {
     func brokenPlistEqualsBrokenJSON() {
         let json = """
             {"id": "tictactoe", "name": 3, "executables": ["bin/tictactoe"],
-             "NSBonjourServices": ["_tic_tac._tcp", "_game._udp", "_GAME._udp."], "colour": "red"}
+             "NSBonjourServices": ["_tic+tac._tcp", "_game._udp", "_GAME._udp."], "colour": "red"}
             """
         let plist = """
             <?xml version="1.0" encoding="UTF-8"?>
@@ -41,7 +41,7 @@ struct ManifestParsingTests {
               <key>name</key><integer>3</integer>
               <key>executables</key><array><string>bin/tictactoe</string></array>
               <key>NSBonjourServices</key>
-              <array><string>_tic_tac._tcp</string><string>_game._udp</string><string>_GAME._udp.</string></array>
+              <array><string>_tic+tac._tcp</string><string>_game._udp</string><string>_GAME._udp.</string></array>
               <key>colour</key><string>red</string>
             </dict></plist>
             """

@@ -12,7 +12,7 @@ struct ManifestValidationTests {
               "name": "",
               "executables": ["bin/tictactoe", "/usr/bin/tictactoe", "/usr/bin/tictactoe"],
               "systemdUnits": ["tictactoe.socket"],
-              "NSBonjourServices": ["_tictactoe._tcp", "_TicTacToe._tcp.", "_x_y._tcp", "_printer._sub._http._tcp"],
+              "NSBonjourServices": ["_tictactoe._tcp", "_TicTacToe._tcp.", "_x+y._tcp", "_printer._sub._http._tcp"],
               "NSLocalNetworkUsageDescription": "   ",
               "entitlements": ["com.apple.developer.networking.Multicast"],
               "colour": "red",
@@ -73,6 +73,7 @@ struct ManifestValidationTests {
         .unknownEntitlement: manifestJSON(["entitlements": "[\"multicast\"]"]),
         .missingUsageDescription: manifestJSON(["NSLocalNetworkUsageDescription": "<absent>"]),
         .noServiceTypes: manifestJSON(["NSBonjourServices": "[]"]),
+        .unregistrableServiceType: manifestJSON(["NSBonjourServices": "[\"_barrierServerZeroconf._tcp\"]"]),
     ]
 
     @Test("Every rule has an example that breaks it and nothing else", arguments: ManifestProblem.Rule.allCases)
@@ -158,16 +159,14 @@ struct ManifestValidationTests {
         }
     }
 
-    @Test("Service types follow RFC 6335, ignore case and a trailing dot, and are declared plain")
+    @Test("Service types are DNS-SD labels, ignore case and a trailing dot, and are declared plain")
     func serviceTypes() throws {
         let ok = try manifest(json: manifestJSON(["NSBonjourServices": "[\"_Game._UDP\", \"_http._tcp.local.\", \"_a-b._tcp.\"]"]))
         #expect(ok.bonjourServices.map(\.description) == ["_Game._udp", "_http._tcp", "_a-b._tcp"])
 
         let cases: [(String, ManifestProblem.Rule, String)] = [
-            ("_thisnameistoolong._tcp", .invalidServiceType, "at most 15"),
-            ("_a--b._tcp", .invalidServiceType, "two hyphens"),
-            ("_-ab._tcp", .invalidServiceType, "begin with a hyphen"),
-            ("_123._tcp", .invalidServiceType, "at least one letter"),
+            ("_\(String(repeating: "x", count: 63))._tcp", .invalidServiceType, "63"),
+            ("_a b._tcp", .invalidServiceType, "letters, digits, hyphens and underscores"),
             ("_game._sctp", .invalidServiceType, "'_tcp' or '_udp'"),
             ("game._tcp", .invalidServiceType, "underscore"),
             ("_game", .invalidServiceType, "no transport"),
@@ -183,6 +182,27 @@ struct ManifestValidationTests {
         #expect(rules(manifestJSON(["NSBonjourServices": "[\"_game._udp\", \"_GAME._udp.\"]"])) == [.duplicateEntry])
         // The same name over the other transport is another type.
         #expect(rules(manifestJSON(["NSBonjourServices": "[\"_game._udp\", \"_game._tcp\"]"])) == [])
+    }
+
+    /// Avahi and mDNSResponder accept service names that RFC 6335 would not register (a real app in Debian,
+    /// barrier, uses `_barrierServerZeroconf._tcp`): a manifest may declare them, with a warning each.
+    @Test("Service types that break RFC 6335's registration rules are declared with a warning")
+    func unregistrableServiceTypes() throws {
+        let cases: [(String, String)] = [
+            ("_barrierServerZeroconf._tcp", "21 characters"), ("_a--b._tcp", "two hyphens"),
+            ("_-ab._tcp", "begins or ends with a hyphen"), ("_123._tcp", "no letter"), ("_x_y._udp", "underscore"),
+        ]
+        for (type, expected) in cases {
+            let result = try ManifestParser.parse(Array(manifestJSON(["NSBonjourServices": "[\"\(type)\"]"]).utf8))
+            #expect(result.manifest.bonjourServices == [try ServiceType(type)], "\(type)")
+            #expect(result.warnings.map(\.rule) == [.unregistrableServiceType], "\(type)")
+            #expect(result.warnings.first?.field == "NSBonjourServices[0]")
+            #expect(result.warnings.first?.message.contains(expected) == true, "\(type): \(result.warnings)")
+        }
+        let barrier = try Manifest(id: "org.debian.barrier", name: "Barrier", executables: ["/usr/bin/barrier"],
+                                   bonjourServices: ["_barrierServerZeroconf._tcp", "_barrierClientZeroconf._tcp"],
+                                   usageDescription: "Barrier finds the computers it shares a keyboard with.")
+        #expect(barrier.declares(try ServiceType("_barrierserverzeroconf._TCP")))
     }
 
     @Test("SHA-256 pins are 64 hex digits for a listed executable")
@@ -232,7 +252,7 @@ struct ManifestValidationTests {
     @Test("A manifest built in code goes through the same rules")
     func builtInCode() throws {
         #expect(throws: ManifestError.self) {
-            try Manifest(id: "x", name: "X", executables: ["x"], bonjourServices: ["_bad_type._tcp"])
+            try Manifest(id: "x", name: "X", executables: ["x"], bonjourServices: ["_bad type._tcp"])
         }
         let app = try Manifest(id: "org.example.x", name: "X", systemdUnits: ["x.service"], bonjourServices: ["_x._tcp"],
                                usageDescription: "Why.")

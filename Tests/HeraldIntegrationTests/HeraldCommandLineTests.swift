@@ -26,8 +26,8 @@ extension HeraldOnTestLANs {
                 ["browse"], ["browse", "http"], ["browse", "_http._tcp", "--all"], ["browse", "--all", "--resolve"],
                 ["browse", "_http._tcp", "--timeout", "0"], ["resolve", "x", "_http._tcp", "--timeout", "-1"],
                 ["browse", "_http._tcp", "--timeout", "1e19"], ["lookup", "x.local", "--timeout", "40000000"],
-                ["register", "Name", "_http._tcp", "70000"], ["register", "Name", "_http._tcp", "80", "=novalue"],
-                ["register", "Name", "_http._tcp", "80", "a=1", "A=2"], ["register", "Name", "_http._tcp", "80", "v=\\q"],
+                // A repeated key or an empty one is published with a warning, as dns-sd -R and avahi-publish publish it.
+                ["register", "Name", "_http._tcp", "70000"], ["register", "Name", "_http._tcp", "80", "v=\\q"],
                 ["register", "Name", "_printer._sub._http._tcp", "80"], ["query", "x.local", "NOTATYPE"],
                 ["query", "example.com", "A"], ["lookup", "example.com"], ["lookup", "x", "--ipv4", "--ipv6"],
             ] {

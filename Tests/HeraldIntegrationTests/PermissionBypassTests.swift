@@ -218,7 +218,7 @@ struct PermissionBypassTests {
             let result = try host.run(try AppUser.command([python, "-c", DNSSDByHand.python + RecordInteropTests.reconfirmAddress,
                                                            daemon.socket, "\(daemon.hostName).local.", "10.0.0.1"]), timeout: 20)
             #expect(result.stdout.contains("status -65555"), "\(result)")
-            #expect(daemon.logShows("refused to reconfirm \(daemon.hostName).local. A") && daemon.log.contains("unregistered"),
+            #expect(daemon.logShows("refused reconfirm \"\(daemon.hostName).local.\" type 1") && daemon.log.contains("unregistered"),
                     "\(daemon.log)")
 
         case .nonOperatorOnLoosenedControlSocket:

@@ -127,28 +127,46 @@ struct ServiceNameTypeParsingTests {
     }
 }
 
-@Suite("RFC 6335 §5.1 service name rules")
+@Suite("Service names: as liberal as Avahi and mDNSResponder, RFC 6335 §5.1 as warnings")
 struct ServiceNameRFC6335RuleTests {
     @Test("valid service names", arguments: [
         "http", "a", "A", "ipp", "sleep-proxy", "x-y-z", "h2", "9p", "a1b2", "ipp-2", "HTTP", "MixedCase",
-        "abcdefghijklmno",  // 15 characters: the maximum
+        "abcdefghijklmno",  // 15 characters: the most RFC 6335 registers
         "a2345678901234z", "12345678901234a",
     ])
     func valid(name: String) throws {
         try ServiceType.validate(serviceName: name)
         let type = try ServiceType("_\(name)._tcp")
         #expect(type.name == name)
+        #expect(type.registrationWarnings.isEmpty)
         #expect(try ServiceType(name: name, transport: .udp).name == name)
     }
 
-    @Test func fifteenVersusSixteenCharacters() throws {
-        let fifteen = String(repeating: "x", count: 15)
+    /// Real apps use longer names: barrier (in Debian) registers and browses `_barrierServerZeroconf._tcp`.
+    /// Avahi accepts them and mDNSResponder only logs; so does Herald, with a warning.
+    @Test func longerThanFifteenCharactersIsAcceptedWithAWarning() throws {
+        let barrier = try ServiceType("_barrierServerZeroconf._tcp")
+        #expect(barrier.name == "barrierServerZeroconf")
+        #expect(barrier.fullName == "_barrierServerZeroconf._tcp.local.")
+        #expect(barrier.registrationWarnings == [.longerThanRegistrable("barrierServerZeroconf")])
+        #expect(barrier.registrationWarnings[0].description.contains("21 characters"))
         let sixteen = String(repeating: "x", count: 16)
-        #expect(try ServiceType("_\(fifteen)._tcp").name == fifteen)
-        #expect(throws: ServiceNameError.serviceNameTooLong(sixteen)) { try ServiceType("_\(sixteen)._tcp") }
-        #expect(throws: ServiceNameError.serviceNameTooLong(sixteen)) {
-            try ServiceType(name: sixteen, transport: .tcp)
+        #expect(try ServiceType(name: sixteen, transport: .tcp).name == sixteen)
+        #expect(try ServiceType("_\(String(repeating: "x", count: 15))._tcp").registrationWarnings.isEmpty)
+    }
+
+    @Test func sixtyTwoCharactersFillTheLabel() throws {
+        let most = String(repeating: "y", count: 62)
+        let type = try ServiceType("_\(most)._udp")
+        #expect(type.fullName.labels[0].count == 63)
+        #expect(throws: ServiceNameError.serviceNameTooLong(most + "y")) {
+            try ServiceType(name: most + "y", transport: .tcp)
         }
+        #expect(throws: ServiceNameError.serviceNameTooLong(most + "y")) {
+            try ServiceType.validate(serviceName: most + "y")
+        }
+        // In text, a 64-byte label is not a name at all.
+        #expect(throws: (any Error).self) { try ServiceType("_\(most)y._tcp") }
     }
 
     @Test func emptyName() {
@@ -157,8 +175,8 @@ struct ServiceNameRFC6335RuleTests {
         #expect(throws: ServiceNameError.emptyServiceName) { try ServiceType.validate(serviceName: "") }
     }
 
-    @Test("only letters, digits and hyphens", arguments: [
-        ("foo_bar", "_"), ("foo bar", " "), ("café", "é"), ("a+b", "+"), ("a\\.b", "\\."), ("ipp*", "*"),
+    @Test("only letters, digits, hyphens and underscores", arguments: [
+        ("foo bar", " "), ("café", "é"), ("a+b", "+"), ("a\\.b", "\\."), ("ipp*", "*"),
     ])
     func invalidCharacters(name: String, character: String) throws {
         #expect(throws: ServiceNameError.invalidCharacter(name, character: character)) {
@@ -167,10 +185,10 @@ struct ServiceNameRFC6335RuleTests {
     }
 
     @Test func invalidCharacterMessageNamesRuleAndText() {
-        let error = ServiceNameError.invalidCharacter("foo_bar", character: "_")
+        let error = ServiceNameError.invalidCharacter("foo bar", character: " ")
         #expect(error.description.contains(
-            "service name 'foo_bar' may contain only letters, digits and hyphens (RFC 6335 §5.1)"))
-        #expect(error.description.contains("'_'"))
+            "service name 'foo bar' may contain only letters, digits, hyphens and underscores (RFC 6335 §5.1)"))
+        #expect(error.description.contains("' '"))
     }
 
     @Test func controlAndNonUTF8BytesAreInvalid() throws {
@@ -183,24 +201,28 @@ struct ServiceNameRFC6335RuleTests {
         }
     }
 
-    @Test("at least one letter: digits only are refused", arguments: ["123", "8080", "1-2", "0"])
-    func noLetter(name: String) {
-        #expect(throws: ServiceNameError.noLetter(name)) { try ServiceType("_\(name)._tcp") }
-    }
-
-    @Test func hyphens() throws {
-        #expect(throws: ServiceNameError.leadingHyphen("-http")) { try ServiceType("_-http._tcp") }
-        #expect(throws: ServiceNameError.trailingHyphen("http-")) { try ServiceType("_http-._tcp") }
-        #expect(throws: ServiceNameError.consecutiveHyphens("ht--tp")) { try ServiceType("_ht--tp._tcp") }
-        #expect(throws: ServiceNameError.noLetter("-")) { try ServiceType("_-._tcp") }
-        #expect(try ServiceType("_h-t-t-p._tcp").name == "h-t-t-p")
+    /// mDNSResponder accepts these (digits only, doubled hyphens, interior underscores); Avahi accepts them all.
+    @Test("RFC 6335 registration rules are warnings", arguments: [
+        ("123", [ServiceNameWarning.noLetter("123")]),
+        ("1-2", [.noLetter("1-2")]),
+        ("ht--tp", [.consecutiveHyphens("ht--tp")]),
+        ("foo_bar", [.underscore("foo_bar")]),
+        ("-http", [.hyphenAtEnd("-http")]),
+        ("http-", [.hyphenAtEnd("http-")]),
+        ("-", [.noLetter("-"), .hyphenAtEnd("-")]),
+    ])
+    func registrationRulesWarn(name: String, warnings: [ServiceNameWarning]) throws {
+        let type = try ServiceType("_\(name)._tcp")
+        #expect(type.name == name)
+        #expect(type.registrationWarnings == warnings)
+        for warning in warnings { #expect(warning.description.contains("RFC 6335 §5.1")) }
     }
 
     @Test func everyErrorExplainsItself() {
         let errors: [ServiceNameError] = [
             .notAServiceType("x"), .missingUnderscore("http"), .emptyServiceName,
-            .serviceNameTooLong("abcdefghijklmnop"), .invalidCharacter("a_b", character: "_"), .noLetter("123"),
-            .leadingHyphen("-a"), .trailingHyphen("a-"), .consecutiveHyphens("a--b"), .missingTransport("_a"),
+            .serviceNameTooLong(String(repeating: "a", count: 63)), .invalidCharacter("a b", character: " "),
+            .missingTransport("_a"),
             .invalidTransport("_x"), .missingSubtype("_sub._a._tcp"), .emptySubtype,
             .subtypeTooLong("x", length: 64), .serviceEnumerationName("x"), .emptyInstance,
             .instanceTooLong("x", length: 64), .instanceControlCharacter("x"), .instanceNotUTF8("x"),
@@ -210,7 +232,7 @@ struct ServiceNameRFC6335RuleTests {
             #expect(error.description.contains("RFC"),
                     "\(error) should cite its rule")
         }
-        #expect(ServiceNameError.serviceNameTooLong("abcdefghijklmnop").description.contains("16 characters"))
+        #expect(ServiceNameError.serviceNameTooLong(String(repeating: "a", count: 63)).description.contains("63 characters"))
         #expect(ServiceNameError.missingUnderscore("http").description.contains("'http'"))
     }
 }
@@ -246,8 +268,8 @@ struct ServiceNameTypeOperationTests {
         #expect(type.fullName == "_universal._sub._ipp._tcp.local.")
         #expect(try ServiceType(name: "_ipp", transport: .tcp).name == "ipp")  // underscore tolerated
         #expect(try ServiceType(name: "ipp", transport: .tcp, domain: .root).domain == "local.")
-        #expect(throws: ServiceNameError.invalidCharacter("i_pp", character: "_")) {
-            try ServiceType(name: "i_pp", transport: .tcp)
+        #expect(throws: ServiceNameError.invalidCharacter("i\\.pp", character: "\\.")) {
+            try ServiceType(name: "i.pp", transport: .tcp)
         }
     }
 
@@ -360,9 +382,10 @@ struct ServiceNameInstanceTests {
         #expect(throws: ServiceNameError.invalidTransport("_http")) {
             try ServiceInstanceName(fullName: "Foo._sub._http._tcp.local.")
         }
-        #expect(throws: ServiceNameError.consecutiveHyphens("a--b")) {
-            try ServiceInstanceName(parsing: "Foo._a--b._udp")
+        #expect(throws: ServiceNameError.invalidCharacter("a b", character: " ")) {
+            try ServiceInstanceName(parsing: "Foo._a\\032b._udp")
         }
+        #expect(try ServiceInstanceName(parsing: "Foo._barrierServerZeroconf._tcp").type.name == "barrierServerZeroconf")
     }
 
     @Test func sixtyThreeByteLimit() throws {

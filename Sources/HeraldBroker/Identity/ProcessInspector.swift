@@ -20,9 +20,9 @@ public struct ProcessInspector: Sendable {
         let link = path(pid, "exe")
         var executable: ExecutableLink
         do {
-            executable = ExecutableLink(linkTarget: try FileManager.default.destinationOfSymbolicLink(atPath: link))
+            executable = ExecutableLink(linkTarget: try SymbolicLink.target(of: link))
         } catch {
-            throw .unreadable(link, Self.reason(error))
+            throw .unreadable(link, error.description)
         }
         if !executable.isDeleted && !runs(fileAt: executable.path, pid: pid) { executable.namesAnotherFile = true }
         return executable

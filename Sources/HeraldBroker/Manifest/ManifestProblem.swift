@@ -59,6 +59,9 @@ public struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
         case missingUsageDescription = "missing-usage-description"
         /// Warning: no service types and no multicast entitlement; only address lookups can be allowed.
         case noServiceTypes = "no-service-types"
+        /// Warning: a service type accepted although it breaks RFC 6335 §5.1's rules for registered names (more
+        /// than 15 characters, say), as Avahi and mDNSResponder accept it.
+        case unregistrableServiceType = "unregistrable-service-type"
     }
 
     /// The field, as a path into the manifest: `NSBonjourServices[2]`, `executableSHA256./usr/bin/x`;

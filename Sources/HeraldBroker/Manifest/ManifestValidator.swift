@@ -262,6 +262,9 @@ public enum ManifestValidator {
                               + "\(key.rawValue)[\(first)] (types ignore case and a trailing dot); keep one")
                     continue
                 }
+                for rule in type.registrationWarnings {
+                    warning(field: field, value: shown, .unregistrableServiceType, rule.description)
+                }
                 types.append(type)
                 spelling.append(text)
             }

@@ -38,8 +38,8 @@ extension AppSocketServer {
             } else {
                 logger.info("app socket: client \(client.id) registered \(name)")
             }
-            queue(.registerService(RegisterServiceReply(flags: .add, name: label, regtype: type.description + ".",
-                                                        domain: "local.")), to: client, context: context)
+            queue(.registerService(RegisterServiceReply(flags: .add, name: label, regtype: type.dnssdRegtype,
+                                                        domain: type.domain.description)), to: client, context: context)
 
         case (.record(let name, _, _), .registered):
             logger.info("app socket: client \(client.id) registered a record at \(name)")
@@ -51,8 +51,8 @@ extension AppSocketServer {
             queue(.registerRecord(RegisterRecordReply(error: .nameConflict)), to: client, context: context)
 
         case (.register(let type, _), .registrationFailed):
-            queue(.registerService(RegisterServiceReply(error: .nameConflict, regtype: type.description + ".",
-                                                        domain: "local.")), to: client, context: context)
+            queue(.registerService(RegisterServiceReply(error: .nameConflict, regtype: type.dnssdRegtype,
+                                                        domain: type.domain.description)), to: client, context: context)
 
         case (.query(_, _, let recordClass), .recordAdded(let record, let link)),
              (.query(_, _, let recordClass), .recordRemoved(let record, let link)):
@@ -159,7 +159,7 @@ extension AppSocketServer {
               // C1 controls too (U+0080–U+009F): U+009B is a terminal's CSI.
               !name.unicodeScalars.contains(where: { (0x80...0x9F).contains($0.value) }) else { return nil }
         return BrowseReply(flags: added ? .add : [], interfaceIndex: UInt32(interfaceIndex),
-                           name: name, regtype: type.baseType.description + ".", domain: "local.")
+                           name: name, regtype: type.dnssdRegtype, domain: type.domain.description)
     }
 
     /// An ASCII control character (0x00–0x1F, 0x7F), which RFC 6763 §4.1.1 keeps out of instance names.
@@ -184,17 +184,19 @@ extension AppSocketServer {
         let reply: Reply
         switch operation.kind {
         case .browse(let type):
-            reply = .browse(BrowseReply(error: .noAuth, regtype: type.baseType.description + ".", domain: "local."))
+            reply = .browse(BrowseReply(error: .noAuth, regtype: type.dnssdRegtype, domain: type.domain.description))
         case .browseServiceTypes:
             reply = .browse(BrowseReply(error: .noAuth, regtype: "_services._dns-sd._udp.", domain: "local."))
         case .resolve(let instance):
             reply = .resolve(ResolveReply(error: .noAuth, fullname: instance.fullName.dnssdFullName))
-        case .register(let type, _):
-            reply = .registerService(RegisterServiceReply(error: .noAuth, regtype: type.description + ".", domain: "local."))
+        case .register(let type, let name):
+            reply = .registerService(RegisterServiceReply(error: .noAuth, name: name, regtype: type.dnssdRegtype,
+                                                          domain: type.domain.description))
         case .query(let name, let type, let recordClass):
             reply = .query(QueryRecordReply(error: .noAuth, fullname: name.dnssdFullName, rrtype: type.rawValue, rrclass: recordClass))
         case .addressLookup(let hostname):
-            reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname))
+            // With an address type: Apple's client library calls back only for A and AAAA results, and drops others.
+            reply = .addrInfo(AddrInfoReply(error: .noAuth, hostname: hostname, rrtype: RecordType.a.rawValue, rrclass: 1))
         case .record:
             reply = .registerRecord(RegisterRecordReply(error: .noAuth))
         }

@@ -6,7 +6,7 @@ import HeraldWire
 /// on a shared connection (`DNSServiceRegisterRecord`), their updates and their removal.
 extension AppSocketServer {
     func registerRecord(_ request: RegisterRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
+        if let refused = unservedInterface(request.interfaceIndex) { return refused }
         let text = request.fullname.hasSuffix(".") ? request.fullname : request.fullname + "."
         guard let name = try? DNSName(text), request.rrclass == 1 else { return .badParam }
         guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {

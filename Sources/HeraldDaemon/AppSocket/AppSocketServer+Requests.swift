@@ -13,14 +13,21 @@ extension AppSocketServer {
         do {
             decoded = try DecodedRequest.decode(header: frame.header, body: frame.body, connection: client.connectionState)
         } catch {
-            if case .unknownOperation = error {
-                // An operation this daemon does not know: BadParam, and the connection stays usable. On a shared
-                // connection the status goes where the client waits for it: the error socket that came with the frame.
-                logger.notice("app socket: client \(client.id) sent unknown operation \(frame.header.operation)")
+            let unserved: String? = switch error {
+            case .unknownOperation(let code): "operation \(code) is not part of the protocol Herald speaks"
+            case .unsupportedRequest(let operation): "Herald does not implement \(operation) (operation \(operation.rawValue))"
+            default: nil
+            }
+            if let unserved {
+                // An operation this daemon does not know or does not implement (NAT port mapping, Apple's private
+                // ones): Unsupported, as mDNSResponder's clients expect, and the connection stays usable. On a
+                // shared connection the status goes where the client waits for it: the error socket that came
+                // with the frame.
                 let route: StatusReturn = client.connectionState == .established && !client.passedDescriptors.isEmpty
                     && !frame.header.flags.contains(.noErrorSocket) ? .passedSocket : .inBand
                 client.connectionState = .established
-                reportStatus(.badParam, via: route, context: frame.header.context, to: client)
+                noteRefusal(.unsupported, of: "operation \(frame.header.operation)", reason: unserved, by: client)
+                reportStatus(.unsupported, via: route, context: frame.header.context, to: client)
                 return
             }
             disconnect(client, reason: "malformed \(frame.header.requestOperation.map { "\($0)" } ?? "request"): \(error)")
@@ -33,8 +40,16 @@ extension AppSocketServer {
         let wasNew = client.connectionState == .new
         client.connectionState = .established
         handlingRequest = true
+        refusals.reason = nil
+        refusals.parked = nil
         let status = perform(decoded.request, context: context, client: client, wasNew: wasNew)
         handlingRequest = false
+        if let status, status != .noError {
+            noteRefusal(status, of: decoded.request.summary, reason: refusals.reason ?? status.meaning, by: client)
+        } else if let parked = refusals.parked {
+            noteRefusal(.noAuth, of: decoded.request.summary, reason: "held until an operator decides: \(parked)",
+                        by: client)
+        }
         guard !client.closed else {
             flushReplies()
             return
@@ -137,8 +152,8 @@ extension AppSocketServer {
     // MARK: - Starting operations
 
     private func startBrowse(_ request: BrowseRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
-        guard isLocal(request.domain) else { return .unsupported }
+        if let refused = unservedInterface(request.interfaceIndex) { return refused }
+        guard isLocal(request.domain) else { return notLocal(request.domain) }
         let interface = interfaceFilter(request.interfaceIndex)
         if let name = try? DNSName(request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
            ServiceType.isServiceEnumeration(name) {
@@ -148,31 +163,54 @@ extension AppSocketServer {
                 engine.browse(id, type: name, interfaceIndex: interface, at: now)
             }), gated: .browseAllTypes, client: client)
         }
-        guard let type = Self.browseType(request.regtype) else { return .badParam }
-        guard Self.isLocal(type) else { return .unsupported }
+        let type: ServiceType
+        switch Self.parseBrowseType(request.regtype) {
+        case .success(let parsed): type = parsed
+        case .failure(let why): return refuse(.badParam, why.text)
+        }
+        guard Self.isLocal(type) else { return notLocal(type.domain.description) }
         return begin(AppOperation(browsing: BrowseGroup.Key(type: type, interface: interface), context: context),
                      gated: .browse(type), client: client)
     }
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's
-    /// `_http._tcp,_printer` (one subtype after a comma, as `DNSServiceBrowse` takes it).
-    static func browseType(_ regtype: String) -> ServiceType? {
+    /// `_http._tcp,_printer` (one subtype after a comma, as `DNSServiceBrowse` takes it); or why it is refused.
+    static func parseBrowseType(_ regtype: String) -> Result<ServiceType, RefusalText> {
         let parts = regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard let base = try? ServiceType(parts[0]) else { return nil }
+        let base: ServiceType
+        do {
+            base = try ServiceType(parts[0])
+        } catch {
+            return .failure(RefusalText(error.description))
+        }
         switch parts.count {
-        case 1: return base
-        case 2 where !base.hasSubtype && !parts[1].isEmpty: return try? base.withSubtype(parts[1])
-        default: return nil
+        case 1: return .success(base)
+        case 2 where !base.hasSubtype && !parts[1].isEmpty:
+            do {
+                return .success(try base.withSubtype(parts[1]))
+            } catch {
+                return .failure(RefusalText(error.description))
+            }
+        default:
+            return .failure(RefusalText("a browse takes one type and at most one subtype after a comma, as "
+                                        + "'_http._tcp,_printer'"))
         }
     }
 
     private func startResolve(_ request: ResolveRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
-        guard isLocal(request.domain),
-              let type = try? ServiceType(request.regtype),
-              let instance = try? ServiceInstanceName(instance: request.name, type: type.baseType)
-        else { return .badParam }
-        guard Self.isLocal(type) else { return .unsupported }
+        if let refused = unservedInterface(request.interfaceIndex) { return refused }
+        guard isLocal(request.domain) else {
+            return refuse(.badParam, "the domain \(RefusalLog.shown(request.domain)) is not local.: Herald serves "
+                          + "multicast DNS only")
+        }
+        let instance: ServiceInstanceName
+        do {
+            let type = try ServiceType(request.regtype)
+            guard Self.isLocal(type) else { return notLocal(type.domain.description) }
+            instance = try ServiceInstanceName(instance: request.name, type: type.baseType)
+        } catch {
+            return refuse(.badParam, error.description)
+        }
         let interface = interfaceFilter(request.interfaceIndex)
         let id = makeOperationID()
         return begin(AppOperation(kind: .resolve(instance: instance), context: context, engineOperations: [id], start: { engine, now in
@@ -181,46 +219,82 @@ extension AppSocketServer {
     }
 
     private func startRegistration(_ request: RegisterServiceRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
-        guard isLocal(request.domain) else { return .unsupported }
+        if let refused = unservedInterface(request.interfaceIndex) { return refused }
+        guard isLocal(request.domain) else { return notLocal(request.domain) }
         // The dnssd API lists subtypes after the type, separated by commas: `_http._tcp,_printer`.
         let parts = request.regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-        guard let first = parts.first, let type = try? ServiceType(first), !type.hasSubtype else { return .badParam }
-        guard Self.isLocal(type) else { return .unsupported }
+        let type: ServiceType
+        do {
+            type = try ServiceType(parts[0])
+        } catch {
+            return refuse(.badParam, error.description)
+        }
+        guard Self.isLocal(type) else { return notLocal(type.domain.description) }
+        guard !type.hasSubtype else {
+            return refuse(.badParam, "register the plain type and give subtypes after commas, as '_http._tcp,_printer'")
+        }
         let subtypes = parts.dropFirst().map { $0 }
-        guard subtypes.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 }) else { return .badParam }
-        if !request.name.isEmpty, (try? ServiceInstanceName.validate(instance: request.name)) == nil { return .badParam }
+        if let bad = subtypes.first(where: { $0.isEmpty || $0.utf8.count > 63 }) {
+            return refuse(.badParam, "subtype \(RefusalLog.shown(bad)) is not 1 to 63 bytes (RFC 6763 §7.1)")
+        }
+        // dns_sd.h: a name too long for a label is truncated, as mDNSResponder does (at a character boundary)
+        // unless the client asked for no automatic renaming.
+        var instance = request.name
+        if !request.flags.contains(.noAutoRename) { instance = Self.truncatedInstance(instance) }
+        if !instance.isEmpty {
+            do {
+                try ServiceInstanceName.validate(instance: instance)
+            } catch {
+                return refuse(.badParam, error.description)
+            }
+        }
         let txt: TXTRecord
         if request.txt.isEmpty {
             txt = .empty
         } else {
-            guard let parsed = try? TXTRecord(rdata: request.txt) else { return .badParam }
-            txt = parsed
+            do {
+                txt = try TXTRecord(rdata: request.txt)
+            } catch {
+                return refuse(.badParam, "the TXT record data is malformed: \(error)")
+            }
         }
-        guard fitsInOneMessage(txt.rdata.count, ofServiceType: type) else { return .badParam }
+        guard fitsInOneMessage(txt.rdata.count, ofServiceType: type) else {
+            return refuse(.badParam, "the TXT record (\(txt.rdata.count) bytes) does not fit in one message")
+        }
         var host: DNSName?
         if !request.host.isEmpty {
-            guard let parsed = try? DNSName(request.host) else { return .badParam }
-            host = parsed
+            do {
+                host = try DNSName(request.host)
+            } catch {
+                return refuse(.badParam, "the host \(RefusalLog.shown(request.host)) is not a name: \(error)")
+            }
         }
         let registration = ServiceRegistration(
-            instance: request.name, type: type.fullName, subtypes: subtypes, host: host, port: request.port, txt: txt,
+            instance: instance, type: type.fullName, subtypes: subtypes, host: host, port: request.port, txt: txt,
             autoRename: !request.flags.contains(.noAutoRename), interfaceIndex: interfaceFilter(request.interfaceIndex))
         let id = makeOperationID()
-        return begin(AppOperation(kind: .register(type: type, name: request.name), context: context, engineOperations: [id], start: { engine, now in
+        return begin(AppOperation(kind: .register(type: type, name: instance), context: context, engineOperations: [id], start: { engine, now in
             engine.register(id, registration, at: now)
         }), gated: .register(type), client: client)
     }
 
     private func startQuery(_ request: QueryRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
+        if let refused = unservedInterface(request.interfaceIndex) { return refused }
         // Multicast DNS has records of class IN only (kDNSServiceClass_IN); a question may also ask for ANY class.
         let recordClass = RecordClass(request.rrclass)
-        guard let name = try? DNSName(request.name), recordClass == .internet || recordClass == .any else { return .badParam }
+        guard recordClass == .internet || recordClass == .any else {
+            return refuse(.badParam, "class \(request.rrclass): multicast DNS has class IN (1) only")
+        }
+        let name: DNSName
+        do {
+            name = try DNSName(request.name)
+        } catch {
+            return refuse(.badParam, "\(RefusalLog.shown(request.name)) is not a name: \(error)")
+        }
         // Only multicast DNS names are served here: `.local.`, and reverse names, which Herald has no unicast DNS
         // to ask about (hosts publish reverse PTRs for all their addresses, RFC 6762 §4).
         guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
-            return .unsupported
+            return refuse(.unsupported, "\(name) is not in local. or a reverse domain: Herald does no unicast DNS")
         }
         let type = RecordType(request.rrtype)
         let interface = interfaceFilter(request.interfaceIndex)
@@ -233,7 +307,11 @@ extension AppSocketServer {
                          at: now)
         })
         operation.reportsNegativeAnswers = negativeAnswers
-        return begin(operation, gated: Self.gatedQuery(name: name, type: type), client: client)
+        let status = begin(operation, gated: Self.gatedQuery(name: name, type: type), client: client)
+        if status == .noError, request.flags.contains(.timeout) {
+            scheduleTimeout(of: operation, client: client, types: [type.rawValue])
+        }
+        return status
     }
 
     /// What asking for the records `name`/`type` amounts to for the permission rules.
@@ -254,12 +332,14 @@ extension AppSocketServer {
     /// (RFC 6762 §10.4). Asking the network about a name is a query, allowed as one; there is nothing to wait for,
     /// so a request that is not allowed at once is refused (NoAuth).
     private func reconfirm(_ request: ReconfirmRequest, client: AppClient) -> DNSServiceError {
-        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
+        if let refused = unservedInterface(request.interfaceIndex) { return refused }
         let type = RecordType(request.rrtype)
         guard let name = try? DNSName(request.fullname), RecordClass(request.rrclass) == .internet,
-              let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
+              let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else {
+            return refuse(.badParam, "the record is not a class IN record of a valid name with well-formed data")
+        }
         guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
-            return .unsupported
+            return refuse(.unsupported, "\(name) is not in local. or a reverse domain: Herald does no unicast DNS")
         }
         let gated = Self.gatedQuery(name: name, type: type)
         let caller = self.caller(of: client)
@@ -269,8 +349,7 @@ extension AppSocketServer {
         case .allow:
             break
         case .refuse(let reason, _), .park(let reason, _):
-            logger.info("app socket: refused to reconfirm \(name) \(type) for pid \(caller.pid ?? -1): \(reason)")
-            return .noAuth
+            return refuse(.noAuth, reason)
         }
         let record = ResourceRecord(name: name, type: type, ttl: 0, data: data)
         let interface = interfaceFilter(request.interfaceIndex)
@@ -279,11 +358,18 @@ extension AppSocketServer {
     }
 
     private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard !Self.isUnservedInterface(request.interfaceIndex) else { return .unsupported }
+        if let refused = unservedInterface(request.interfaceIndex) { return refused }
         let text = request.hostname.hasSuffix(".") ? request.hostname : request.hostname + "."
-        guard let name = try? DNSName(text) else { return .badParam }
+        let name: DNSName
+        do {
+            name = try DNSName(text)
+        } catch {
+            return refuse(.badParam, "\(RefusalLog.shown(request.hostname)) is not a host name: \(error)")
+        }
         // A name outside .local. would need unicast DNS, which Herald does not do (as for record queries).
-        guard name.hasSuffix("local.") else { return .unsupported }
+        guard name.hasSuffix("local.") else {
+            return refuse(.unsupported, "\(name) is not in local.: Herald does no unicast DNS")
+        }
         var types: [RecordType] = []
         let wanted = request.protocol.intersection([.ipv4, .ipv6])
         if wanted.isEmpty || wanted.contains(.ipv4) { types.append(.a) }
@@ -299,20 +385,24 @@ extension AppSocketServer {
             }
         })
         operation.reportsNegativeAnswers = negativeAnswers
-        return begin(operation, gated: .addressLookup(name), client: client)
+        let status = begin(operation, gated: .addressLookup(name), client: client)
+        if status == .noError, request.flags.contains(.timeout) {
+            scheduleTimeout(of: operation, client: client, types: types.map(\.rawValue))
+        }
+        return status
     }
 
     /// Asks the gate, then starts, parks or refuses the operation (BRIEF §1 rules 2–5).
     func begin(_ operation: AppOperation, gated: GatedRequest, client: AppClient) -> DNSServiceError {
-        guard client.operations[operation.context] == nil else { return .badParam }
+        guard client.operations[operation.context] == nil else {
+            return refuse(.badParam, "the client context is already in use by another operation of the connection")
+        }
         guard client.operations.count < limits.operationsPerClient else {
-            logger.notice("app socket: client \(client.id) reached the limit of \(limits.operationsPerClient) operations")
-            return .noMemory
+            return refuse(.noMemory, "the client reached the limit of \(limits.operationsPerClient) operations")
         }
         let caller = self.caller(of: client)
         if !gate.isOperator(caller), operationCount(of: client.user) >= limits.operationsPerUser {
-            logger.notice("app socket: uid \(client.user) reached its share of \(limits.operationsPerUser) operations")
-            return .noMemory
+            return refuse(.noMemory, "uid \(client.user) reached its share of \(limits.operationsPerUser) operations")
         }
         operation.gated = gated
         operation.caller = caller
@@ -320,10 +410,13 @@ extension AppSocketServer {
         explain(decision.explanation, to: client)
         switch decision {
         case .refuse(let reason, _):
-            logger.info("app socket: refused \(gated) for pid \(caller.pid ?? -1): \(reason)")
-            return .noAuth
+            // A refusal that only a new manifest can change. The status says NoAuth, and so does a reply, as for a
+            // parked request: Apple's client library turns a NoAuth status into success (an app learns of NoAuth
+            // from its callback), so without the reply its programs would wait for ever.
+            queueParkedReply(for: operation, to: client)
+            return refuse(.noAuth, reason)
         case .park(let reason, _):
-            logger.info("app socket: parked \(gated) for pid \(caller.pid ?? -1): \(reason)")
+            refusals.parked = reason
             operation.parked = true
             client.operations[operation.context] = operation
             queueParkedReply(for: operation, to: client)
@@ -368,6 +461,48 @@ extension AppSocketServer {
 
     private func isLocal(_ domain: String) -> Bool {
         domain.isEmpty || domain.lowercased() == "local" || domain.lowercased() == "local."
+    }
+
+    /// Unsupported, for a domain other than `local.`.
+    private func notLocal(_ domain: String) -> DNSServiceError {
+        refuse(.unsupported, "the domain \(RefusalLog.shown(domain)) is not local.: Herald serves multicast DNS only")
+    }
+
+    /// Unsupported for the interface indexes Herald does not serve (``isUnservedInterface(_:)``), else nil.
+    func unservedInterface(_ index: UInt32) -> DNSServiceError? {
+        guard Self.isUnservedInterface(index) else { return nil }
+        return refuse(.unsupported, index == DNSServiceInterfaceIndex.localOnly
+                      ? "kDNSServiceInterfaceIndexLocalOnly: Herald has no host-only services"
+                      : "kDNSServiceInterfaceIndexUnicast: Herald does no unicast DNS")
+    }
+
+    /// Returns `status` and notes why the request being handled was refused, for the log line and the
+    /// explanation (``RefusalLog``).
+    func refuse(_ status: DNSServiceError, _ reason: String) -> DNSServiceError {
+        refusals.reason = reason
+        return status
+    }
+
+    /// Logs a refusal (once per client and reason, rate-limited); one that is not a permission decision (whose
+    /// explanation the gate gave) is what the process is told when it asks why.
+    func noteRefusal(_ status: DNSServiceError, of request: String, reason: String, by client: AppClient) {
+        if status != .noAuth { explain(RefusalLog.explanation(status, reason), to: client) }
+        refusals.refused(clientID: client.id, pid: client.identity?.pid ?? -1, status: status, request: request,
+                         reason: reason, now: MonotonicClock.milliseconds(), logger: logger)
+    }
+
+    /// An instance name cut to the 63 bytes of a label at a character (Unicode scalar) boundary, as mDNSResponder
+    /// cuts a name given to `DNSServiceRegister` (`dns_sd.h`: longer names are truncated).
+    static func truncatedInstance(_ name: String) -> String {
+        guard name.utf8.count > ServiceInstanceName.maxInstanceLength else { return name }
+        var kept = String.UnicodeScalarView()
+        var length = 0
+        for scalar in name.unicodeScalars {
+            length += UTF8.width(scalar)
+            if length > ServiceInstanceName.maxInstanceLength { break }
+            kept.append(scalar)
+        }
+        return String(kept)
     }
 
     /// The dnssd interface index as an engine filter: 0 means every interface (as do the P2P and BLE indexes,

@@ -84,6 +84,10 @@ public final class AppSocketServer {
     var handlingRequest = false
     /// True while a batch is being sent.
     private var flushing = false
+    /// Refused requests: logged, and remembered for the explanation (``RefusalLog``).
+    let refusals = RefusalLog()
+    /// Requests that end after a while (kDNSServiceFlagsTimeout, ``RequestTimeouts``).
+    let timeouts = RequestTimeouts()
 
     /// What one user holds.
     struct UserUsage {
@@ -230,6 +234,7 @@ public final class AppSocketServer {
     func disconnect(_ client: AppClient, reason: String?) {
         guard clients[client.id] != nil else { return }
         if let reason { logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)") }
+        refusals.forget(clientID: client.id)
         halt(client.operations.values.sorted { $0.context.rawValue < $1.context.rawValue })
         forget(client)
     }

@@ -177,6 +177,7 @@ private struct Interpreter {
                     problems.append(problem(typeNode, "the type \"\(text)\" has a subtype; give subtypes in <subtype>"))
                 } else {
                     type = parsed
+                    for warning in parsed.registrationWarnings { problems.append(problem(typeNode, warning.description, .warning)) }
                 }
             } catch {
                 problems.append(problem(typeNode, "bad service type \"\(text)\": \(error)"))

@@ -147,6 +147,7 @@ public struct SystemdDNSSDFile: Sendable {
                     error(type.line, "the type \"\(type.value)\" has a subtype; give it with SubType=", in: type.file)
                 } else {
                     serviceType = parsed
+                    for rule in parsed.registrationWarnings { warning(type.line, rule.description) }
                 }
             } catch let failure {
                 error(type.line, "bad service type \"\(type.value)\": \(failure)", in: type.file)

@@ -124,12 +124,14 @@ struct AnswerBuilder {
     /// most, each record once. An answer too big to share a packet goes alone in one of up to `room.alone` bytes,
     /// which may be fragmented (RFC 6762 §17 allows one record in a fragmented datagram); a bigger one is left out.
     static func pack(answers: [ResourceRecord], additionals: [ResourceRecord], room: MessageRoom, id: UInt16 = 0,
-                     questions: [DNSQuestion] = []) -> [[UInt8]] {
+                     questions: [DNSQuestion] = [],
+                     recordDataCompression: MessageWriter.RecordDataCompression = .multicastDNS) -> [[UInt8]] {
         var seen = Set<RecordIdentity>()
         let answers = answers.filter { seen.insert(RecordIdentity($0)).inserted }
         let additionals = additionals.filter { seen.insert(RecordIdentity($0)).inserted }
         func message(limit: Int) -> MessageWriter {
-            var writer = MessageWriter(id: id, flags: .authoritativeResponse, limit: limit)
+            var writer = MessageWriter(id: id, flags: .authoritativeResponse, limit: limit,
+                                       recordDataCompression: recordDataCompression)
             for question in questions { writer.append(question) }
             return writer
         }
