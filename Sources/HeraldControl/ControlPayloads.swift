@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A registered app as operators see it.
 public struct ControlApp: Codable, Hashable, Sendable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The operators' control protocol (version 1): newline-delimited JSON over a Unix stream socket.
 ///

@@ -12,6 +12,19 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
+        @Test("release herald carries no ICU data: at most 17 MB stripped, and no libicu or libxml2 at run time")
+        func heraldIsLean() throws {
+            let herald = try ReleaseBinaries.directory() + "/herald"
+            let stripped = FileManager.default.temporaryDirectory.appendingPathComponent("herald-stripped-\(ProcessInfo.processInfo.processIdentifier)").path
+            defer { try? FileManager.default.removeItem(atPath: stripped) }
+            try Command.check(["strip", "-o", stripped, herald])
+            let size = (try FileManager.default.attributesOfItem(atPath: stripped)[.size] as? Int) ?? Int.max
+            print("release herald: \(size) bytes stripped")
+            #expect(size <= 17_000_000, "herald is \(size) bytes stripped: something brought Foundation (and its ICU data) back")
+            let needed = try ReleaseBinaries.neededLibraries(of: herald)
+            #expect(!needed.contains { $0.hasPrefix("libicu") || $0.hasPrefix("libxml2") }, "\(needed)")
+        }
+
         @Test("release heraldd and herald load no toolchain library, and serve: a registration is seen from another host, and a browse finds that host's service")
         func releaseBinariesServe() throws {
             let release = try ReleaseBinaries.directory()

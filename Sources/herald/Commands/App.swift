@@ -1,5 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HeraldControl
 
 /// `herald app`: register, remove, list and show app manifests (operators only).
@@ -37,21 +44,19 @@ struct App: ParsableCommand {
                 throw CommandFailure("this is a directory; give the manifest file in it (for example \(file)/app.json)",
                                      exitCode: ExitStatus.badInput)
             }
-            do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: file))
-                guard let decoded = String(data: data, encoding: .utf8) else {
-                    throw CommandFailure("the file is not UTF-8 text; save the manifest as UTF-8 JSON or XML",
-                                         exitCode: ExitStatus.badInput)
-                }
-                text = decoded
-            } catch let failure as CommandFailure {
-                throw failure
-            } catch {
-                throw CommandFailure("cannot read the file: \((error as NSError).localizedDescription)",
+            let data: [UInt8]
+            switch FileContents.read(file) {
+            case .success(let bytes): data = bytes
+            case .failure(let failure):
+                throw CommandFailure("cannot read the file: \(failure)", exitCode: ExitStatus.badInput)
+            }
+            guard let decoded = String(validating: data, as: UTF8.self) else {
+                throw CommandFailure("the file is not UTF-8 text; save the manifest as UTF-8 JSON or XML",
                                      exitCode: ExitStatus.badInput)
             }
+            text = decoded
             let reply = try ControlSession(options: options).call(
-                .appAdd, manifest: text, fileName: (file as NSString).lastPathComponent)
+                .appAdd, manifest: text, fileName: file.split(separator: "/").last.map(String.init) ?? file)
             if options.json {
                 ControlOutput.json(reply)
                 return

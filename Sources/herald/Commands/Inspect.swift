@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import HeraldControl
 import HeraldWire
 
@@ -28,17 +27,11 @@ struct Inspect: ParsableCommand {
     }
 
     func run() throws {
-        let data: Data?
-        if file == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            data = FileManager.default.contents(atPath: file)
-        }
-        guard let data else {
+        let read = try? (file == "-" ? FileContents.readAll(from: 0) : FileContents.read(file)).get()
+        guard let bytes = read else {
             printError("herald: inspect: cannot read \(file): check that the file exists and is readable")
             throw ExitCode(65)
         }
-        let bytes = Array(data)
         let messages = (try? CorpusReader.messages(in: bytes)).flatMap { $0.isEmpty ? nil : $0 } ?? [bytes]
         var failures = 0
         for (index, message) in messages.prefix(limit ?? messages.count).enumerated() {
@@ -54,3 +47,4 @@ struct Inspect: ParsableCommand {
         if failures > 0 { throw ExitCode(65) }
     }
 }
+

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HeraldControl
 
 /// `herald prompt`: answers apps' requests as they arrive, like the permission dialog of a phone.
@@ -101,18 +105,18 @@ struct Prompt: HeraldCommand {
     /// Asks until the answer is one of the choices; nil at end of input. With --json the question goes to standard
     /// error, so that standard output holds only JSON lines.
     private func readAnswer(from input: InputLines) -> Answer? {
-        let ask = options.json ? FileHandle.standardError : FileHandle.standardOutput
+        let ask: Int32 = options.json ? 2 : 1
         while true {
-            ask.write(Data("[a] Allow   [d] Don't Allow   [s] decide later: ".utf8))
+            writeAll("[a] Allow   [d] Don't Allow   [s] decide later: ", to: ask)
             guard let line = input.next() else {
-                ask.write(Data("\n".utf8))
+                writeAll("\n", to: ask)
                 return nil
             }
-            switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+            switch line.trimmed.lowercased() {
             case "a", "allow", "y", "yes": return .allow
             case "d", "don't allow", "dont allow", "deny", "n", "no": return .deny
             case "s", "skip", "later", "": return .later
-            default: ask.write(Data("please answer a, d or s\n".utf8))
+            default: writeAll("please answer a, d or s\n", to: ask)
             }
         }
     }
@@ -123,4 +127,15 @@ private struct PromptAnswerJSON: Encodable {
     var app: String
     var answer: String
     var change: String
+}
+
+private extension String {
+    /// Without the spaces and tabs around it.
+    var trimmed: Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else {
+            return ""
+        }
+        return self[first...last]
+    }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Writes one JSON object per line (keys sorted, so that lines diff well), for `--json`.
 enum JSONLine {

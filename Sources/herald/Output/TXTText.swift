@@ -26,7 +26,7 @@ enum TXTText {
     /// quote inside becomes `'\''`).
     static func shellQuoted(_ text: String) -> String {
         guard text.utf8.contains(where: { shellMetacharacters.contains($0) || $0 == UInt8(ascii: "\\") }) else { return text }
-        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
     /// For JSON: each string as text, with bytes that are not UTF-8 (and control characters) as `\xHH`.

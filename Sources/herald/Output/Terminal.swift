@@ -66,16 +66,21 @@ enum StandardOutput {
     }
 
     private static func write(_ text: String) {
-        var bytes = Array((text + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes[offset...].withUnsafeMutableBytes { Glibc.write(1, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
+        writeAll(text + "\n", to: 1)
+    }
+}
+
+/// Writes all of `text` to the file descriptor `fd` (1 standard output, 2 standard error), retrying after signals;
+/// a descriptor that fails (a closed pipe) takes what it took.
+func writeAll(_ text: String, to fd: Int32) {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        if written < 0 {
+            if errno == EINTR { continue }
+            return
         }
-        bytes.removeAll()
+        offset += written
     }
 }

@@ -1,5 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HeraldClient
 import HeraldControl
 
@@ -120,10 +127,12 @@ enum ControlOutput {
 
     /// A date as people read it in lists: `2026-11-22 07:41:05`.
     static func time(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
-        return formatter.string(from: date)
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var local = tm()
+        guard localtime_r(&seconds, &local) != nil else { return "\(date)" }
+        var text = [CChar](repeating: 0, count: 32)
+        let count = strftime(&text, text.count, "%Y-%m-%d %H:%M:%S", &local)
+        return String(decoding: text[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// `“Tic Tac Toe”`.

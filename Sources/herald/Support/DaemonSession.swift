@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HeraldClient
 import HeraldIPC
 
@@ -179,7 +183,7 @@ final class DaemonSession {
               reply.status == .noError, !reply.value.isEmpty
         else { return nil }
         let text = String(decoding: reply.value, as: UTF8.self)
-        guard let colon = text.range(of: ": ") else { return ("refused", text) }
+        guard let colon = text.firstRange(of: ": ") else { return ("refused", text) }
         return (String(text[..<colon.lowerBound]), String(text[colon.upperBound...]))
     }
 
