@@ -42,7 +42,7 @@ public enum OperatorText {
     }
 
     /// A line of JSON with every unsafe character that JSON leaves raw (DEL, C1 and the formatting characters; C0
-    /// controls are always escaped by JSON) written as a `\uXXXX` escape, which JSON readers decode to the same
+    /// controls are always escaped by JSON) written as a `\u` escape of four hex digits, which JSON readers decode to the same
     /// character: the line stays valid JSON with the same value, and a terminal shows it without acting on it.
     /// These characters can only occur inside strings, so replacing them anywhere is safe.
     public static func jsonEscaped(_ json: String) -> String {
