@@ -1,4 +1,5 @@
-/// Why a request was allowed or refused, in the order the permission model checks them (BRIEF §1).
+/// Why a request was allowed or refused, in the order the permission model checks them (docs/permissions.md,
+/// "Deciding").
 /// The raw value is the stable name shown by `herald requests`, the log and the audit trail.
 public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     /// Rule 1: the caller is an operator (uid 0 or a member of the operator group).
@@ -17,7 +18,7 @@ public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     case denied = "denied"
     /// Rule 5: nobody has decided yet; a pending request is recorded.
     case notDetermined = "not-determined"
-    /// Address lookups are open to every local user by configuration (BRIEF §1, "Address lookups").
+    /// Address lookups are open to every local user by configuration (docs/permissions.md, "Address lookups").
     case addressLookupsOpen = "address-lookups-open"
     /// The name lies outside `.local` and the link-local reverse zones (RFC 6762 §4): Herald serves no such name,
     /// so the request is refused for everyone, before every other rule (a request the engine would run must be

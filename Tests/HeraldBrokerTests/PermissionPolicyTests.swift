@@ -55,7 +55,7 @@ let ticTacToeBinary = caller("/usr/bin/tictactoe")
 let granted: [AppID: AppDecision] = [Apps.ticTacToe.id: .granted, Apps.scanner.id: .granted]
 let denied: [AppID: AppDecision] = [Apps.ticTacToe.id: .denied]
 
-@Suite("The decision rules of BRIEF §1")
+@Suite("The decision rules of docs/permissions.md, Deciding")
 struct PermissionPolicyTests {
     static let table: [Case] = [
         // Rule 1: operators.

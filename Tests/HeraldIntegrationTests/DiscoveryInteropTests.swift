@@ -3,7 +3,7 @@ import Testing
 
 extension HeraldOnTestLANs {
     /// Herald finds and resolves what real peers publish: Avahi (`avahi-publish`) and python-zeroconf, each
-    /// on IPv4 and IPv6 together and on one of them alone (BRIEF §6.2).
+    /// on IPv4 and IPv6 together and on one of them alone (docs/scenarios.md, "Interoperability").
     @Suite(
         "Herald discovers Avahi and python-zeroconf services",
         .serialized

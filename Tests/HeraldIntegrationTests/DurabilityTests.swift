@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// The permission store under `kill -9` (BRIEF §1, "Store"): a change that `herald` was told is done survives
-/// the daemon being killed at any moment, and the database stays healthy.
+/// The permission store under `kill -9` (docs/permissions.md, "The store"): a change that `herald` was told is done
+/// survives the daemon being killed at any moment, and the database stays healthy.
 @Suite("Permission store durability under kill -9")
 struct DurabilityTests {
     /// 200 rounds of: start heraldd on the same store, check every change acknowledged before the last kill,

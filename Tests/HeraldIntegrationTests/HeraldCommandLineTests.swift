@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 extension HeraldOnTestLANs {
-    /// `herald`'s command-line contract (BRIEF §4): exit statuses, messages that name the problem and the
+    /// `herald`'s command-line contract (docs/command-line.md): exit statuses, messages that name the problem and the
     /// fix, and the permission states of the dnssd protocol, seen by an unprivileged app against a real
     /// heraldd. Everything runs inside a one-host TestLAN.
     @Suite(

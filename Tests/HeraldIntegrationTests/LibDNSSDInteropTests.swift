@@ -3,7 +3,8 @@ import Testing
 
 extension HeraldOnTestLANs {
     /// C programs compiled against Debian's dns_sd.h and linked with -ldns_sd run on Herald's library by loader
-    /// path alone, against a real heraldd, with Avahi as the peer in another namespace (BRIEF §6.3).
+    /// path alone, against a real heraldd, with Avahi as the peer in another namespace (docs/libdns_sd.md,
+    /// "Testing it").
     @Suite("libdns_sd against heraldd and Avahi", .serialized)
     struct LibDNSSDInteropTests {
         init() throws {

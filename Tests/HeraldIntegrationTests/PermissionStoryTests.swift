@@ -5,9 +5,9 @@ import Testing
 import Glibc
 #endif
 
-/// The tic-tac-toe story of BRIEF §6.1, end to end: a real heraldd with a real store, an app (a copy of the
-/// `herald` tool at the path its manifest names, run as an unprivileged user), an operator using `herald`, and
-/// a peer on another host of the test LAN.
+/// The tic-tac-toe story (docs/scenarios.md, "The tic-tac-toe story"), end to end: a real heraldd with a real
+/// store, an app (a copy of the `herald` tool at the path its manifest names, run as an unprivileged user), an
+/// operator using `herald`, and a peer on another host of the test LAN.
 @Suite("The tic-tac-toe story", .serialized)
 struct PermissionStoryTests {
     @Test("NoAuth for each static rule, parked until granted, results without a restart, withdrawn on deny")

@@ -3,7 +3,8 @@ import Testing
 
 extension HeraldOnTestLANs {
     /// What `herald register` advertises is seen by Avahi and python-zeroconf, and is withdrawn from both
-    /// quickly when herald exits (BRIEF §6.2); name conflicts with Avahi end in a rename on Herald's side.
+    /// quickly when herald exits; name conflicts with Avahi end in a rename on Herald's side (docs/scenarios.md,
+    /// "Interoperability").
     @Suite(
         "Herald's registrations as Avahi and python-zeroconf see them",
         .serialized

@@ -1,4 +1,4 @@
-/// Who is asking, as the kernel reports it (BRIEF §1, "Who is asking"): never anything the client says.
+/// Who is asking, as the kernel reports it (docs/permissions.md, "Who is asking"): never anything the client says.
 ///
 /// The daemon fills it from `SO_PEERCRED` and `/proc` (see ``ProcessInspector``); tests build it directly.
 public struct CallerIdentity: Hashable, Sendable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-/// The registered manifests, and which of them a process is (BRIEF §1, "Identity selectors").
+/// The registered manifests, and which of them a process is (docs/permissions.md, "Identity selectors").
 ///
 /// A manifest matches a process when one of its `executables` is the process's executable (and, if that path
 /// is pinned, the content's SHA-256 is the pinned one), or when one of its `systemdUnits` is the process's unit.

@@ -6,7 +6,8 @@ import Musl
 import Darwin
 #endif
 
-/// Who counts as an operator (BRIEF §1, rule 1): uid 0 and members of a configurable group, `herald` by default.
+/// Who counts as an operator (docs/permissions.md, "Operators"; rule 1 of "Deciding"): uid 0 and members of a
+/// configurable group, `herald` by default.
 /// Operators are exempt from the app rules.
 public struct OperatorRule: Hashable, Sendable {
     /// The operator group when the configuration names none.

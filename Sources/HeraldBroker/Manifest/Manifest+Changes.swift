@@ -1,5 +1,5 @@
-/// What changed between two versions of an app's manifest, for the audit trail (BRIEF §1: "a changed manifest
-/// keeps the app's decision, and the audit log records the change").
+/// What changed between two versions of an app's manifest, for the audit trail (docs/permissions.md, "The store":
+/// a changed manifest keeps the app's decision, and the audit log records what changed).
 extension Manifest {
     /// One line per changed field, such as `NSBonjourServices: +_chat._tcp -_game._udp`; empty when equal.
     public func changes(from old: Manifest) -> [String] {

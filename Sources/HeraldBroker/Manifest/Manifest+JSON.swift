@@ -1,5 +1,6 @@
-/// The canonical JSON form of a manifest: the keys in BRIEF §1 order, two-space indentation, empty optional
-/// keys left out. The store keeps this text, and ``ManifestParser`` reads it back to an equal manifest.
+/// The canonical JSON form of a manifest: the keys in the order of docs/permissions.md ("The app manifest"),
+/// two-space indentation, empty optional keys left out. The store keeps this text, and ``ManifestParser`` reads
+/// it back to an equal manifest.
 extension Manifest {
     /// The manifest as canonical JSON text.
     public var jsonText: String {

@@ -1,7 +1,8 @@
 import HeraldWire
 
-/// A validated app manifest (BRIEF §1): who the app is, how its processes are recognised, which service types
-/// it uses and why. Values of this type have passed every rule of ``ManifestValidator``.
+/// A validated app manifest (docs/permissions.md, "The app manifest"): who the app is, how its processes are
+/// recognised, which service types it uses and why. Values of this type have passed every rule of
+/// ``ManifestValidator``.
 ///
 /// The file keys are: `id`, `name`, `executables`, `systemdUnits`, `executableSHA256`, `NSBonjourServices`,
 /// `NSLocalNetworkUsageDescription`, `entitlements`.

@@ -6,8 +6,8 @@ public struct ValidatedManifest: Hashable, Sendable {
     public let warnings: [ManifestProblem]
 }
 
-/// The manifest rules of BRIEF §1, applied to a document read from JSON or a property list. Every field is
-/// checked and every problem reported, so a developer can fix them all in one go.
+/// The manifest rules (docs/permissions.md, "The app manifest"), applied to a document read from JSON or a
+/// property list. Every field is checked and every problem reported, so a developer can fix them all in one go.
 public enum ManifestValidator {
     /// The longest `name`, in characters.
     public static let maxNameLength = 128

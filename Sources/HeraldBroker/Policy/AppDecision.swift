@@ -1,4 +1,5 @@
-/// An operator's decision about an app (BRIEF §1, rule 5). It belongs to the app, not to each service type.
+/// An operator's decision about an app (docs/permissions.md, "Deciding", rule 5). It belongs to the app, not to
+/// each service type.
 public enum AppDecision: String, Hashable, Sendable, CaseIterable {
     case granted
     case denied

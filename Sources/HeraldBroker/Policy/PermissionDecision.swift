@@ -1,6 +1,6 @@
 /// The answer of the permission rules for one request: what to do, why, and for which app.
 public struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
-    /// What the daemon does with the request (BRIEF §1, "Decision").
+    /// What the daemon does with the request (docs/permissions.md, "Deciding").
     public enum Outcome: String, Hashable, Sendable {
         /// Start the operation.
         case allow

@@ -1,5 +1,5 @@
-/// The decision rules of BRIEF §1, as a pure function of the request, the caller and a snapshot of the
-/// registered apps. In order, the first rule that applies decides:
+/// The decision rules (docs/permissions.md, "Deciding"), as a pure function of the request, the caller and a
+/// snapshot of the registered apps. In order, the first rule that applies decides:
 ///
 /// 1. the caller is an operator → allow;
 /// 2. no registered manifest matches the caller → refuse (`unregistered`);
@@ -14,7 +14,7 @@
 /// be opened to every local user by configuration (`address-lookups-open`), checked after rule 1.
 public struct PermissionPolicy: Hashable, Sendable {
     public var operatorRule: OperatorRule
-    /// When true, address lookups are allowed for every local user (BRIEF §1, "Address lookups").
+    /// When true, address lookups are allowed for every local user (docs/permissions.md, "Address lookups").
     public var addressLookupsOpenToAllUsers: Bool
 
     public init(operatorRule: OperatorRule, addressLookupsOpenToAllUsers: Bool = false) {

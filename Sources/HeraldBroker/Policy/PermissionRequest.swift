@@ -1,7 +1,7 @@
 import HeraldWire
 
-/// A request that needs a permission decision (BRIEF §1, "Decision"): the broker's own mirror of the daemon's
-/// gated requests, so that the broker depends on nothing above it.
+/// A request that needs a permission decision (docs/permissions.md, "Deciding"): the broker's own mirror of the
+/// daemon's gated requests, so that the broker depends on nothing above it.
 public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     /// Browsing one service type, or a subtype of it.
     case browse(ServiceType)

@@ -1,8 +1,8 @@
 import Foundation
 import GRDB
 
-/// The permission store (BRIEF §1, "Store"): registered manifests, decisions, pending requests and the audit
-/// log, in one SQLite file in WAL mode with full synchronous commits.
+/// The permission store (docs/permissions.md, "The store"): registered manifests, decisions, pending requests and
+/// the audit log, in one SQLite file in WAL mode with full synchronous commits.
 ///
 /// Every method that changes something runs in one transaction and returns only after it has committed, so a
 /// change reported as done survives a crash or `kill -9` of the daemon. Opening never recreates or rewrites an

@@ -179,7 +179,8 @@ extension AppSocketServer {
                            regtype: typePart, domain: domain)
     }
 
-    /// The first reply of a parked operation: its error field carries NoAuth (BRIEF §3).
+    /// The first reply of a parked operation: its error field carries NoAuth (docs/app-socket.md, "NoAuth on the
+    /// app socket").
     func queueParkedReply(for operation: AppOperation, to client: AppClient) {
         let reply: Reply
         switch operation.kind {

@@ -58,8 +58,8 @@ extension AppSocketServer {
         flushReplies()
     }
 
-    /// Sends a request's status where the protocol says it goes (BRIEF §7): in band on the first request,
-    /// on the passed error socket for requests on a shared connection.
+    /// Sends a request's status where the protocol says it goes (docs/app-socket.md, "Where a request's status
+    /// goes"): in band on the first request, on the passed error socket for requests on a shared connection.
     private func reportStatus(_ status: DNSServiceError?, via route: StatusReturn, context: ClientContext, to client: AppClient) {
         guard let status else { return }
         switch route {
@@ -392,7 +392,7 @@ extension AppSocketServer {
         return status
     }
 
-    /// Asks the gate, then starts, parks or refuses the operation (BRIEF §1 rules 2–5).
+    /// Asks the gate, then starts, parks or refuses the operation (docs/permissions.md, "Deciding", rules 2–5).
     func begin(_ operation: AppOperation, gated: GatedRequest, client: AppClient) -> DNSServiceError {
         guard client.operations[operation.context] == nil else {
             return refuse(.badParam, "the client context is already in use by another operation of the connection")

@@ -6,10 +6,10 @@ import HeraldBroker
 import HeraldControl
 import Logging
 
-/// Serves operators on the control socket (BRIEF §3): app registration, grant/deny/reset, pending requests,
-/// the audit log, status, and live notifications. Only operators get in: the socket file is mode 0660 with the
-/// operator group, and every request is checked again against the peer's kernel credentials, so a socket
-/// whose mode was loosened still refuses everyone else.
+/// Serves operators on the control socket (docs/permissions.md, "Operators' commands"): app registration,
+/// grant/deny/reset, pending requests, the audit log, status, and live notifications. Only operators get in: the
+/// socket file is mode 0660 with the operator group, and every request is checked again against the peer's kernel
+/// credentials, so a socket whose mode was loosened still refuses everyone else.
 public final class ControlSocketServer {
     let loop: EventLoop
     let broker: PermissionBroker

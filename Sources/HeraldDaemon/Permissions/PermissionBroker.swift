@@ -6,9 +6,9 @@ import HeraldBroker
 import HeraldWire
 import Logging
 
-/// The permission broker inside the daemon: the access gate of the app socket (BRIEF §1 rules, decided by
-/// ``PermissionPolicy`` against a snapshot of the store), and the operators' actions on the store, each of which
-/// takes effect at once on running and parked operations.
+/// The permission broker inside the daemon: the access gate of the app socket (the rules of docs/permissions.md,
+/// "Deciding", decided by ``PermissionPolicy`` against a snapshot of the store), and the operators' actions on the
+/// store, each of which takes effect at once on running and parked operations.
 ///
 /// Decisions are recorded (audit lines, pending requests) in batches: ``flush()`` writes everything decided since
 /// the last call in one transaction, and the daemon calls it as soon as its loop is idle, so that a burst of

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// The exit statuses of `herald` (BRIEF §4), from sysexits.h where one fits.
+/// The exit statuses of `herald` (docs/command-line.md, "Exit status"), from sysexits.h where one fits.
 enum ExitStatus {
     /// Done as asked (a browse whose `--timeout` ended included).
     static let success = ExitCode(0)

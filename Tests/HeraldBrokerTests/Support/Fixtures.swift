@@ -4,7 +4,7 @@ import HeraldWire
 import Synchronization
 import Testing
 
-/// The example of BRIEF §1, as JSON.
+/// The example manifest of docs/permissions.md ("The app manifest"), as JSON.
 let ticTacToeJSON = """
 {
   "id": "org.example.tictactoe",

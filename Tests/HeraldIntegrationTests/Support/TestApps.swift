@@ -65,7 +65,8 @@ final class PermissionTestArea: @unchecked Sendable {
         return app
     }
 
-    /// The tic-tac-toe manifest of BRIEF §1 for the app at `executable`; `usage: nil` leaves the description out.
+    /// The tic-tac-toe manifest (docs/permissions.md, "The app manifest") for the app at `executable`; `usage: nil`
+    /// leaves the description out.
     func ticTacToeManifest(executable: String, usage: String? = "Tic Tac Toe looks for players on your local network.",
                            types: [String] = ["_tictactoe._tcp"], extra: [String: Any] = [:]) throws -> String {
         var fields: [String: Any] = [
