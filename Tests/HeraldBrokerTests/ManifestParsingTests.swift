@@ -5,8 +5,8 @@ import Testing
 
 @Suite("Reading manifest files")
 struct ManifestParsingTests {
-    @Test("The example manifest of the brief reads to the values it states")
-    func briefExample() throws {
+    @Test("The documented example manifest (docs/permissions.md) reads to the values it states")
+    func documentedExample() throws {
         let result = try ManifestParser.parse(Array(ticTacToeJSON.utf8))
         let app = result.manifest
         #expect(result.warnings.isEmpty)

@@ -18,7 +18,7 @@ public struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
     public let app: AppID?
     /// The request to record for operators, when the app is not determined yet.
     public let pendingRequest: PendingRequest?
-    /// Why, in words, with the fix when there is one (STYLE §5).
+    /// Why, in words, with the fix when there is one.
     public let explanation: String
 
     init(outcome: Outcome, reason: PermissionReason, request: PermissionRequest, target: RequestTarget,
