@@ -4,6 +4,7 @@ import Glibc
 import HeraldBroker
 import HeraldEngine
 import HeraldIPC
+import HeraldSession
 import HeraldWire
 import Logging
 
@@ -73,7 +74,7 @@ public final class AppSocketServer {
     /// Which client and operation each engine operation belongs to.
     var owners: [OperationID: (client: AppClient, operation: AppOperation)] = [:]
     private var nextClientID = 1
-    private var nextOperationID: UInt64 = 1000
+    private var operationIDs = EngineOperationIDs(owner: .appSessions)
     /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
     var pendingReplies = ReplyBatch()
     /// The groups of browses of one type, and which group each group's engine operation serves.
@@ -115,8 +116,7 @@ public final class AppSocketServer {
         self.logger = logger
         listeners = [try UnixListener(path: path, inherited: inherited, loop: loop)]
         listeners[0].accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
-        network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
-        network.onBatchEnd = { [unowned self] in self.flushReplies() }
+        network.router.register(self, for: .appSessions)
         sweepTimer = try LoopTimer(loop: loop) { [unowned self] in self.sweep() }
     }
 
@@ -132,8 +132,7 @@ public final class AppSocketServer {
     public var clientCount: Int { clients.count }
 
     func makeOperationID() -> OperationID {
-        nextOperationID += 1
-        return OperationID(nextOperationID)
+        operationIDs.next()
     }
 
     // MARK: - Connections
@@ -398,6 +397,11 @@ public final class AppSocketServer {
             send(bytes, to: client)
         }
     }
+}
+
+extension AppSocketServer: EngineEventReceiver {
+    public func receive(_ event: OperationEvent, for operation: OperationID) { deliver(event, for: operation) }
+    public func engineBatchEnded() { flushReplies() }
 }
 
 extension Reply {
