@@ -42,18 +42,3 @@ struct DaemonStatusReport {
             residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB())
     }
 }
-
-extension AppSocketServer {
-    /// Operations of all clients: running, parked, and registrations among them.
-    var operationCounts: (operations: Int, parked: Int, registrations: Int) {
-        var result = (operations: 0, parked: 0, registrations: 0)
-        for client in clients.values {
-            for operation in client.operations.values {
-                result.operations += 1
-                if operation.parked { result.parked += 1 }
-                if case .register = operation.kind { result.registrations += 1 }
-            }
-        }
-        return result
-    }
-}
