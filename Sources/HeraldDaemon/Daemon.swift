@@ -101,11 +101,11 @@ public final class Daemon {
             rateLimiter: SourceRateLimiter(rate: configuration.packetsPerSecondPerSource, burst: configuration.packetBurstPerSource))
         StartupPages.release(after: "opening the network sockets", logger: logger)
         var limits = ClientLimits()
-        limits.clients = configuration.clients
-        limits.clientsPerUser = configuration.clientsPerUser
-        limits.operatorReserve = min(32, configuration.clients / 8)
-        limits.operationsPerClient = configuration.operationsPerClient
-        limits.operationsPerUser = configuration.operationsPerUser
+        limits.sessions.connections = configuration.clients
+        limits.sessions.connectionsPerUser = configuration.clientsPerUser
+        limits.sessions.operatorReserve = min(32, configuration.clients / 8)
+        limits.sessions.operationsPerConnection = configuration.operationsPerClient
+        limits.sessions.operationsPerUser = configuration.operationsPerUser
         limits.outputBytesPerClient = configuration.clientReplyBuffer
         limits.idleMilliseconds = Int64(configuration.idleClientSeconds) * 1000
         // Socket activation: a listening socket named "dnssd" passed by systemd replaces binding our own. Every

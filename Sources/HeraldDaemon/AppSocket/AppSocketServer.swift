@@ -10,18 +10,11 @@ import Logging
 
 /// Limits that keep one client, one user, or all of them together from taking the daemon down: every resource a
 /// connection can hold has a share per user, a cap for everyone, and a timeout or an end (docs/permissions.md,
-/// "Limits").
+/// "Limits"). Connections and operations are counted by the session core (``SessionLimits``); what only the socket
+/// holds, here.
 public struct ClientLimits: Sendable {
-    /// Concurrent app-socket connections; the last ``operatorReserve`` of them are kept for operators.
-    public var clients = 1024
-    /// Connections of one user that is not an operator.
-    public var clientsPerUser = 128
-    /// Connections only operators may take, so that no user can lock them out.
-    public var operatorReserve = 32
-    /// Operations one connection may run at once.
-    public var operationsPerClient = 1024
-    /// Operations (running or parked) of all of one user's connections together.
-    public var operationsPerUser = 4096
+    /// Connections, operations and added records, kept by the session core.
+    public var sessions = SessionLimits()
     /// Reply bytes queued for a client that does not read; past this the client is disconnected.
     public var outputBytesPerClient = 1 << 20
     /// Reply bytes queued for all of one user's connections, and for everyone's; past either, the connection that
@@ -30,8 +23,6 @@ public struct ClientLimits: Sendable {
     public var outputBytesTotal = 48 << 20
     /// A connection that runs no operation and has sent nothing for this long is closed (milliseconds).
     public var idleMilliseconds: Int64 = 60_000
-    /// Records one registration may add to its own (`DNSServiceAddRecord`); each change republishes them all.
-    public var recordsPerRegistration = 100
 
     public init() {}
 }
@@ -97,7 +88,7 @@ public final class AppSocketServer {
         self.limits = limits
         self.logger = logger
         sessionGate = SessionGateAdapter(gate: gate, logger: logger)
-        core = SessionCore(limits: limits.sessionLimits, messageSizeLimit: network.engine.configuration.messageSizeLimit,
+        core = SessionCore(limits: limits.sessions, messageSizeLimit: network.engine.configuration.messageSizeLimit,
                            gate: sessionGate)
         listeners = [try UnixListener(path: path, inherited: inherited, loop: loop)]
         sessionGate.server = self
@@ -393,20 +384,6 @@ public final class AppSocketServer {
 extension AppSocketServer: EngineEventReceiver {
     public func receive(_ event: OperationEvent, for operation: OperationID) { core.receive(event, for: operation) }
     public func engineBatchEnded() { flushReplies() }
-}
-
-extension ClientLimits {
-    /// The limits the session core keeps.
-    var sessionLimits: SessionLimits {
-        var limits = SessionLimits()
-        limits.connections = clients
-        limits.connectionsPerUser = clientsPerUser
-        limits.operatorReserve = operatorReserve
-        limits.operationsPerConnection = operationsPerClient
-        limits.operationsPerUser = operationsPerUser
-        limits.recordsPerRegistration = recordsPerRegistration
-        return limits
-    }
 }
 
 /// The core's questions about callers, answered from the app socket's connections and its ``AccessGate``.
