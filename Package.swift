@@ -7,6 +7,7 @@ import PackageDescription
 //   HeraldBroker  the local-network permission model: manifests, identity, decisions, store
 //   HeraldIPC     the dnssd client protocol spoken on the app socket: a pure codec
 //   HeraldControl the operators' control protocol (JSON lines): a pure codec
+//   HeraldSession the dnssd client sessions as a state machine, and the owners of engine operation IDs: no I/O
 //   HeraldDaemon  sockets, interfaces, the socket servers, configuration: the only OS-facing layer
 //   HeraldClient  the synchronous client of the app socket
 //   HeraldKit     the async client library for apps, on top of HeraldClient
@@ -50,12 +51,13 @@ let package = Package(
         ),
         .target(name: "HeraldIPC", dependencies: ["HeraldWire"]),
         .target(name: "HeraldControl"),
+        .target(name: "HeraldSession", dependencies: ["HeraldWire", "HeraldEngine", "HeraldIPC", "HeraldBroker"]),
         .target(name: "CHeraldSystem"),
         .target(name: "CHeralddEarly", dependencies: ["CHeraldSystem"]),
         .target(
             name: "HeraldDaemon",
             dependencies: [
-                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "HeraldControl", "CHeraldSystem",
+                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "HeraldControl", "HeraldSession", "CHeraldSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -114,5 +116,6 @@ let package = Package(
         ),
         .testTarget(name: "HeraldIntegrationTests", dependencies: [], exclude: ["CPrograms"]),
         .testTarget(name: "HeraldKitTests", dependencies: ["HeraldKit", "HeraldIPC"]),
+        .testTarget(name: "HeraldSessionTests", dependencies: ["HeraldSession", "HeraldEngine", "HeraldWire", "HeraldIPC", "HeraldBroker"]),
     ]
 )

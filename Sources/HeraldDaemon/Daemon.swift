@@ -32,7 +32,7 @@ public final class Daemon {
     /// The libnss-mdns socket, when configured.
     public private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
-    let startedAt = MonotonicClock.milliseconds()
+    let startedAt: Int64
     private lazy var idlePages = IdlePages(startedAt: startedAt)
     private var heapTrim = HeapTrim()
     private let logger: Logger
@@ -51,6 +51,7 @@ public final class Daemon {
 
     /// Opens the permission store and every socket. `port` is 5353 except in tests on an isolated network.
     public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws {
+        startedAt = MonotonicClock.milliseconds()
         self.logger = logger
         let descriptors = UnixSocket.raiseDescriptorLimit()
         let needed = configuration.clients + 256 + 64 + 64
@@ -100,11 +101,11 @@ public final class Daemon {
             rateLimiter: SourceRateLimiter(rate: configuration.packetsPerSecondPerSource, burst: configuration.packetBurstPerSource))
         StartupPages.release(after: "opening the network sockets", logger: logger)
         var limits = ClientLimits()
-        limits.clients = configuration.clients
-        limits.clientsPerUser = configuration.clientsPerUser
-        limits.operatorReserve = min(32, configuration.clients / 8)
-        limits.operationsPerClient = configuration.operationsPerClient
-        limits.operationsPerUser = configuration.operationsPerUser
+        limits.sessions.connections = configuration.clients
+        limits.sessions.connectionsPerUser = configuration.clientsPerUser
+        limits.sessions.operatorReserve = min(32, configuration.clients / 8)
+        limits.sessions.operationsPerConnection = configuration.operationsPerClient
+        limits.sessions.operationsPerUser = configuration.operationsPerUser
         limits.outputBytesPerClient = configuration.clientReplyBuffer
         limits.idleMilliseconds = Int64(configuration.idleClientSeconds) * 1000
         // Socket activation: a listening socket named "dnssd" passed by systemd replaces binding our own. Every
@@ -135,12 +136,12 @@ public final class Daemon {
             }
         }
         staticServices = StaticServicePublisher(directory: configuration.servicesDirectory, network: network, logger: logger)
-        var statusProvider: () -> ControlStatus = { fatalError("status asked before the daemon was built") }
+        let report = DaemonStatusReport(network: network, appSocket: appSocket, broker: broker,
+                                        staticServices: staticServices, startedAt: startedAt)
         controlSocket = try ControlSocketServer(
             path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
-            broker: broker, operators: operators, logger: logger, status: { statusProvider() })
+            broker: broker, operators: operators, logger: logger, status: { report.status() })
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
-        statusProvider = { [unowned self] in self.status() }
         broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged() }
         // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
         network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
@@ -202,8 +203,6 @@ public final class Daemon {
             logger.warning("cannot notify the service manager: \(error)")
         }
     }
-
-    var staticServicesCount: Int { staticServices.count }
 
     private func handleSignals() {
         for signal in signals.take() {

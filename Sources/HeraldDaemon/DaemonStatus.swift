@@ -1,10 +1,18 @@
 import HeraldControl
 import HeraldEngine
 
-/// `herald status`: what the daemon is doing, gathered from its parts.
 extension Daemon {
     /// The daemon's version, as `status` reports it.
     public static let version = "0.9.0"
+}
+
+/// `herald status`: what the daemon is doing, gathered from its parts (built before the control socket that asks).
+struct DaemonStatusReport {
+    let network: NetworkService
+    let appSocket: AppSocketServer
+    let broker: PermissionBroker
+    let staticServices: StaticServicePublisher
+    let startedAt: Int64
 
     func status() -> ControlStatus {
         let engine = network.engine
@@ -21,31 +29,16 @@ extension Daemon {
         let decisions = snapshot.registry.manifests.map { snapshot.decision(for: $0.id) }
         let pending = (try? broker.store.pendingRequests().count) ?? 0
         return ControlStatus(
-            version: Self.version, hostName: engine.hostName.description,
+            version: Daemon.version, hostName: engine.hostName.description,
             uptimeSeconds: Int((MonotonicClock.milliseconds() - startedAt) / 1000), interfaces: interfaces,
             cachedRecords: interfaces.reduce(0) { $0 + $1.cachedRecords }, clients: appSocket.clientCount,
             operations: counts.operations, parkedOperations: counts.parked, registrations: counts.registrations,
-            staticServices: staticServicesCount, apps: snapshot.registry.manifests.count,
+            staticServices: staticServices.count, apps: snapshot.registry.manifests.count,
             grantedApps: decisions.filter { $0 == .granted }.count, deniedApps: decisions.filter { $0 == .denied }.count,
             pendingRequests: pending, packetsReceived: engine.statistics.packetsReceived,
             packetsSent: engine.statistics.packetsSent, malformedPackets: engine.statistics.malformedPackets,
             conflicts: engine.statistics.conflicts,
             unicastResponsesReceived: engine.statistics.unicastResponsesReceived,
             residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB())
-    }
-}
-
-extension AppSocketServer {
-    /// Operations of all clients: running, parked, and registrations among them.
-    var operationCounts: (operations: Int, parked: Int, registrations: Int) {
-        var result = (operations: 0, parked: 0, registrations: 0)
-        for client in clients.values {
-            for operation in client.operations.values {
-                result.operations += 1
-                if operation.parked { result.parked += 1 }
-                if case .register = operation.kind { result.registrations += 1 }
-            }
-        }
-        return result
     }
 }

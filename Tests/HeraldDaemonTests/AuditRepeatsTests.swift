@@ -1,6 +1,7 @@
 import Foundation
 import HeraldBroker
 @testable import HeraldDaemon
+import HeraldSession
 import HeraldWire
 import Logging
 import Testing

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CHeraldSystem
 import HeraldBroker
+import HeraldSession
 import HeraldWire
 
 /// Who is on the other end of a socket connection, as the kernel reports it (SO_PEERCRED), with a pidfd
@@ -48,40 +49,6 @@ public struct ClientIdentity: Hashable, Sendable {
     public var processIsAlive: Bool {
         guard let pidfd else { return pid > 0 && kill(pid, 0) == 0 || errno == EPERM }
         return herald_pidfd_alive(pidfd) == 1
-    }
-}
-
-/// A request that needs a permission decision before any operation starts.
-public enum GatedRequest: Hashable, Sendable {
-    case browse(ServiceType)
-    /// Browsing every service type (`_services._dns-sd._udp`).
-    case browseAllTypes
-    case resolve(ServiceInstanceName)
-    case register(ServiceType)
-    /// A record query for an arbitrary name and type.
-    case query(name: DNSName, type: RecordType)
-    /// An address lookup (A/AAAA of `name.local`, or a reverse PTR).
-    case addressLookup(DNSName)
-    /// Publishing a record under a name that is not a service's (DNSServiceRegisterRecord).
-    case publishRecord(name: DNSName, type: RecordType)
-}
-
-/// The answer of the permission layer for one request. `reason` is for the log; `explanation` (the reason's name
-/// and what to do about it) is what a client asking why is told.
-public enum AccessDecision: Hashable, Sendable {
-    /// Start the operation.
-    case allow
-    /// Refuse at once with NoAuth; nothing starts (a rule only a new manifest can change).
-    case refuse(reason: String, explanation: String)
-    /// Accept, report NoAuth in the first reply, and start the operation when access is granted later.
-    case park(reason: String, explanation: String)
-
-    /// The explanation of a refusal or a park; nil for `allow`.
-    public var explanation: String? {
-        switch self {
-        case .allow: return nil
-        case .refuse(_, let explanation), .park(_, let explanation): return explanation
-        }
     }
 }
 

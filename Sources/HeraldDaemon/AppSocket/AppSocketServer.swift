@@ -4,23 +4,17 @@ import Glibc
 import HeraldBroker
 import HeraldEngine
 import HeraldIPC
+import HeraldSession
 import HeraldWire
 import Logging
 
 /// Limits that keep one client, one user, or all of them together from taking the daemon down: every resource a
 /// connection can hold has a share per user, a cap for everyone, and a timeout or an end (docs/permissions.md,
-/// "Limits").
+/// "Limits"). Connections and operations are counted by the session core (``SessionLimits``); what only the socket
+/// holds, here.
 public struct ClientLimits: Sendable {
-    /// Concurrent app-socket connections; the last ``operatorReserve`` of them are kept for operators.
-    public var clients = 1024
-    /// Connections of one user that is not an operator.
-    public var clientsPerUser = 128
-    /// Connections only operators may take, so that no user can lock them out.
-    public var operatorReserve = 32
-    /// Operations one connection may run at once.
-    public var operationsPerClient = 1024
-    /// Operations (running or parked) of all of one user's connections together.
-    public var operationsPerUser = 4096
+    /// Connections, operations and added records, kept by the session core.
+    public var sessions = SessionLimits()
     /// Reply bytes queued for a client that does not read; past this the client is disconnected.
     public var outputBytesPerClient = 1 << 20
     /// Reply bytes queued for all of one user's connections, and for everyone's; past either, the connection that
@@ -29,20 +23,22 @@ public struct ClientLimits: Sendable {
     public var outputBytesTotal = 48 << 20
     /// A connection that runs no operation and has sent nothing for this long is closed (milliseconds).
     public var idleMilliseconds: Int64 = 60_000
-    /// Records one registration may add to its own (`DNSServiceAddRecord`); each change republishes them all.
-    public var recordsPerRegistration = 100
 
     public init() {}
 }
 
-/// Serves apps on a Unix socket speaking mDNSResponder's dnssd IPC protocol (version 1): decodes each
-/// request, asks the access gate, starts engine operations, and turns engine events into replies.
+/// Serves apps on a Unix socket speaking mDNSResponder's dnssd IPC protocol (version 1): the shell around the
+/// ``SessionCore``. It owns the sockets and descriptors, decodes each request and hands it to the core with the time,
+/// writes the replies the core queues, carries out its engine commands, and answers the core's questions about
+/// callers through the ``AccessGate``.
 public final class AppSocketServer {
     let loop: EventLoop
     let network: NetworkService
     let gate: AccessGate
     let limits: ClientLimits
     let logger: Logger
+    /// The sessions: operations, parking, browse groups, replies.
+    let core: SessionCore
     /// The sockets clients connect to: the app socket, then any other path it also serves (mDNSResponder's).
     private var listeners: [UnixListener]
     /// Where the app socket is.
@@ -62,47 +58,25 @@ public final class AppSocketServer {
         }
     }
     var clients: [Int: AppClient] = [:]
-    /// Connections, operations and queued reply bytes per user (the connecting process's uid).
-    var usage: [UInt32: UserUsage] = [:]
+    /// Reply bytes queued per user (the connecting process's uid).
+    var queuedBytesOfUser: [UInt32: Int] = [:]
     /// Reply bytes queued for all clients.
     var queuedBytes = 0
-    /// Why each process was last refused, for the question it asks next.
-    var explanations = RefusalExplanations()
-    /// Checks connections for idleness and for a connecting process that started another program.
+    /// Checks connections for idleness and for a connecting process that changed program.
     var sweepTimer: LoopTimer?
-    /// Which client and operation each engine operation belongs to.
-    var owners: [OperationID: (client: AppClient, operation: AppOperation)] = [:]
+    /// Ends requests made with kDNSServiceFlagsTimeout, when the core says.
+    var timeoutTimer: LoopTimer?
     private var nextClientID = 1
-    private var nextOperationID: UInt64 = 1000
-    /// Replies produced while handling one batch of engine actions, sent together with MoreComing set.
-    var pendingReplies = ReplyBatch()
-    /// The groups of browses of one type, and which group each group's engine operation serves.
-    var browseGroups: [BrowseGroup.Key: BrowseGroup] = [:]
-    var groupOfOperation: [OperationID: BrowseGroup] = [:]
     /// True while a request is being handled: its status must reach the client before any reply the operation
-    /// produced at once (an answer already in the cache), so the batch is flushed only after the status.
+    /// produced at once (an answer already in the cache), so replies are sent only after the status.
     var handlingRequest = false
-    /// True while a batch is being sent.
+    /// True while replies are being sent.
     private var flushing = false
-    /// Refused requests: logged, and remembered for the explanation (``RefusalLog``).
-    let refusals = RefusalLog()
-    /// Requests that end after a while (kDNSServiceFlagsTimeout, ``RequestTimeouts``).
-    let timeouts = RequestTimeouts()
-
-    /// What one user holds.
-    struct UserUsage {
-        var clients = 0
-        var queuedBytes = 0
-        var isEmpty: Bool { clients == 0 && queuedBytes == 0 }
-    }
-
-    /// The operations, running or parked, of all of `user`'s connections.
-    func operationCount(of user: UInt32) -> Int {
-        clients.values.reduce(0) { $0 + ($1.user == user ? $1.operations.count : 0) }
-    }
+    /// Answers the core's questions about callers (kept apart so that the core holds no reference to the server).
+    private let sessionGate: SessionGateAdapter
 
     /// The version reported for the `DaemonVersion` property.
-    public static let daemonVersion: UInt32 = 100
+    public static let daemonVersion = SessionCore.daemonVersion
 
     /// Listens on `path`, or on `inherited`, a listening socket passed by the service manager (socket activation),
     /// whose file then belongs to the service manager.
@@ -113,11 +87,18 @@ public final class AppSocketServer {
         self.gate = gate
         self.limits = limits
         self.logger = logger
+        sessionGate = SessionGateAdapter(gate: gate, logger: logger)
+        core = SessionCore(limits: limits.sessions, messageSizeLimit: network.engine.configuration.messageSizeLimit,
+                           gate: sessionGate)
         listeners = [try UnixListener(path: path, inherited: inherited, loop: loop)]
+        sessionGate.server = self
         listeners[0].accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
-        network.onEvent = { [unowned self] operation, event in self.deliver(event, for: operation) }
-        network.onBatchEnd = { [unowned self] in self.flushReplies() }
+        network.router.register(self, for: .appSessions)
         sweepTimer = try LoopTimer(loop: loop) { [unowned self] in self.sweep() }
+        timeoutTimer = try LoopTimer(loop: loop) { [unowned self] in
+            self.core.advance(to: MonotonicClock.milliseconds())
+            self.flushReplies()
+        }
     }
 
     /// Also serves the app protocol on `path`, or on `inherited`, another listening socket the service manager
@@ -131,10 +112,8 @@ public final class AppSocketServer {
     /// The number of connected clients.
     public var clientCount: Int { clients.count }
 
-    func makeOperationID() -> OperationID {
-        nextOperationID += 1
-        return OperationID(nextOperationID)
-    }
+    /// Operations of all clients: running, parked, and registrations among them.
+    var operationCounts: (operations: Int, parked: Int, registrations: Int) { core.operationCounts }
 
     // MARK: - Connections
 
@@ -142,12 +121,15 @@ public final class AppSocketServer {
         let peer = ClientIdentity.ofPeer(fd)
         let client = AppClient(id: nextClientID, fd: fd, identity: peer, now: MonotonicClock.milliseconds())
         nextClientID += 1
-        guard admit(client) else {
+        let caller = peer.map { CallerIdentity(pid: $0.pid, uid: $0.uid, groups: [$0.gid]) }
+        let admitted = core.open(client.connectionID, user: client.user, pid: peer?.pid, startTime: peer?.startTime,
+                                 isOperator: caller.map { gate.isOperator($0) } ?? false)
+        writeLog()
+        guard admitted else {
             client.close()
             return
         }
         clients[client.id] = client
-        usage[client.user, default: UserUsage()].clients += 1
         // Swept while there are clients; a daemon without any is not woken.
         if sweepTimer?.deadline == nil { sweepTimer?.schedule(at: MonotonicClock.milliseconds() + Self.sweepMilliseconds) }
         guard let peer else {
@@ -161,22 +143,6 @@ public final class AppSocketServer {
             client.connection = connection
             self.startServing(client)
         }
-    }
-
-    /// True when a new connection is within the limits: the global one (less the operators' reserve, for anyone
-    /// else) and its user's share.
-    private func admit(_ client: AppClient) -> Bool {
-        let caller = client.identity.map { CallerIdentity(pid: $0.pid, uid: $0.uid, groups: [$0.gid]) }
-        let isOperator = caller.map { gate.isOperator($0) } ?? false
-        if clients.count >= limits.clients || (!isOperator && clients.count >= limits.clients - limits.operatorReserve) {
-            logger.warning("app socket: refusing a client of uid \(client.user): the limit of \(limits.clients) clients is reached")
-            return false
-        }
-        if !isOperator, usage[client.user, default: UserUsage()].clients >= limits.clientsPerUser {
-            logger.warning("app socket: refusing a client: uid \(client.user) has \(limits.clientsPerUser) connections, its share")
-            return false
-        }
-        return true
     }
 
     /// Starts reading a connection, and watches its connecting process, whose exit ends its operations.
@@ -234,19 +200,18 @@ public final class AppSocketServer {
     func disconnect(_ client: AppClient, reason: String?) {
         guard clients[client.id] != nil else { return }
         if let reason { logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)") }
-        refusals.forget(clientID: client.id)
-        halt(client.operations.values.sorted { $0.context.rawValue < $1.context.rawValue })
+        core.close(client.connectionID)
         forget(client)
+        runEngineCommands()
     }
 
     /// Closes a connection and takes it out of the tables and counts (its operations must have ended).
     private func forget(_ client: AppClient) {
         loop.unregister(client.fd)
         if let pidfd = client.identity?.pidfd { loop.unregister(pidfd) }
-        client.operations.removeAll()
+        core.close(client.connectionID)
         queued(client) { client.output.removeAll() }
-        usage[client.user, default: UserUsage()].clients -= 1
-        if usage[client.user]?.isEmpty == true { usage[client.user] = nil }
+        if queuedBytesOfUser[client.user] == 0 { queuedBytesOfUser[client.user] = nil }
         client.close()
         clients[client.id] = nil
     }
@@ -257,7 +222,7 @@ public final class AppSocketServer {
         let result = change()
         let delta = client.output.count - before
         if delta != 0 {
-            usage[client.user, default: UserUsage()].queuedBytes += delta
+            queuedBytesOfUser[client.user, default: 0] += delta
             queuedBytes += delta
         }
         return result
@@ -283,7 +248,7 @@ public final class AppSocketServer {
             disconnect(client, reason: "it does not read its replies (\(client.output.count) bytes queued)")
             return
         }
-        if usage[client.user, default: UserUsage()].queuedBytes > limits.outputBytesPerUser {
+        if queuedBytesOfUser[client.user, default: 0] > limits.outputBytesPerUser {
             disconnect(client, reason: "uid \(client.user)'s clients do not read their replies (more than "
                        + "\(limits.outputBytesPerUser) bytes queued, its share)")
             return
@@ -310,7 +275,7 @@ public final class AppSocketServer {
     private func sweep() {
         let now = MonotonicClock.milliseconds()
         for client in clients.values.sorted(by: { $0.id < $1.id }) where !client.closed {
-            if client.operations.isEmpty {
+            if !core.hasOperations(client.connectionID) {
                 if now - client.lastActive >= limits.idleMilliseconds {
                     disconnect(client, reason: "idle for \(limits.idleMilliseconds / 1000) s with no operation")
                 }
@@ -331,60 +296,76 @@ public final class AppSocketServer {
     func endProgram(of client: AppClient, reason: String) {
         guard client.programEnded == nil else { return }
         client.programEnded = reason
-        explain("unregistered: \(reason), and a connection serves as the app that made it only while that process runs "
-                + "that program; reconnect from the app itself", to: client)
-        let operations = client.operations.values.sorted { $0.context.rawValue < $1.context.rawValue }
-        guard !operations.isEmpty else { return }
-        logger.notice("app socket: client \(client.id): ending its \(operations.count) operations: \(reason)")
-        halt(operations.filter { !$0.parked })
-        for operation in operations {
-            client.operations[operation.context] = nil
-            queueParkedReply(for: operation, to: client)
-        }
+        core.endProgram(of: client.connectionID, reason: reason)
         flushReplies()
     }
 
-    /// Queues a reply to be sent at the end of the current batch.
-    func queue(_ reply: Reply, to client: AppClient, context: ClientContext) {
-        pendingReplies.append(reply, to: client, context: context)
+    /// Re-asks the gate for every operation (after a grant, a deny, a reset): parked operations that are now allowed
+    /// start; running ones that are no longer allowed stop with NoAuth (and registrations say goodbye).
+    public func accessChanged() {
+        core.accessChanged()
+        flushReplies()
     }
 
-    /// Queues one reply for many clients, each with its own context.
-    func queue(_ reply: Reply, to recipients: some Sequence<(client: AppClient, context: ClientContext)>) {
-        let body = pendingReplies.add(reply)
-        for (client, context) in recipients { pendingReplies.append(body: body, to: client, context: context) }
-    }
+    // MARK: - Carrying out what the core asks
 
-    /// Sends the replies of a batch; all but each client's last carry MoreComing.
-    func flushReplies() {
-        // A send that fails disconnects its client, which can end engine operations and so produce replies and
-        // a batch end of its own: those replies wait for the loop below, so that a client's last reply is always
-        // judged over everything it gets.
-        guard !handlingRequest, !flushing else { return }
-        flushing = true
-        defer { flushing = false }
-        while !pendingReplies.isEmpty {
-            let (entries, bodies) = pendingReplies.take()
-            send(entries, bodies: bodies)
+    /// Runs the engine commands the core asked for, in one step of the engine each time; the events they produce
+    /// come back to the core at once (answers already in the cache).
+    func runEngineCommands() {
+        while true {
+            let commands = core.takeEngineCommands()
+            if commands.isEmpty { break }
+            network.perform { engine, now in
+                for command in commands { command.apply(to: &engine, at: now) }
+            }
         }
     }
 
-    private func send(_ entries: [ReplyBatch.Entry], bodies: [Reply]) {
-        for index in entries.indices { entries[index].client.lastReplyInBatch = index }
+    /// Writes the core's log lines to the daemon's log.
+    func writeLog() {
+        for line in core.takeLog() {
+            switch line.level {
+            case .info: logger.info("\(line.text)")
+            case .notice: logger.notice("\(line.text)")
+            case .warning: logger.warning("\(line.text)")
+            }
+        }
+    }
+
+    /// Sends what the core queued; all but each client's last reply carry MoreComing.
+    func flushReplies() {
+        // A send that fails disconnects its client, which can end engine operations and so produce replies of
+        // its own: those wait for the next turn of the loop below, so that a client's last reply is always judged
+        // over everything it gets.
+        guard !handlingRequest, !flushing else { return }
+        flushing = true
+        defer { flushing = false }
+        while true {
+            runEngineCommands()
+            writeLog()
+            let batch = core.takeReplies()
+            if batch.isEmpty {
+                if core.hasOutput { continue }
+                break
+            }
+            send(batch)
+        }
+        if timeoutTimer?.deadline != core.nextDeadline { timeoutTimer?.schedule(at: core.nextDeadline) }
+    }
+
+    private func send(_ batch: ReplyBatch) {
+        let (entries, bodies) = (batch.entries, batch.bodies)
         // Each body is encoded at most twice, without and with MoreComing. An event that many clients follow (a
         // browse of a popular type) gives them all one body: for each client only its context is written again in
         // the encoded bytes. An empty encoding marks a body that cannot be encoded (a name with a NUL byte, which
         // the protocol's strings cannot carry).
         var encoded = [[UInt8]?](repeating: nil, count: bodies.count * 2)
-        for index in entries.indices {
-            let entry = entries[index]
-            let client = entry.client
-            guard !client.closed else { continue }
-            let moreComing = index != client.lastReplyInBatch
-            let slot = entry.body * 2 + (moreComing ? 1 : 0)
+        for entry in entries {
+            guard let client = clients[entry.connection.rawValue], !client.closed else { continue }
+            let slot = entry.body * 2 + (entry.moreComing ? 1 : 0)
             if encoded[slot] == nil {
                 var reply = bodies[entry.body]
-                if moreComing { reply.insertFlags(.moreComing) }
+                if entry.moreComing { reply.insertFlags(.moreComing) }
                 do {
                     encoded[slot] = try reply.frame(context: entry.context).encoded
                 } catch {
@@ -400,17 +381,40 @@ public final class AppSocketServer {
     }
 }
 
-extension Reply {
-    /// Adds flags to a reply that carries them.
-    mutating func insertFlags(_ extra: DNSServiceFlags) {
-        switch self {
-        case .browse(var reply): reply.flags.formUnion(extra); self = .browse(reply)
-        case .resolve(var reply): reply.flags.formUnion(extra); self = .resolve(reply)
-        case .registerService(var reply): reply.flags.formUnion(extra); self = .registerService(reply)
-        case .query(var reply): reply.flags.formUnion(extra); self = .query(reply)
-        case .addrInfo(var reply): reply.flags.formUnion(extra); self = .addrInfo(reply)
-        case .enumeration(var reply): reply.flags.formUnion(extra); self = .enumeration(reply)
-        default: break
+extension AppSocketServer: EngineEventReceiver {
+    public func receive(_ event: OperationEvent, for operation: OperationID) { core.receive(event, for: operation) }
+    public func engineBatchEnded() { flushReplies() }
+}
+
+/// The core's questions about callers, answered from the app socket's connections and its ``AccessGate``.
+final class SessionGateAdapter: SessionGate {
+    let gate: AccessGate
+    let logger: Logger
+    weak var server: AppSocketServer?
+
+    init(gate: AccessGate, logger: Logger) {
+        self.gate = gate
+        self.logger = logger
+    }
+
+    /// The caller of the request being handled: the process that sent it (see ``CallerInspector``). Why it does
+    /// not pass as the connection's app, when it does not, is logged once per connection.
+    func caller(of connection: ConnectionID) -> CallerIdentity {
+        guard let client = server?.clients[connection.rawValue], let peer = client.identity else {
+            return CallerIdentity(pid: nil, uid: UInt32.max)
         }
+        let program = client.programEnded == nil ? client.connection : nil
+        let (caller, note) = gate.caller(of: peer, connection: program, sender: client.sender)
+        if let note, !client.notedCaller {
+            client.notedCaller = true
+            logger.notice("app socket: client \(client.id): judged as no app: \(note)")
+        }
+        return caller
+    }
+
+    func isOperator(_ caller: CallerIdentity) -> Bool { gate.isOperator(caller) }
+
+    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
+        gate.decide(request, for: caller, isNew: isNew)
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import HeraldBroker
 import HeraldEngine
+import HeraldSession
 import HeraldWire
 import Logging
 
@@ -41,11 +42,10 @@ public final class NSSServer {
     private var nextClientID = 1
     private var lookups: [NSSLookupKey: NSSLookup] = [:]
     private var lookupOfOperation: [OperationID: NSSLookupKey] = [:]
-    /// NSS lookups' engine operations live far above those of app clients and static services.
-    private var nextOperationID: UInt64 = 1 << 56
+    /// The IDs of the lookups' engine operations, tagged as NSS's.
+    private var operationIDs = EngineOperationIDs(owner: .nss)
 
-    /// Listens on `path`. Engine events of its own lookups are taken from `network.onEvent`; all others are
-    /// passed on to the handler already installed there (the app socket's), so create this one after it.
+    /// Listens on `path`. Engine events of its own lookups come through the network's router.
     init(path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, timing: NSSTiming = NSSTiming(),
                 limits: NSSLimits = NSSLimits(), logger: Logger) throws(SystemError) {
         self.loop = loop
@@ -57,16 +57,7 @@ public final class NSSServer {
         listener = try UnixListener(path: path, loop: loop)
         timer = try LoopTimer(loop: loop) { [unowned self] in self.review() }
         listener.accepted = { [unowned self] connections in self.accept(connections) }
-        let previous = network.onEvent
-        network.onEvent = { [unowned self] operation, event in
-            // Checked for emptiness first: most events are not for a lookup, and one event can go to a
-            // thousand app operations.
-            if !self.lookupOfOperation.isEmpty, let key = self.lookupOfOperation[operation] {
-                self.deliver(event, to: key)
-            } else {
-                previous(operation, event)
-            }
-        }
+        network.router.register(self, for: .nss)
     }
 
     deinit {
@@ -227,8 +218,7 @@ public final class NSSServer {
     }
 
     private func makeOperationID() -> OperationID {
-        nextOperationID += 1
-        return OperationID(nextOperationID)
+        operationIDs.next()
     }
 
     /// Asks the access gate; anything but "allow" is answered as a miss (and logged with its reason).
@@ -380,4 +370,12 @@ public final class NSSServer {
         loop.unregister(client.fd)
         client.close()
     }
+}
+
+extension NSSServer: EngineEventReceiver {
+    public func receive(_ event: OperationEvent, for operation: OperationID) {
+        if let key = lookupOfOperation[operation] { deliver(event, to: key) }
+    }
+
+    public func engineBatchEnded() {}
 }

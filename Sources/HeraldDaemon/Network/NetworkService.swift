@@ -1,4 +1,5 @@
 import HeraldEngine
+import HeraldSession
 import HeraldWire
 import Logging
 
@@ -23,10 +24,9 @@ public final class NetworkService {
     private var joinRetry = JoinRetry()
     /// Interfaces the configuration names that were reported unusable (each is reported once until it is used).
     private var warnedUnusable: Set<String> = []
-    /// Receives every operation event the engine delivers.
-    public var onEvent: (OperationID, OperationEvent) -> Void = { _, _ in }
-    /// Runs after each batch of engine actions (so replies can be sent together).
-    public var onBatchEnd: () -> Void = {}
+    /// Hands each operation event the engine delivers to the owner of the operation, and tells the owners when a
+    /// batch of engine actions is over (so replies can be sent together).
+    public let router = EngineEventRouter()
     /// Runs after the engine took another host name, for what is named after the host (`%h` in service files).
     public var onHostRenamed: () -> Void = {}
     /// Packets the kernel refused to send (an interface that just went away, a full buffer).
@@ -125,11 +125,11 @@ public final class NetworkService {
                     logger.debug("send failed on \(packet.link) to \(packet.destination)")
                 }
             case .deliver(let operation, let event):
-                onEvent(operation, event)
+                router.route(event, for: operation)
             }
         }
         noteHostNameChange()
-        onBatchEnd()
+        router.batchEnded()
     }
 
     /// Logs when the engine moves to another host name (a conflict with another host, RFC 6762 §9), and tells

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import HeraldBroker
+import HeraldSession
 import HeraldWire
 import Logging
 

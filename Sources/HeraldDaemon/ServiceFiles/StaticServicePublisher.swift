@@ -1,4 +1,5 @@
 import HeraldEngine
+import HeraldSession
 import HeraldWire
 import Logging
 
@@ -12,8 +13,9 @@ final class StaticServicePublisher {
     private let logger: Logger
     /// What is published, by instance name and type.
     private var published: [String: (id: OperationID, registration: ServiceRegistration)] = [:]
-    /// Operation IDs of static services live far above those of app-socket clients.
-    private var nextID: UInt64 = 1 << 48
+    /// The IDs of the services' engine operations, tagged as static services'. Their events are of no use here
+    /// (a conflict renames a service in the engine), so no receiver is registered for them.
+    private var operationIDs = EngineOperationIDs(owner: .staticServices)
 
     init(directory: String, network: NetworkService, logger: Logger) {
         self.directory = directory
@@ -62,8 +64,7 @@ final class StaticServicePublisher {
                 }
                 network.perform { engine, now in engine.cancel(current.id, at: now) }
             }
-            nextID += 1
-            let id = OperationID(nextID)
+            let id = operationIDs.next()
             logger.info("services: publishing \(key) on port \(registration.port)")
             network.perform { engine, now in engine.register(id, registration, at: now) }
             published[key] = (id, registration)

@@ -1,4 +1,4 @@
-@testable import HeraldDaemon
+@testable import HeraldSession
 import Testing
 
 @Suite("NoSuchRecord as a client sees it, per interface (kDNSServiceFlagsReturnIntermediates)")

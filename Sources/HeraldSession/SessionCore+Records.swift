@@ -4,8 +4,8 @@ import HeraldWire
 
 /// Individual records: records added to a registration (`DNSServiceAddRecord`), records registered by themselves
 /// on a shared connection (`DNSServiceRegisterRecord`), their updates and their removal.
-extension AppSocketServer {
-    func registerRecord(_ request: RegisterRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
+extension SessionCore {
+    func registerRecord(_ request: RegisterRecordRequest, context: ClientContext, session: Session) -> DNSServiceError {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         let text = request.fullname.hasSuffix(".") ? request.fullname : request.fullname + "."
         guard let name = try? DNSName(text), request.rrclass == 1 else { return .badParam }
@@ -18,7 +18,7 @@ extension AppSocketServer {
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
-        guard client.recordContexts[request.recordIndex] == nil else { return .badParam }
+        guard session.recordContexts[request.recordIndex] == nil else { return .badParam }
         let ttl = Self.ttl(request.ttl, for: type)
         let registration = RecordRegistration(name: name, type: type, data: data, ttl: ttl, unique: unique,
                                               interfaceIndex: interfaceFilter(request.interfaceIndex))
@@ -36,16 +36,15 @@ extension AppSocketServer {
             gated = .publishRecord(name: name, type: type)
         }
         let id = makeOperationID()
-        let status = begin(AppOperation(kind: .record(name: name, type: type, index: request.recordIndex), context: context,
-                                        engineOperations: [id], start: { engine, now in
-            engine.registerRecord(id, registration, at: now)
-        }), gated: gated, client: client)
-        if status == .noError { client.recordContexts[request.recordIndex] = context }
+        let status = begin(SessionOperation(kind: .record(name: name, type: type, index: request.recordIndex), context: context,
+                                        engineOperations: [id], start: [.registerRecord(id, registration)]),
+                           gated: gated, session: session)
+        if status == .noError { session.recordContexts[request.recordIndex] = context }
         return status
     }
 
-    func addRecord(_ request: AddRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        guard let operation = client.operations[context], case .register(let serviceType, _) = operation.kind else {
+    func addRecord(_ request: AddRecordRequest, context: ClientContext, session: Session) -> DNSServiceError {
+        guard let operation = session.operations[context], case .register(let serviceType, _) = operation.kind else {
             return .badReference
         }
         guard request.recordIndex != UpdateRecordRequest.primaryTXTRecordIndex, operation.extras[request.recordIndex] == nil
@@ -54,7 +53,7 @@ extension AppSocketServer {
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ofServiceType: serviceType) else { return .badParam }
         guard operation.extras.count < limits.recordsPerRegistration else {
-            logger.notice("app socket: client \(client.id) reached the limit of \(limits.recordsPerRegistration) records added to a registration")
+            log(.notice, "app socket: client \(session.id) reached the limit of \(limits.recordsPerRegistration) records added to a registration")
             return .noMemory
         }
         operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : Self.ttl(request.ttl, for: type))
@@ -62,21 +61,21 @@ extension AppSocketServer {
         return .noError
     }
 
-    func removeRecord(_ request: RemoveRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        if let operation = client.operations[context], case .register = operation.kind,
+    func removeRecord(_ request: RemoveRecordRequest, context: ClientContext, session: Session) -> DNSServiceError {
+        if let operation = session.operations[context], case .register = operation.kind,
            operation.extras.removeValue(forKey: request.recordIndex) != nil {
             applyExtras(operation)
             return .noError
         }
-        guard let recordContext = client.recordContexts.removeValue(forKey: request.recordIndex) else { return .badReference }
-        cancel(recordContext, of: client)  // withdrawn with a goodbye
+        guard let recordContext = session.recordContexts.removeValue(forKey: request.recordIndex) else { return .badReference }
+        cancel(recordContext, of: session)  // withdrawn with a goodbye
         return .noError
     }
 
     /// `DNSServiceUpdateRecord`: a registration's own TXT record (the primary record index), a record added to it,
     /// or a record registered by itself. Changes are announced again (RFC 6762 §8.4).
-    func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, client: AppClient) -> DNSServiceError {
-        if let operation = client.operations[context], case .register(let serviceType, _) = operation.kind {
+    func updateRecord(_ request: UpdateRecordRequest, context: ClientContext, session: Session) -> DNSServiceError {
+        if let operation = session.operations[context], case .register(let serviceType, _) = operation.kind {
             guard fitsInOneMessage(request.rdata.count, ofServiceType: serviceType) else {
                 return .badParam
             }
@@ -90,7 +89,7 @@ extension AppSocketServer {
                 }
                 operation.updatedTXT = txt
                 if !operation.parked, let id = operation.engineOperations.first {
-                    network.perform { engine, now in engine.updateTXT(id, txt: txt, at: now) }
+                    engineCommands.append(.updateTXT(id, txt))
                 }
                 return .noError
             }
@@ -102,8 +101,8 @@ extension AppSocketServer {
                 return .noError
             }
         }
-        guard let recordContext = client.recordContexts[request.recordIndex],
-              let operation = client.operations[recordContext], case .record(let name, let type, _) = operation.kind
+        guard let recordContext = session.recordContexts[request.recordIndex],
+              let operation = session.operations[recordContext], case .record(let name, let type, _) = operation.kind
         else { return .badReference }
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
@@ -111,27 +110,26 @@ extension AppSocketServer {
         guard let id = operation.engineOperations.first else { return .badReference }
         operation.updatedRecord = (data, ttl)
         if !operation.parked {
-            network.perform { engine, now in engine.updateRecord(id, data: data, ttl: ttl, at: now) }
+            engineCommands.append(.updateRecord(id, data: data, ttl: ttl))
         }
         return .noError
     }
 
     /// Hands a running registration's added records to the engine (a parked one gets them when it starts).
-    private func applyExtras(_ operation: AppOperation) {
+    private func applyExtras(_ operation: SessionOperation) {
         guard !operation.parked, let id = operation.engineOperations.first else { return }
-        let extras = operation.sortedExtras
-        network.perform { engine, now in engine.updateExtraRecords(id, extras, at: now) }
+        engineCommands.append(.updateExtraRecords(id, operation.sortedExtras))
     }
 
     /// The TTL an app asked for, or the default for the type when it gave 0; at most 2³¹−1 seconds, since a receiver
     /// reads a TTL with its top bit set as zero (RFC 2181 §8): a goodbye.
-    static func ttl(_ requested: UInt32, for type: RecordType) -> UInt32 {
+    public static func ttl(_ requested: UInt32, for type: RecordType) -> UInt32 {
         requested == 0 ? defaultTTL(for: type) : min(requested, UInt32(Int32.max))
     }
 
     /// The TTL a record gets when the client leaves it 0: 120 s for records that carry a host name, 4500 s for
     /// the others (RFC 6762 §10).
-    static func defaultTTL(for type: RecordType) -> UInt32 {
+    public static func defaultTTL(for type: RecordType) -> UInt32 {
         [.a, .aaaa, .srv, .hinfo].contains(type) ? MDNSConstants.hostRecordTTL : MDNSConstants.otherRecordTTL
     }
 
@@ -139,11 +137,11 @@ extension AppSocketServer {
     /// one message would go out without it, so a service could be browsed but never resolved: such requests are
     /// refused (BadParam) instead.
     func fitsInOneMessage(_ dataCount: Int, ownedBy name: DNSName) -> Bool {
-        dataCount <= network.engine.configuration.messageSizeLimit.largestRecordData(ownerLength: name.wireLength)
+        dataCount <= messageSizeLimit.largestRecordData(ownerLength: name.wireLength)
     }
 
     /// The same for a record of a service of `type` (its TXT record, say), under any name the service may get.
     func fitsInOneMessage(_ dataCount: Int, ofServiceType type: ServiceType) -> Bool {
-        dataCount <= network.engine.configuration.messageSizeLimit.largestServiceRecordData(type: type.fullName)
+        dataCount <= messageSizeLimit.largestServiceRecordData(type: type.fullName)
     }
 }

@@ -1,11 +1,11 @@
-@testable import HeraldDaemon
+@testable import HeraldSession
 import HeraldIPC
 import HeraldWire
 import Testing
 
 @Suite("Replies batched for many clients")
 struct ReplyBatchTests {
-    static func client(_ id: Int) -> AppClient { AppClient(id: id, fd: -1, identity: nil, now: 0) }
+    static func client(_ id: Int) -> ConnectionID { ConnectionID(id) }
 
     static func found(_ instance: String) -> Reply {
         .browse(BrowseReply(flags: .add, interfaceIndex: 2, name: instance, regtype: "_http._tcp.", domain: "local."))
@@ -24,7 +24,8 @@ struct ReplyBatchTests {
         #expect(first.bodies.count == 2)
         #expect(first.entries.map(\.body) == [0, 0, 0, 1])
         #expect(first.entries.map(\.context.rawValue) == [0, 1, 2, 9])
-        #expect(first.entries.map(\.client.id) == [1, 2, 3, 1])
+        #expect(first.entries.map(\.connection.rawValue) == [1, 2, 3, 1])
+        #expect(first.entries.map(\.moreComing) == [true, false, false, false], "all but each connection's last")
         #expect(batch.isEmpty && batch.bodies.isEmpty)
 
         batch.append(.asyncError(AsyncErrorReply(error: .noAuth)), to: clients[1], context: ClientContext(rawValue: 5))

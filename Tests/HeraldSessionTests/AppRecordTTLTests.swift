@@ -1,4 +1,4 @@
-@testable import HeraldDaemon
+@testable import HeraldSession
 import HeraldEngine
 import HeraldWire
 import Testing
@@ -7,12 +7,12 @@ import Testing
 struct AppRecordTTLTests {
     @Test("0 means the default for the type; a TTL with its top bit set goes out as 2³¹−1, never as a goodbye")
     func clamped() {
-        #expect(AppSocketServer.ttl(0, for: .a) == MDNSConstants.hostRecordTTL)
-        #expect(AppSocketServer.ttl(0, for: .txt) == MDNSConstants.otherRecordTTL)
-        #expect(AppSocketServer.ttl(300, for: .txt) == 300)
-        #expect(AppSocketServer.ttl(0x7FFF_FFFF, for: .txt) == 0x7FFF_FFFF)
+        #expect(SessionCore.ttl(0, for: .a) == MDNSConstants.hostRecordTTL)
+        #expect(SessionCore.ttl(0, for: .txt) == MDNSConstants.otherRecordTTL)
+        #expect(SessionCore.ttl(300, for: .txt) == 300)
+        #expect(SessionCore.ttl(0x7FFF_FFFF, for: .txt) == 0x7FFF_FFFF)
         for sent: UInt32 in [0x8000_0000, 0xFFFF_FFFF] {
-            let ttl = AppSocketServer.ttl(sent, for: .txt)
+            let ttl = SessionCore.ttl(sent, for: .txt)
             #expect(ttl == 0x7FFF_FFFF)
             // What a peer reads back is the same lifetime, not zero.
             let message = DNSMessage(flags: DNSFlags(rawValue: 0x8400),

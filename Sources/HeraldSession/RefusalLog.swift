@@ -1,6 +1,5 @@
 import HeraldIPC
 import HeraldWire
-import Logging
 
 /// The app socket's refused requests, so that an operator can see why an app fails and the app can ask why.
 ///
@@ -25,18 +24,19 @@ final class RefusalLog {
     private var linesInWindow = 0
     private var leftOut = 0
 
-    /// Notes a refusal of `client` (connection `clientID`, process `pid`): logs it unless the client was refused
-    /// for the same reason before or the window's lines are spent.
+    /// Notes a refusal of `client` (connection `clientID`, process `pid`): returns the lines to log at notice
+    /// level, none when the client was refused for the same reason before or the window's lines are spent.
     /// `request` says what was asked, `reason` why it was refused.
     func refused(clientID: Int, pid: Int32, status: DNSServiceError, request: String, reason: String,
-                 now: Int64, logger: Logger) {
+                 now: Int64) -> [String] {
+        var lines: [String] = []
         var reasons = reasonsLogged[clientID, default: []]
         let key = "\(status.rawValue) \(reason)"
-        guard reasons.count < Self.reasonsPerClient, reasons.insert(key).inserted else { return }
+        guard reasons.count < Self.reasonsPerClient, reasons.insert(key).inserted else { return lines }
         reasonsLogged[clientID] = reasons
         if windowStart.map({ now - $0 >= Self.windowMilliseconds }) ?? true {
             if leftOut > 0 {
-                logger.notice("app socket: \(leftOut) more refusals were not logged (at most \(Self.linesPerWindow) lines every \(Self.windowMilliseconds / 1000) s)")
+                lines.append("app socket: \(leftOut) more refusals were not logged (at most \(Self.linesPerWindow) lines every \(Self.windowMilliseconds / 1000) s)")
             }
             windowStart = now
             linesInWindow = 0
@@ -44,11 +44,12 @@ final class RefusalLog {
         }
         guard linesInWindow < Self.linesPerWindow else {
             leftOut += 1
-            return
+            return lines
         }
         linesInWindow += 1
         let named = status.name.map { "\($0) (\(status.rawValue))" } ?? "\(status.rawValue)"
-        logger.notice("app socket: refused \(request) for client \(clientID) (pid \(pid)): \(named): \(reason)")
+        lines.append("app socket: refused \(request) for client \(clientID) (pid \(pid)): \(named): \(reason)")
+        return lines
     }
 
     /// Forgets a client that disconnected (its process's newest refusal stays, for a later "why").
@@ -68,7 +69,7 @@ final class RefusalLog {
     }
 
     /// Text a client sent, fit for a log line: control characters escaped, at most 200 characters.
-    static func shown(_ text: String) -> String {
+    public static func shown(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars.prefix(200) {
             switch scalar.value {
@@ -83,14 +84,14 @@ final class RefusalLog {
 }
 
 /// Why a request is refused, in words for the log and the explanation.
-struct RefusalText: Error {
-    let text: String
-    init(_ text: String) { self.text = text }
+public struct RefusalText: Error {
+    public let text: String
+    public init(_ text: String) { self.text = text }
 }
 
 extension Request {
     /// What the request asks for, for log lines: `browse "_http._tcp" in "local."`.
-    var summary: String {
+    public var summary: String {
         let shown = RefusalLog.shown
         switch self {
         case .connection: return "connection"

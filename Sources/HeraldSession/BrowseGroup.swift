@@ -28,8 +28,8 @@ final class BrowseGroup {
     let key: Key
     let engineOperation: OperationID
     /// The member browses, in the order they joined.
-    private(set) var members: [(client: AppClient, operation: AppOperation)] = []
-    /// How many links of an interface report each instance (see `AppOperation.presence`).
+    private(set) var members: [(connection: ConnectionID, operation: SessionOperation)] = []
+    /// How many links of an interface report each instance (see `SessionOperation.presence`).
     var presence: [PresenceKey: Int] = [:]
 
     init(key: Key, engineOperation: OperationID) {
@@ -39,12 +39,12 @@ final class BrowseGroup {
 
     var isEmpty: Bool { members.isEmpty }
 
-    func add(_ operation: AppOperation, of client: AppClient) {
-        members.append((client, operation))
+    func add(_ operation: SessionOperation, of connection: ConnectionID) {
+        members.append((connection, operation))
         operation.group = self
     }
 
-    func remove(_ operation: AppOperation) {
+    func remove(_ operation: SessionOperation) {
         members.removeAll { $0.operation === operation }
         operation.group = nil
     }

@@ -3,13 +3,14 @@ import HeraldIPC
 import HeraldWire
 
 /// Turning engine events into dnssd replies, and access decisions that change while operations run.
-extension AppSocketServer {
-    func deliver(_ event: OperationEvent, for id: OperationID) {
+extension SessionCore {
+    /// An event of one of the sessions' engine operations (others are ignored).
+    public func receive(_ event: OperationEvent, for id: OperationID) {
         if let group = groupOfOperation[id] {
             deliver(event, to: group)
             return
         }
-        guard let (client, operation) = owners[id], !client.closed, !operation.parked else { return }
+        guard let (connection, operation) = owners[id], let session = sessions[connection], !operation.parked else { return }
         let context = operation.context
         switch (operation.kind, event) {
         case (.browseServiceTypes, .instanceAdded(let type, let link)),
@@ -18,7 +19,7 @@ extension AppSocketServer {
             guard let reply = Self.serviceTypeReply(type, interfaceIndex: link.interfaceIndex, added: added) else { return }
             let key = PresenceKey(interface: link.interfaceIndex, name: type)
             guard operation.presence.count(key, added: added) else { break }
-            queue(.browse(reply), to: client, context: context)
+            queue(.browse(reply), to: connection, context: context)
 
         case (.resolve(let instance), .resolved(let service)):
             let interface = service.link.interfaceIndex
@@ -29,30 +30,30 @@ extension AppSocketServer {
             operation.lastResolved[interface] = service
             let reply = ResolveReply(interfaceIndex: UInt32(interface), fullname: instance.fullName.dnssdFullName,
                                      hostTarget: service.target.dnssdFullName, port: service.port, txt: service.txt.rdata)
-            queue(.resolve(reply), to: client, context: context)
+            queue(.resolve(reply), to: connection, context: context)
 
         case (.register(let type, let requested), .registered(let name)):
             let label = name.firstLabel.map { String(decoding: $0, as: UTF8.self) } ?? ""
             if !requested.isEmpty && label != requested {
-                logger.notice("app socket: client \(client.id) registered \(name) (renamed from \"\(requested)\" after a name conflict)")
+                log(.notice, "app socket: client \(connection) registered \(name) (renamed from \"\(requested)\" after a name conflict)")
             } else {
-                logger.info("app socket: client \(client.id) registered \(name)")
+                log(.info, "app socket: client \(connection) registered \(name)")
             }
             queue(.registerService(RegisterServiceReply(flags: .add, name: label, regtype: type.dnssdRegtype,
-                                                        domain: type.domain.description)), to: client, context: context)
+                                                        domain: type.domain.description)), to: connection, context: context)
 
         case (.record(let name, _, _), .registered):
-            logger.info("app socket: client \(client.id) registered a record at \(name)")
-            queue(.registerRecord(RegisterRecordReply()), to: client, context: context)
+            log(.info, "app socket: client \(connection) registered a record at \(name)")
+            queue(.registerRecord(RegisterRecordReply()), to: connection, context: context)
 
         case (.record(let name, _, let index), .registrationFailed):
-            logger.notice("app socket: client \(client.id) lost its record at \(name) to a conflict")
-            client.recordContexts[index] = nil
-            queue(.registerRecord(RegisterRecordReply(error: .nameConflict)), to: client, context: context)
+            log(.notice, "app socket: client \(connection) lost its record at \(name) to a conflict")
+            session.recordContexts[index] = nil
+            queue(.registerRecord(RegisterRecordReply(error: .nameConflict)), to: connection, context: context)
 
         case (.register(let type, _), .registrationFailed):
             queue(.registerService(RegisterServiceReply(error: .nameConflict, regtype: type.dnssdRegtype,
-                                                        domain: type.domain.description)), to: client, context: context)
+                                                        domain: type.domain.description)), to: connection, context: context)
 
         case (.query(_, _, let recordClass), .recordAdded(let record, let link)),
              (.query(_, _, let recordClass), .recordRemoved(let record, let link)):
@@ -64,18 +65,18 @@ extension AppSocketServer {
                                          fullname: record.name.dnssdFullName, rrtype: record.type.rawValue,
                                          rrclass: recordClass == 255 ? record.recordClass.rawValue : recordClass,
                                          rdata: rdata, ttl: record.ttl)
-            showing(.query(reply), to: client, operation, record: record, on: link, added: added)
+            showing(.query(reply), to: session.id, operation, record: record, on: link, added: added)
 
         case (.query, .negativeAnswerAdded(let key, let link, let ttl)),
              (.addressLookup, .negativeAnswerAdded(let key, let link, let ttl)):
             let presence = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: key.type.rawValue)
             guard let change = operation.negatives.negative(presence, added: true, ttl: ttl) else { break }
-            queueNegative(change, type: key.type.rawValue, on: link, to: client, operation)
+            queueNegative(change, type: key.type.rawValue, on: link, to: connection, operation)
 
         case (.query, .negativeAnswerRemoved(let key, let link)), (.addressLookup, .negativeAnswerRemoved(let key, let link)):
             let presence = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: key.type.rawValue)
             guard let change = operation.negatives.negative(presence, added: false) else { break }
-            queueNegative(change, type: key.type.rawValue, on: link, to: client, operation)
+            queueNegative(change, type: key.type.rawValue, on: link, to: connection, operation)
 
         case (.addressLookup(let hostname), .recordAdded(let record, let link)),
              (.addressLookup(let hostname), .recordRemoved(let record, let link)):
@@ -87,7 +88,7 @@ extension AppSocketServer {
             let reply = AddrInfoReply(flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                                       hostname: hostname, rrtype: record.type.rawValue, rrclass: 1, rdata: rdata,
                                       ttl: record.ttl)
-            showing(.addrInfo(reply), to: client, operation, record: record, on: link, added: added)
+            showing(.addrInfo(reply), to: session.id, operation, record: record, on: link, added: added)
 
         default:
             break
@@ -96,21 +97,21 @@ extension AppSocketServer {
 
     /// Queues a record's reply; for an operation reporting negative answers, a NoSuchRecord the record ends goes
     /// before it, and one its removal begins after it (``NegativeAnswerPresence``).
-    private func showing(_ reply: Reply, to client: AppClient, _ operation: AppOperation, record: ResourceRecord,
+    private func showing(_ reply: Reply, to connection: ConnectionID, _ operation: SessionOperation, record: ResourceRecord,
                          on link: LinkID, added: Bool) {
-        guard operation.reportsNegativeAnswers else { return queue(reply, to: client, context: operation.context) }
+        guard operation.reportsNegativeAnswers else { return queue(reply, to: connection, context: operation.context) }
         let key = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: record.type.rawValue)
         let change = operation.negatives.record(key, added: added)
         let type = record.type.rawValue
-        if added, let change { queueNegative(change, type: type, on: link, to: client, operation) }
-        queue(reply, to: client, context: operation.context)
-        if !added, let change { queueNegative(change, type: type, on: link, to: client, operation) }
+        if added, let change { queueNegative(change, type: type, on: link, to: connection, operation) }
+        queue(reply, to: connection, context: operation.context)
+        if !added, let change { queueNegative(change, type: type, on: link, to: connection, operation) }
     }
 
     /// The NoSuchRecord reply that shows or hides a negative answer, as mDNSResponder sends it: the question's name
     /// and the type, no data; the Add flag and the NSEC's TTL when shown.
-    private func queueNegative(_ change: NegativeAnswerPresence.Change, type: UInt16, on link: LinkID, to client: AppClient,
-                               _ operation: AppOperation) {
+    private func queueNegative(_ change: NegativeAnswerPresence.Change, type: UInt16, on link: LinkID, to connection: ConnectionID,
+                               _ operation: SessionOperation) {
         let (flags, ttl): (DNSServiceFlags, UInt32)
         switch change {
         case .shown(let shownTTL): (flags, ttl) = (.add, shownTTL)
@@ -122,11 +123,11 @@ extension AppSocketServer {
             queue(.query(QueryRecordReply(flags: flags, interfaceIndex: interface, error: .noSuchRecord,
                                           fullname: name.dnssdFullName, rrtype: type,
                                           rrclass: recordClass == 255 ? 1 : recordClass, rdata: [], ttl: ttl)),
-                  to: client, context: operation.context)
+                  to: connection, context: operation.context)
         case .addressLookup(let hostname):
             queue(.addrInfo(AddrInfoReply(flags: flags, interfaceIndex: interface, error: .noSuchRecord, hostname: hostname,
                                           rrtype: type, rrclass: 1, rdata: [], ttl: ttl)),
-                  to: client, context: operation.context)
+                  to: connection, context: operation.context)
         default:
             break
         }
@@ -145,14 +146,14 @@ extension AppSocketServer {
                                            added: added),
               group.presence.count(PresenceKey(interface: link.interfaceIndex, name: instance), added: added)
         else { return }
-        let recipients = group.members.lazy.filter { !$0.client.closed }.map { (client: $0.client, context: $0.operation.context) }
+        let recipients = group.members.lazy.map { (connection: $0.connection, context: $0.operation.context) }
         queue(.browse(reply), to: recipients)
     }
 
     /// The browse reply for an instance of `type`, or nil when the name is not an instance of the type, or not a
     /// name a client could resolve (RFC 6763 §4.1.1: UTF-8 without control characters; such a name could also
     /// carry terminal escape sequences to whoever prints it).
-    static func browseReply(instance: DNSName, type: ServiceType, interfaceIndex: Int, added: Bool) -> BrowseReply? {
+    public static func browseReply(instance: DNSName, type: ServiceType, interfaceIndex: Int, added: Bool) -> BrowseReply? {
         guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName,
               !label.isEmpty, !label.contains(where: Self.isControlByte),
               let name = String(validating: label, as: UTF8.self),
@@ -163,12 +164,12 @@ extension AppSocketServer {
     }
 
     /// An ASCII control character (0x00–0x1F, 0x7F), which RFC 6763 §4.1.1 keeps out of instance names.
-    static func isControlByte(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
+    public static func isControlByte(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// A service type found by type enumeration, laid out as mDNSResponder reports it (its
     /// `DeconstructServiceName` of the PTR target): `_http._tcp.local.` becomes the instance `_http`, the
     /// type `_tcp.local.` and the root domain `.`. Names that are not service types are skipped.
-    static func serviceTypeReply(_ type: DNSName, interfaceIndex: Int, added: Bool) -> BrowseReply? {
+    public static func serviceTypeReply(_ type: DNSName, interfaceIndex: Int, added: Bool) -> BrowseReply? {
         let labels = type.labels
         guard labels.count >= 2, labels[0].first == UInt8(ascii: "_"), !labels.contains(where: { $0.contains(where: isControlByte) }),
               let name = String(validating: labels[0], as: UTF8.self) else { return nil }
@@ -181,7 +182,7 @@ extension AppSocketServer {
 
     /// The first reply of a parked operation: its error field carries NoAuth (docs/app-socket.md, "NoAuth on the
     /// app socket").
-    func queueParkedReply(for operation: AppOperation, to client: AppClient) {
+    func queueParkedReply(for operation: SessionOperation, to connection: ConnectionID) {
         let reply: Reply
         switch operation.kind {
         case .browse(let type):
@@ -201,56 +202,34 @@ extension AppSocketServer {
         case .record:
             reply = .registerRecord(RegisterRecordReply(error: .noAuth))
         }
-        queue(reply, to: client, context: operation.context)
+        queue(reply, to: connection, context: operation.context)
     }
 
     /// Re-asks the gate for every operation (after a grant, a deny, a reset), each as the caller that started it,
     /// identified when it asked (so this reads nothing from `/proc`): parked operations that are now allowed start;
     /// running ones that are no longer allowed stop with NoAuth (and registrations say goodbye).
     public func accessChanged() {
-        for client in clients.values.sorted(by: { $0.id < $1.id }) {
-            for operation in client.operations.values.sorted(by: { $0.context.rawValue < $1.context.rawValue }) {
-                // A reply sent on the way can find the client gone (disconnected, its operations ended).
-                if client.closed { break }
+        for session in sessions.values.sorted(by: { $0.id < $1.id }) {
+            for operation in session.operations.values.sorted(by: { $0.context.rawValue < $1.context.rawValue }) {
                 guard let gated = operation.gated, let caller = operation.caller else { continue }
                 let decision = gate.decide(gated, for: caller, isNew: false)
                 // An app told NoAuth asks why next (on a connection of its own).
-                if let explanation = decision.explanation { explain(explanation, to: client) }
+                if let explanation = decision.explanation { explain(explanation, to: session) }
                 switch (decision, operation.parked) {
                 case (.allow, true):
                     operation.parked = false
-                    run(operation, of: client)
+                    run(operation, of: session)
                 case (.refuse, false), (.park, false):
                     halt([operation])
                     operation.parked = true
                     operation.presence.removeAll()
                     operation.negatives.removeAll()
                     operation.lastResolved.removeAll()
-                    queueParkedReply(for: operation, to: client)
+                    queueParkedReply(for: operation, to: session.id)
                 default:
                     break
                 }
             }
         }
-        flushReplies()
-    }
-}
-
-extension Dictionary where Key == PresenceKey, Value == Int {
-    /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
-    /// (first link to report it, or last one to lose it).
-    mutating func count(_ key: PresenceKey, added: Bool) -> Bool {
-        // One lookup of the key either way (hashing a name costs more than the rest).
-        if added {
-            func increment(_ count: inout Int) -> Int { count += 1; return count }
-            return increment(&self[key, default: 0]) == 1
-        }
-        guard let index = index(forKey: key) else { return false }
-        if values[index] > 1 {
-            values[index] -= 1
-            return false
-        }
-        remove(at: index)
-        return true
     }
 }

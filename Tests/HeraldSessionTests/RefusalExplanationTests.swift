@@ -1,4 +1,4 @@
-@testable import HeraldDaemon
+@testable import HeraldSession
 import Testing
 
 /// Why a process was refused is kept for the question it asks next on another connection, and only for it.

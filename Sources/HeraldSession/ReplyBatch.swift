@@ -1,0 +1,53 @@
+import HeraldIPC
+
+/// The replies produced while handling one batch of engine actions (or one request), sent together at its end.
+/// Each entry names a connection, the context of its operation, and a body: a reply that several entries may share.
+public struct ReplyBatch: Sendable {
+    public struct Entry: Hashable, Sendable {
+        public let connection: ConnectionID
+        public let context: ClientContext
+        /// The index of the reply in `bodies`.
+        public let body: Int
+        /// True for all but each connection's last reply of the batch (kDNSServiceFlagsMoreComing), set by
+        /// ``take()``.
+        public internal(set) var moreComing = false
+    }
+
+    public private(set) var entries: [Entry] = []
+    public private(set) var bodies: [Reply] = []
+
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Queues `reply` for one client.
+    mutating func append(_ reply: Reply, to connection: ConnectionID, context: ClientContext) {
+        append(body: add(reply), to: connection, context: context)
+    }
+
+    /// Adds a reply that entries of this batch can then share; returns its body index.
+    mutating func add(_ reply: Reply) -> Int {
+        bodies.append(reply)
+        return bodies.count - 1
+    }
+
+    /// Queues the body at `body` (from ``add(_:)`` in this batch) for one client.
+    mutating func append(body: Int, to connection: ConnectionID, context: ClientContext) {
+        entries.append(Entry(connection: connection, context: context, body: body))
+    }
+
+    /// Hands over the batch, each connection's replies but its last marked MoreComing, and starts an empty one.
+    mutating func take() -> (entries: [Entry], bodies: [Reply]) {
+        defer {
+            entries = []
+            bodies = []
+        }
+        markMoreComing()
+        return (entries, bodies)
+    }
+
+    /// Marks every entry but each connection's last MoreComing.
+    mutating func markMoreComing() {
+        var last: [ConnectionID: Int] = [:]
+        for index in entries.indices { last[entries[index].connection] = index }
+        for index in entries.indices { entries[index].moreComing = last[entries[index].connection] != index }
+    }
+}

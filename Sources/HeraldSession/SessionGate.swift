@@ -1,0 +1,56 @@
+import HeraldBroker
+import HeraldWire
+
+/// A request that needs a permission decision before any operation starts.
+public enum GatedRequest: Hashable, Sendable {
+    case browse(ServiceType)
+    /// Browsing every service type (`_services._dns-sd._udp`).
+    case browseAllTypes
+    case resolve(ServiceInstanceName)
+    case register(ServiceType)
+    /// A record query for an arbitrary name and type.
+    case query(name: DNSName, type: RecordType)
+    /// An address lookup (A/AAAA of `name.local`, or a reverse PTR).
+    case addressLookup(DNSName)
+    /// Publishing a record under a name that is not a service's (DNSServiceRegisterRecord).
+    case publishRecord(name: DNSName, type: RecordType)
+}
+
+/// The answer of the permission layer for one request. `reason` is for the log; `explanation` (the reason's name
+/// and what to do about it) is what a client asking why is told.
+public enum AccessDecision: Hashable, Sendable {
+    /// Start the operation.
+    case allow
+    /// Refuse at once with NoAuth; nothing starts (a rule only a new manifest can change).
+    case refuse(reason: String, explanation: String)
+    /// Accept, report NoAuth in the first reply, and start the operation when access is granted later.
+    case park(reason: String, explanation: String)
+
+    /// The explanation of a refusal or a park; nil for `allow`.
+    public var explanation: String? {
+        switch self {
+        case .allow: return nil
+        case .refuse(_, let explanation), .park(_, let explanation): return explanation
+        }
+    }
+}
+
+/// Who asks, and what they may do: the identity and permission decisions the sessions need, answered by the front
+/// end that knows its connections (the app socket reads the kernel's credentials and `/proc`; the core never does).
+public protocol SessionGate: AnyObject {
+    /// The caller of the request being handled on `connection`.
+    func caller(of connection: ConnectionID) -> CallerIdentity
+    /// True when `caller` is an operator now (exempt from the per-user shares).
+    func isOperator(_ caller: CallerIdentity) -> Bool
+    /// Decides a request. `isNew` is false when a running or parked operation is judged again after a change
+    /// of decisions (nothing new is recorded as pending then).
+    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision
+}
+
+/// One client connection of a front end, as the sessions know it.
+public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var rawValue: Int
+    public init(_ rawValue: Int) { self.rawValue = rawValue }
+    public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { "\(rawValue)" }
+}

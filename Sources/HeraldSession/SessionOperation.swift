@@ -1,0 +1,138 @@
+import HeraldBroker
+import HeraldEngine
+import HeraldIPC
+import HeraldWire
+
+/// One client request that keeps delivering replies, and the bookkeeping that turns the engine's per-link
+/// events into the dnssd API's per-interface results. A reference: the session's table and the owner table of
+/// its engine operations hold the same one, so an event reaches it with one lookup and changes it in place.
+final class SessionOperation {
+    enum Kind: Hashable {
+        case browse(type: ServiceType)
+        /// A browse of `_services._dns-sd._udp`: each result is a service type.
+        case browseServiceTypes
+        case resolve(instance: ServiceInstanceName)
+        /// A registration, with the instance name asked for (empty: the host's name).
+        case register(type: ServiceType, name: String)
+        case query(name: DNSName, type: RecordType, recordClass: UInt16)
+        case addressLookup(hostname: String)
+        /// A record registered by itself, with the index the client gave it.
+        case record(name: DNSName, type: RecordType, index: UInt32)
+    }
+
+    let kind: Kind
+    let context: ClientContext
+    /// The engine operations started for it (an address lookup asks for A and AAAA separately).
+    let engineOperations: [OperationID]
+    /// The request as it was made: the engine commands that start it, kept for starting it later if it was parked.
+    /// What the client changed since is kept apart (`updatedTXT`, `updatedRecord`, `extras`) and applied after it
+    /// by ``startCommands``.
+    let start: [EngineCommand]
+    /// True while waiting for a permission decision.
+    var parked = false
+    /// The request as the access gate judged it, and who asked (judged again as that caller after a change).
+    var gated: GatedRequest?
+    var caller: CallerIdentity?
+    /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
+    var presence: [PresenceKey: Int] = [:]
+    /// What a resolve last reported per interface.
+    var lastResolved: [Int: ResolvedService] = [:]
+    /// A record query or address lookup that asked for negative answers (kDNSServiceFlagsReturnIntermediates).
+    var reportsNegativeAnswers = false
+    /// Its negative answers as the client sees them.
+    var negatives = NegativeAnswerPresence()
+    /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
+    var extras: [UInt32: ServiceExtraRecord] = [:]
+    /// A registration's TXT record as the client last set it (`DNSServiceUpdateRecord`), if it changed it.
+    var updatedTXT: TXTRecord?
+    /// A record registered by itself as the client last set it, if it changed it.
+    var updatedRecord: (data: RecordData, ttl: UInt32)?
+    /// For a browse of a service type: the group of browses it runs in (it has no engine operation of its own).
+    let groupKey: BrowseGroup.Key?
+    /// The group while the browse runs in it.
+    var group: BrowseGroup?
+
+    init(kind: Kind, context: ClientContext, engineOperations: [OperationID], start: [EngineCommand]) {
+        self.kind = kind
+        self.context = context
+        self.engineOperations = engineOperations
+        self.start = start
+        groupKey = nil
+    }
+
+    /// A browse of a service type, run in the group of browses of its type.
+    init(browsing key: BrowseGroup.Key, context: ClientContext) {
+        kind = .browse(type: key.type)
+        self.context = context
+        engineOperations = []
+        start = []
+        groupKey = key
+    }
+
+    /// `start`, then what the client changed since: an operation started late (it was parked) or again (after a
+    /// deny and a new grant) publishes what the client last asked for, not what it first asked for.
+    var startCommands: [EngineCommand] {
+        var commands = start
+        guard let id = engineOperations.first else { return commands }
+        if let updatedTXT { commands.append(.updateTXT(id, updatedTXT)) }
+        if let updatedRecord { commands.append(.updateRecord(id, data: updatedRecord.data, ttl: updatedRecord.ttl)) }
+        if !extras.isEmpty { commands.append(.updateExtraRecords(id, sortedExtras)) }
+        return commands
+    }
+
+    /// The added records in the order of their indexes.
+    var sortedExtras: [ServiceExtraRecord] { extras.sorted { $0.key < $1.key }.map(\.value) }
+
+    /// The operation as a value, for tests and for operators.
+    var snapshot: SessionOperationSnapshot {
+        SessionOperationSnapshot(context: context, parked: parked, gated: gated,
+                                 start: groupKey.map { [.browse(OperationID(0), type: $0.type.fullName, interface: $0.interface)] }
+                                     ?? startCommands,
+                                 inBrowseGroup: group != nil)
+    }
+}
+
+/// An operation of a session as a plain value: what it asked for, and whether it waits for a decision. A parked
+/// operation is all here: the gate's question and the engine commands that start it once it is allowed.
+public struct SessionOperationSnapshot: Hashable, Sendable, CustomStringConvertible {
+    public var context: ClientContext
+    public var parked: Bool
+    public var gated: GatedRequest?
+    /// The engine commands that start it (a browse of a service type shows its group's browse, with ID 0).
+    public var start: [EngineCommand]
+    /// True while a browse runs in its type's group.
+    public var inBrowseGroup: Bool
+
+    public var description: String {
+        "\(context)\(parked ? " parked" : "")\(inBrowseGroup ? " in a browse group" : ""): "
+            + start.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// One result as a client sees it on one interface: an instance or service type (browse), a record (query), or
+/// an address (address lookup). Names compare as DNS names do, ignoring ASCII case.
+struct PresenceKey: Hashable {
+    var interface: Int
+    var name: DNSName? = nil
+    var type: UInt16 = 0
+    var data: [UInt8] = []
+}
+
+extension Dictionary where Key == PresenceKey, Value == Int {
+    /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
+    /// (first link to report it, or last one to lose it).
+    mutating func count(_ key: PresenceKey, added: Bool) -> Bool {
+        // One lookup of the key either way (hashing a name costs more than the rest).
+        if added {
+            func increment(_ count: inout Int) -> Int { count += 1; return count }
+            return increment(&self[key, default: 0]) == 1
+        }
+        guard let index = index(forKey: key) else { return false }
+        if values[index] > 1 {
+            values[index] -= 1
+            return false
+        }
+        remove(at: index)
+        return true
+    }
+}
