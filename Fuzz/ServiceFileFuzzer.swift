@@ -1,7 +1,7 @@
 // libFuzzer target for the static service files (Sources/HeraldDaemon/ServiceFiles): Avahi `.service` XML and
 // systemd `.dnssd` files. Built by Fuzz/build.sh into a HeraldDaemon module made of AvahiServiceFile.swift,
-// SystemdDNSSDFile.swift, SystemdSpecifiers.swift and StaticService.swift only (not the daemon), linked with a HeraldWire module; it uses
-// public API only.
+// SystemdDNSSDFile.swift, SystemdSpecifiers.swift and StaticService.swift only (not the daemon), linked with HeraldWire and
+// HeraldXML modules (and libexpat); it uses public API only.
 //
 // Input: a file's bytes, read as an Avahi file and as a .dnssd file. Every check states an invariant that
 // holds for every input; a broken one traps with fatalError, which libFuzzer records as a crash. A file that

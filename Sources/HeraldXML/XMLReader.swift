@@ -239,7 +239,7 @@ private final class TreeBuilder {
             message = stack.last.map { "an end tag does not match the start tag <\($0.name)> on line \($0.line)" }
                 ?? "an end tag does not match its start tag"
         case XML_ERROR_JUNK_AFTER_DOC_ELEMENT:
-            message = "something other than comments follows the root element (a document has exactly one)"
+            message = "only whitespace and comments may follow the root element (a document has exactly one)"
         case XML_ERROR_UNDEFINED_ENTITY:
             return XMLReadError(.malformed(
                 "a reference to an undefined entity (only &lt; &gt; &amp; &quot; &apos; and character references are read)"),
