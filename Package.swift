@@ -119,3 +119,14 @@ let package = Package(
         .testTarget(name: "HeraldSessionTests", dependencies: ["HeraldSession", "HeraldEngine", "HeraldWire", "HeraldIPC", "HeraldBroker"]),
     ]
 )
+
+// The XML reader that property-list manifests (HeraldBroker) and Avahi service files (HeraldDaemon) are read with:
+// libexpat, as Avahi and D-Bus use, with no DTDs, entities or processing instructions (Sources/HeraldXML).
+package.targets += [
+    .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
+    .target(name: "HeraldXML", dependencies: ["CExpat"]),
+    .testTarget(name: "HeraldXMLTests", dependencies: ["HeraldXML"]),
+]
+for target in package.targets where target.name == "HeraldBroker" || target.name == "HeraldDaemon" {
+    target.dependencies.append("HeraldXML")
+}

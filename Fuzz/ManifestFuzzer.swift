@@ -1,6 +1,6 @@
 // libFuzzer target for app manifests (Sources/HeraldBroker/Manifest). Built by Fuzz/build.sh into a
-// HeraldBroker module made of the Manifest/ files and Identity/SHA256.swift only (not the store), linked with a
-// HeraldWire module built the same way; it uses public API only.
+// HeraldBroker module made of the Manifest/ files and Identity/SHA256.swift only (not the store), linked with
+// HeraldWire and HeraldXML modules built the same way (and libexpat); it uses public API only.
 //
 // Input: a manifest file's bytes, read as JSON, as an XML property list, and with the format detected.
 // Every check states an invariant that holds for every input; a broken one traps with fatalError, which

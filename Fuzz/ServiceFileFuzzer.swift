@@ -1,13 +1,12 @@
 // libFuzzer target for the static service files (Sources/HeraldDaemon/ServiceFiles): Avahi `.service` XML and
 // systemd `.dnssd` files. Built by Fuzz/build.sh into a HeraldDaemon module made of AvahiServiceFile.swift,
-// SystemdDNSSDFile.swift, SystemdSpecifiers.swift and StaticService.swift only (not the daemon), linked with a HeraldWire module; it uses
-// public API only.
+// SystemdDNSSDFile.swift, SystemdSpecifiers.swift and StaticService.swift only (not the daemon), linked with HeraldWire and
+// HeraldXML modules (and libexpat); it uses public API only.
 //
 // Input: a file's bytes, read as an Avahi file and as a .dnssd file. Every check states an invariant that
 // holds for every input; a broken one traps with fatalError, which libFuzzer records as a crash. A file that
 // is refused with problems is fine.
 
-import Foundation
 import HeraldWire
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -88,7 +87,7 @@ enum ServiceFileFuzzer {
 
     static func avahi(bytes: [UInt8]) -> AvahiServiceFile? {
         do {
-            return try AvahiServiceFile(data: Data(bytes), file: file, hostName: hostName)
+            return try AvahiServiceFile(data: bytes, file: file, hostName: hostName)
         } catch {
             checkRefusal(error)
             return nil
@@ -169,7 +168,7 @@ enum ServiceFileFuzzer {
         guard service.host == nil, fitsOnALine(service.name), service.subtypes.allSatisfy(isPlainSubtype) else { return nil }
         // A `%` that is part of a larger character would not be read as a specifier's `%`.
         for character in service.name where character != "%" && character.unicodeScalars.contains("%") { return nil }
-        var lines = ["[Service]", "Name=" + service.name.replacingOccurrences(of: "%", with: "%%"),
+        var lines = ["[Service]", "Name=" + service.name.replacing("%", with: "%%"),
                      "Type=" + service.type.description]
         lines += service.subtypes.map { "SubType=" + $0 }
         lines.append("Port=\(service.port)")

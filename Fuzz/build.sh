@@ -7,7 +7,8 @@
 #   services  services-fuzzer  Sources/HeraldDaemon/ServiceFiles (Avahi .service and systemd .dnssd files)
 # Each target is compiled into the module it fuzzes (its file sits next to the module's sources), so the
 # sources need no changes and the target sees the same code the package builds. Modules a target imports
-# (HeraldWire; for services, HeraldBroker's XMLParserInput) are built first, with the same flags, and linked.
+# (HeraldWire; for manifest and services, HeraldXML, which reads XML with the system's libexpat) are built first,
+# with the same flags, and linked.
 #
 # Usage: Fuzz/build.sh [TARGET...]      (no target: all of them; from any directory)
 #   SWIFTC=/path/to/swiftc              to use another compiler (default: swiftc on PATH)
@@ -37,7 +38,9 @@ linker=()
 if [ -x "$(dirname "$(command -v "$swiftc")")/ld.lld" ] || command -v ld.lld >/dev/null 2>&1; then
     linker=(-use-ld=lld)
 fi
-flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-cache-path "$out/module-cache")
+# Sources/CExpat holds the module map of libexpat (linked with -lexpat), which HeraldXML imports.
+flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 6 -module-cache-path "$out/module-cache"
+       -I Sources/CExpat)
 
 # Copies files into a fresh snapshot directory, so that files edited while the compiler runs cannot break the
 # build; prints nothing, sets `files` to the copies.
@@ -70,6 +73,7 @@ build_module() {
     built_modules="$built_modules$name "
 }
 build_wire_module() { build_module HeraldWire Sources/HeraldWire/*.swift; }
+build_xml_module() { build_module HeraldXML Sources/HeraldXML/*.swift; }
 
 # link TARGET MODULE [extra objects...]: compiles `files` as MODULE with the fuzz target inside, into
 # $out/TARGET-fuzzer.
@@ -106,20 +110,20 @@ for target in "${targets[@]}"; do
         ;;
     manifest)
         build_wire_module
+        build_xml_module
         snapshot "$out/src/manifest" Sources/HeraldBroker/Manifest/*.swift Sources/HeraldBroker/Identity/SHA256.swift \
             Sources/HeraldBroker/Identity/SystemdUnit.swift \
             Fuzz/ManifestFuzzer.swift Fuzz/Support/FuzzSupport.swift
-        link manifest HeraldBroker "$out/modules/HeraldWire.o"
+        link manifest HeraldBroker "$out/modules/HeraldWire.o" "$out/modules/HeraldXML.o" -lexpat
         ;;
     services)
         build_wire_module
-        # The Avahi reader's checks before XMLParser, the one part of HeraldBroker it uses.
-        build_module HeraldBroker Sources/HeraldBroker/Manifest/XMLParserInput.swift
+        build_xml_module
         snapshot "$out/src/services" Sources/HeraldDaemon/ServiceFiles/AvahiServiceFile.swift \
             Sources/HeraldDaemon/ServiceFiles/SystemdDNSSDFile.swift Sources/HeraldDaemon/ServiceFiles/SystemdSpecifiers.swift \
             Sources/HeraldDaemon/ServiceFiles/StaticService.swift \
             Fuzz/ServiceFileFuzzer.swift Fuzz/Support/FuzzSupport.swift
-        link services HeraldDaemon "$out/modules/HeraldWire.o" "$out/modules/HeraldBroker.o"
+        link services HeraldDaemon "$out/modules/HeraldWire.o" "$out/modules/HeraldXML.o" -lexpat
         ;;
     esac
 done

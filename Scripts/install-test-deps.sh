@@ -75,6 +75,8 @@ missing=""
 for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 libsqlite3-dev sqlite3 systemd barrier xvfb; do
     installed "$pkg" || missing="$missing $pkg"
 done
+# libexpat1-dev: the XML parser that property-list manifests and Avahi service files are read with (Sources/CExpat).
+installed libexpat1-dev || missing="$missing libexpat1-dev"
 
 if [ -n "$missing" ]; then
     if [ -e "$policy" ]; then mv "$policy" "$saved_policy"; fi

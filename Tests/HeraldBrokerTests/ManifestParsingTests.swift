@@ -162,6 +162,40 @@ struct ManifestParsingTests {
         #expect(found.first?.message.contains(expected) == true, "\(found)")
     }
 
+    @Test("A property list that declares entities or a DTD subset is a syntax error: nothing is expanded or loaded",
+          arguments: [
+              "<!DOCTYPE plist [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><plist><string>&x;</string></plist>",
+              "<!DOCTYPE plist [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;&a;&a;\">]><plist><string>&b;</string></plist>",
+              "<!DOCTYPE plist SYSTEM \"file:///etc/passwd\"><plist><string>&x;</string></plist>",
+          ])
+    func plistEntitiesRefused(text: String) {
+        let found = problems(text, format: .propertyList)
+        #expect(found.map(\.rule) == [.syntax])
+        #expect(found.first?.message.contains("property list: ") == true, "\(found)")
+        #expect(found.first?.message.contains("root:") == false)
+    }
+
+    @Test("A property list's entries carry the line of their <key>, and errors the line of the element at fault")
+    func plistLines() throws {
+        let document = try ManifestParser.document(Array("""
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0">
+            <dict>
+                <key>id</key>
+                <string>a.b</string>
+
+                <key>name</key><string>A &amp; B</string>
+            </dict>
+            </plist>
+            """.utf8), format: .propertyList)
+        #expect(document == .object([.init(key: "id", value: .string("a.b"), line: 5),
+                                     .init(key: "name", value: .string("A & B"), line: 8)]))
+        let found = problems("<plist>\n<dict>\n<key>a</key>\n<string>x</string>\n<integer>1</integer></dict></plist>")
+        #expect(found.first?.message.hasPrefix("line 5: property list: inside <dict>, expected <key> but found <integer>") == true,
+                "\(found)")
+    }
+
     @Test("A property list whose top level is not a dictionary is not a manifest")
     func plistArrayTopLevel() {
         let found = problems("<plist><array><string>_x._tcp</string></array></plist>")
@@ -188,6 +222,18 @@ struct ManifestParsingTests {
             Issue.record("a missing file was read")
         } catch {
             #expect(error.problems.map(\.rule) == [.unreadable])
+            #expect(error.problems.first?.message.contains("No such file or directory") == true, "\(error)")
+        }
+        // A directory cannot be read; a file over the limit is refused with its size.
+        #expect(throws: ManifestError.self) { try ManifestParser.parse(contentsOf: directory) }
+        let large = directory + "/large.json"
+        try String(repeating: " ", count: ManifestParser.maxFileSize + 1).write(toFile: large, atomically: true, encoding: .utf8)
+        do {
+            _ = try ManifestParser.parse(contentsOf: large)
+            Issue.record("a file over the limit was read")
+        } catch {
+            #expect(error.problems.map(\.rule) == [.tooLarge])
+            #expect(error.problems.first?.message.contains("has \(ManifestParser.maxFileSize + 1) bytes") == true, "\(error)")
         }
     }
 }

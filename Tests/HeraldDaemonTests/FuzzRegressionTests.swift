@@ -1,4 +1,3 @@
-import Foundation
 import HeraldControl
 import HeraldDaemon
 import Testing
@@ -9,7 +8,7 @@ import Testing
 struct DaemonFuzzRegressionTests {
     static func avahiProblems(_ bytes: [UInt8]) -> [ServiceFileProblem] {
         do {
-            _ = try AvahiServiceFile(data: Data(bytes), file: "fuzz.service", hostName: "myhost")
+            _ = try AvahiServiceFile(data: bytes, file: "fuzz.service", hostName: "myhost")
             return []
         } catch {
             return error.problems

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The two forms a manifest file may take.
 public enum ManifestFormat: String, Hashable, Sendable, CaseIterable {
@@ -34,19 +38,7 @@ public enum ManifestParser {
 
     /// Reads and validates the manifest file at `path`.
     public static func parse(contentsOf path: String) throws(ManifestError) -> ValidatedManifest {
-        let bytes: [UInt8]
-        do {
-            let url = URL(fileURLWithPath: path)
-            let size = try url.resourceValues(forKeys: [.fileSizeKey]).fileSize ?? 0
-            if size > maxFileSize { throw tooLarge(size) }
-            bytes = Array(try Data(contentsOf: url))
-        } catch let error as ManifestError {
-            throw error
-        } catch {
-            throw ManifestError(problems: [ManifestProblem(
-                field: "", value: ManifestDocument.quoted(path), rule: .unreadable,
-                message: "cannot read the file: \((error as NSError).localizedDescription)")])
-        }
+        let bytes = try readFile(path)
         let format: ManifestFormat? = path.hasSuffix(".plist") ? .propertyList : path.hasSuffix(".json") ? .json : nil
         return try parse(bytes, format: format ?? detectFormat(bytes))
     }
@@ -71,9 +63,37 @@ public enum ManifestParser {
         }
     }
 
-    private static func tooLarge(_ size: Int) -> ManifestError {
+    /// The bytes of the file at `path`; a file larger than `maxFileSize` is refused without reading it all.
+    private static func readFile(_ path: String) throws(ManifestError) -> [UInt8] {
+        func unreadable(_ code: Int32) -> ManifestError {
+            ManifestError(problems: [ManifestProblem(
+                field: "", value: ManifestDocument.quoted(path), rule: .unreadable,
+                message: "cannot read the file: \(String(cString: strerror(code)))")])
+        }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw unreadable(errno) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw unreadable(errno) }
+        if Int(status.st_size) > maxFileSize { throw tooLarge(Int(status.st_size)) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw unreadable(errno)
+            }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+            // A file that grew since, or reports no size (as in /proc), is refused once it passes the limit.
+            if bytes.count > maxFileSize { throw tooLarge(bytes.count, orMore: true) }
+        }
+    }
+
+    private static func tooLarge(_ size: Int, orMore: Bool = false) -> ManifestError {
         ManifestError(problems: [ManifestProblem(
             field: "", value: nil, rule: .tooLarge,
-            message: "the file has \(size) bytes; a manifest may have at most \(maxFileSize)")])
+            message: "the file has \(size)\(orMore ? " or more" : "") bytes; a manifest may have at most \(maxFileSize)")])
     }
 }

@@ -1,9 +1,5 @@
-import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
-import HeraldBroker
 import HeraldWire
+import HeraldXML
 
 /// An Avahi static service file (avahi.service(5)), as found in `/etc/avahi/services/*.service`:
 ///
@@ -22,27 +18,27 @@ import HeraldWire
 /// ```
 ///
 /// As in Avahi, a service group is published whole or not at all: any error refuses the file. Unknown
-/// elements and attributes are warnings. External entities and DTDs are never loaded.
+/// elements and attributes are warnings. The XML is read by `XMLReader`: a `<!DOCTYPE service-group SYSTEM …>`
+/// line is accepted, but DTDs, entities and processing instructions are never read.
 public struct AvahiServiceFile: Sendable {
     public var services: [StaticService]
     /// Problems that did not stop the file from being used (unknown elements or attributes).
     public var warnings: [ServiceFileProblem]
 
-    /// Parses a file's contents. `file` names it in problems; `hostName` replaces `%h` in a name with
-    /// `replace-wildcards="yes"`.
-    public init(data: Data, file: String, hostName: String) throws(ServiceFileError) {
+    /// The XML reader's limits: an Avahi file is a few hundred bytes; these leave room for large TXT records.
+    static let limits = XMLReader.Limits(maxDocumentSize: 256 * 1024, maxDepth: 16, maxElements: 4096)
+
+    /// Parses a file's contents (bytes: `[UInt8]`, `Data`, …). `file` names it in problems; `hostName` replaces
+    /// `%h` in a name with `replace-wildcards="yes"`.
+    public init(data: some Sequence<UInt8>, file: String, hostName: String) throws(ServiceFileError) {
         var problems: [ServiceFileProblem] = []
-        if let refusal = XMLParserInput.refusal(of: Array(data)) {
-            let message = refusal == .notUTF8 ? "not well-formed XML: \(refusal)" : "\(refusal)"
-            throw ServiceFileError(file: file, problems: [ServiceFileProblem(file: file, message: message)])
-        }
         let root: ServiceXMLNode
-        switch XMLTreeBuilder.parse(data) {
-        case .success(let node):
-            root = node
-        case .failure(let failure):
+        do {
+            root = ServiceXMLNode(try XMLReader(limits: Self.limits).read(Array(data)))
+        } catch {
+            let message = error.isMalformed ? "not well-formed XML: \(error.message)" : error.message
             throw ServiceFileError(file: file, problems: [
-                ServiceFileProblem(file: file, line: failure.line, element: nil, message: "not well-formed XML: \(failure.message)"),
+                ServiceFileProblem(file: file, line: error.line, element: nil, message: message),
             ])
         }
         let services = Interpreter(file: file, hostName: hostName).services(in: root, problems: &problems)
@@ -54,12 +50,12 @@ public struct AvahiServiceFile: Sendable {
     }
 
     public init(contents: String, file: String, hostName: String) throws(ServiceFileError) {
-        try self.init(data: Data(contents.utf8), file: file, hostName: hostName)
+        try self.init(data: contents.utf8, file: file, hostName: hostName)
     }
 
     /// Replaces `%h` with the host name (the only wildcard Avahi knows).
     public static func replaceWildcards(in text: String, hostName: String) -> String {
-        text.replacingOccurrences(of: "%h", with: hostName)
+        text.replacing("%h", with: hostName)
     }
 }
 
@@ -309,105 +305,31 @@ private struct Interpreter {
     }
 }
 
-// MARK: - A minimal XML tree
+// MARK: - The element tree, with paths
 
-final class ServiceXMLNode {
+/// An element of the file with its path for problems (`/service-group/service[2]/type`).
+struct ServiceXMLNode {
     let name: String
     let attributes: [String: String]
     let line: Int
     let path: String
-    var text = ""
-    var children: [ServiceXMLNode] = []
+    let text: String
+    let children: [ServiceXMLNode]
 
-    init(name: String, attributes: [String: String], line: Int, path: String) {
-        self.name = name
-        self.attributes = attributes
-        self.line = line
-        self.path = path
-    }
-}
-
-struct XMLFailure: Error {
-    var line: Int?
-    var message: String
-}
-
-private final class XMLTreeBuilder: NSObject, XMLParserDelegate {
-    private var stack: [ServiceXMLNode] = []
-    private var root: ServiceXMLNode?
-    private var failure: XMLFailure?
-    /// Counts of each child name, per open element, for `[n]` in paths.
-    private var counts: [[String: Int]] = [[:]]
-    private weak var parser: XMLParser?
-
-    static func parse(_ data: Data) -> Result<ServiceXMLNode, XMLFailure> {
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        parser.shouldProcessNamespaces = false
-        parser.shouldReportNamespacePrefixes = false
-        let builder = XMLTreeBuilder()
-        builder.parser = parser
-        parser.delegate = builder
-        let ok = parser.parse()
-        if let failure = builder.failure { return .failure(failure) }
-        guard ok, let root = builder.root else {
-            let message = parser.parserError.map { "\($0.localizedDescription)" } ?? "the document could not be parsed"
-            return .failure(XMLFailure(line: parser.lineNumber > 0 ? parser.lineNumber : nil, message: message))
-        }
-        return .success(root)
-    }
-
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
-        if stack.isEmpty && root != nil {
-            fail(parser, "more than one root element")
-            return
-        }
-        let count = (counts[counts.count - 1][elementName] ?? 0) + 1
-        counts[counts.count - 1][elementName] = count
-        let parentPath = stack.last?.path ?? ""
+    init(_ element: XMLReader.Element, parentPath: String = "", step: String? = nil) {
+        name = element.name
+        attributes = Dictionary(element.attributes.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        line = element.line
+        path = parentPath + "/" + (step ?? element.name)
+        text = element.text
         // Repeated elements are numbered from the second on: `service`, `service[2]`, …
-        let step = count == 1 ? elementName : "\(elementName)[\(count)]"
-        let node = ServiceXMLNode(name: elementName, attributes: attributeDict, line: parser.lineNumber, path: parentPath + "/" + step)
-        if let parent = stack.last {
-            parent.children.append(node)
-        } else {
-            root = node
+        var counts: [String: Int] = [:]
+        var children: [ServiceXMLNode] = []
+        for child in element.children {
+            let count = (counts[child.name] ?? 0) + 1
+            counts[child.name] = count
+            children.append(ServiceXMLNode(child, parentPath: path, step: count == 1 ? child.name : "\(child.name)[\(count)]"))
         }
-        stack.append(node)
-        counts.append([:])
-    }
-
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
-        guard !stack.isEmpty else { return }
-        stack.removeLast()
-        counts.removeLast()
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        stack.last?.text += string
-    }
-
-    func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-        stack.last?.text += String(decoding: CDATABlock, as: UTF8.self)
-    }
-
-    func parser(_ parser: XMLParser, foundInternalEntityDeclarationWithName name: String, value: String?) {
-        fail(parser, "entity declarations are not allowed")
-    }
-
-    func parser(_ parser: XMLParser, foundExternalEntityDeclarationWithName name: String, publicID: String?, systemID: String?) {
-        fail(parser, "entity declarations are not allowed")
-    }
-
-    func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-        if failure == nil {
-            failure = XMLFailure(line: parser.lineNumber > 0 ? parser.lineNumber : nil, message: "\(parseError.localizedDescription)")
-        }
-    }
-
-    private func fail(_ parser: XMLParser, _ message: String) {
-        if failure == nil { failure = XMLFailure(line: parser.lineNumber, message: message) }
-        parser.abortParsing()
+        self.children = children
     }
 }
