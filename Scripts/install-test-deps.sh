@@ -66,7 +66,7 @@ installed() {
 # unicast queries); libnss-mdns: getent/ping of .local through the NSS socket;
 # libavahi-compat-libdnssd-dev, libavahi-compat-libdnssd1: dns_sd.h and the library the drop-in C API tests link
 # against (they then run on Herald's);
-# libsqlite3-dev: SQLite for the permission store (GRDB links against it); sqlite3: store checks in tests;
+# libsqlite3-dev: SQLite for the permission store (the CSQLite module links against it); sqlite3: store checks in tests;
 # systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started);
 # barrier and xvfb: a real Debian app built against dns_sd.h (its GUI advertises and browses
 # _barrierServerZeroconf._tcp), run on a virtual X display against Herald's libdns_sd.
