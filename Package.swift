@@ -106,6 +106,7 @@ let package = Package(
             dependencies: ["HeraldWire"],
             path: "Benchmarks/WireBenchmark"
         ),
+        .testTarget(name: "HeraldFilesTests", dependencies: ["HeraldFiles"]),
         .testTarget(name: "HeraldIPCTests", dependencies: ["HeraldIPC"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker"]),
         .testTarget(name: "HeraldDaemonTests", dependencies: ["HeraldDaemon"]),
