@@ -10,6 +10,7 @@ for tool in ip:iproute2 dig:dnsutils; do
     command -v "${tool%%:*}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${tool##*:}" >/dev/null; }
 done
 
+sh Scripts/install-build-deps.sh
 echo "== building Herald (release; the first build takes a few minutes)"
 build_log=$(mktemp /tmp/herald-demo-build.XXXXXX)
 for product in heraldd herald; do
