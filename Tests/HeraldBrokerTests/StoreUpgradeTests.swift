@@ -210,16 +210,4 @@ struct StoreUpgradeTests {
         }
         #expect(try db.rows(schema, [], normalise) == old.rows(schema, [], normalise))
     }
-
-    @Test("The store's connection runs with WAL, full synchronous commits, foreign keys and a one-second lock wait")
-    func connectionSettings() throws {
-        let fixture = try Fixture()
-        defer { fixture.cleanUp() }
-        let store = try fixture.open()
-        #expect(try store.setting("journal_mode") == "wal")
-        #expect(try store.setting("synchronous") == "2")  // FULL
-        #expect(try store.setting("foreign_keys") == "1")
-        #expect(try store.setting("busy_timeout") == "1000")
-        #expect(try store.setting("cache_size") == "-64")
-    }
 }
