@@ -2,6 +2,7 @@
 import PackageDescription
 
 // Layers, from the bottom up; every arrow points down this list.
+//   HeraldFiles   files and directories through the C library, for every layer that reads them
 //   HeraldWire    DNS messages, names, record data, DNS-SD naming: pure values, no I/O
 //   HeraldEngine  the mDNS responder, querier and cache: a deterministic core on a virtual clock
 //   HeraldBroker  the local-network permission model: manifests, identity, decisions, store
@@ -31,10 +32,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
+        .target(name: "HeraldFiles"),
         .target(name: "HeraldWire"),
+        // The system's SQLite, for the permission store.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "HeraldEngine",
             dependencies: [
@@ -44,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldBroker",
-            dependencies: ["HeraldWire", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["HeraldWire", "HeraldFiles", "CSQLite"],
             // Optimised in debug builds too: a pinned executable's SHA-256 is computed at 10 MB/s unoptimised, so
             // that a debug daemon under test would take seconds to recognise a pinned app of the test build's size.
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
@@ -57,7 +60,8 @@ let package = Package(
         .target(
             name: "HeraldDaemon",
             dependencies: [
-                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "HeraldControl", "HeraldSession", "CHeraldSystem",
+                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "HeraldControl", "HeraldSession", "HeraldFiles",
+                "CHeraldSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -83,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldWire", "HeraldClient", "HeraldControl",
+                "HeraldWire", "HeraldClient", "HeraldControl", "HeraldFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
@@ -105,6 +109,7 @@ let package = Package(
             dependencies: ["HeraldWire"],
             path: "Benchmarks/WireBenchmark"
         ),
+        .testTarget(name: "HeraldFilesTests", dependencies: ["HeraldFiles"]),
         .testTarget(name: "HeraldIPCTests", dependencies: ["HeraldIPC"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker"]),
         .testTarget(name: "HeraldDaemonTests", dependencies: ["HeraldDaemon"]),

@@ -9,9 +9,8 @@ command -v swift >/dev/null || { echo "demo: the Swift toolchain (swift) is not 
 for tool in ip:iproute2 dig:dnsutils; do
     command -v "${tool%%:*}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${tool##*:}" >/dev/null; }
 done
-# The build needs libexpat's header (Sources/CExpat).
-[ -e /usr/include/expat.h ] || { apt-get update -qq && apt-get install -y -qq libexpat1-dev >/dev/null; }
 
+sh Scripts/install-build-deps.sh
 echo "== building Herald (release; the first build takes a few minutes)"
 build_log=$(mktemp /tmp/herald-demo-build.XXXXXX)
 for product in heraldd herald; do

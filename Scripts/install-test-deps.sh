@@ -66,17 +66,15 @@ installed() {
 # unicast queries); libnss-mdns: getent/ping of .local through the NSS socket;
 # libavahi-compat-libdnssd-dev, libavahi-compat-libdnssd1: dns_sd.h and the library the drop-in C API tests link
 # against (they then run on Herald's);
-# libsqlite3-dev: SQLite for the permission store (GRDB links against it); sqlite3: store checks in tests;
+# sqlite3: store checks in tests (the build's own packages, libsqlite3-dev and libexpat1-dev, come from install-build-deps.sh);
 # systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started);
 # barrier and xvfb: a real Debian app built against dns_sd.h (its GUI advertises and browses
 # _barrierServerZeroconf._tcp), run on a virtual X display against Herald's libdns_sd.
 # tshark is optional and deliberately not installed.
 missing=""
-for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 libsqlite3-dev sqlite3 systemd barrier xvfb; do
+for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb; do
     installed "$pkg" || missing="$missing $pkg"
 done
-# libexpat1-dev: the XML parser that property-list manifests and Avahi service files are read with (Sources/CExpat).
-installed libexpat1-dev || missing="$missing libexpat1-dev"
 
 if [ -n "$missing" ]; then
     if [ -e "$policy" ]; then mv "$policy" "$saved_policy"; fi
@@ -90,6 +88,9 @@ if [ -n "$missing" ]; then
         echo "installed $pkg"
     done
 fi
+
+# What building Herald needs.
+sh "$(dirname "$0")/install-build-deps.sh"
 
 # Keep Avahi from ever starting in this namespace (see above).
 if [ -e /lib/systemd/system/avahi-daemon.service ] || [ -e /usr/lib/systemd/system/avahi-daemon.service ]; then

@@ -4,7 +4,8 @@
 #   bash Scripts/install.sh [--prefix /usr/local] [--destdir ROOT] [--bin-dir DIR]     install
 #   bash Scripts/install.sh --uninstall [--prefix /usr/local] [--destdir ROOT]          remove what install put there
 #
-# Installs heraldd and herald ($PREFIX/bin, built in release mode unless --bin-dir names built binaries), the
+# Installs heraldd and herald ($PREFIX/bin, built in release mode unless --bin-dir names built binaries, after
+# Scripts/install-build-deps.sh has installed the Debian packages the build needs), the
 # drop-in libdns_sd.so.1 ($PREFIX/lib/herald, for LD_LIBRARY_PATH), the
 # systemd units, sysusers.d and tmpfiles.d entries, the commented default configuration (/etc/herald/heraldd.conf,
 # never overwriting one that exists), the example service files ($PREFIX/share/herald/services.d), shell
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
         --destdir) destdir=$2; shift 2 ;;
         --bin-dir) bin_dir=$2; shift 2 ;;
         --uninstall) uninstall=true; shift ;;
-        -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
 done
@@ -46,6 +47,7 @@ if $uninstall; then
 fi
 
 if [ -z "$bin_dir" ]; then
+    sh Scripts/install-build-deps.sh
     swift build -c release --static-swift-stdlib --product heraldd >/dev/null
     swift build -c release --static-swift-stdlib --product herald >/dev/null
     bin_dir=$(swift build -c release --static-swift-stdlib --show-bin-path)

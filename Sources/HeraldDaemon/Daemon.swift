@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 import CHeraldSystem
 import HeraldBroker
 import HeraldControl

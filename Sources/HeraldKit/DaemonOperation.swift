@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import HeraldClient
 import HeraldIPC
 
@@ -21,11 +25,13 @@ final class DaemonOperation: Sendable {
         continuation.onTermination = { _ in wake.signal() }
         self.events = events
         self.wake = wake
-        let thread = Thread {
+        let failure = DetachedThread.start(name: "HeraldKit op") {
             Self.run(request, socketPath: socketPath, wake: wake, continuation: continuation)
         }
-        thread.name = "HeraldKit operation"
-        thread.start()
+        if let failure {
+            continuation.yield(.failed(.systemCall("pthread_create", errno: failure)))
+            continuation.finish()
+        }
     }
 
     deinit {

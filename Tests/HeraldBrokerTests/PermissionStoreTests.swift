@@ -1,5 +1,5 @@
 import Foundation
-import HeraldBroker
+@testable import HeraldBroker
 import Testing
 
 @Suite("The SQLite permission store")
@@ -418,5 +418,17 @@ struct PermissionStoreTests {
         #expect(policy.decide(request, caller: ticTacToeBinary, snapshot: try store.snapshot()).outcome == .allow)
         try store.deny(Apps.ticTacToe.id, by: "uid 0")
         #expect(policy.decide(request, caller: ticTacToeBinary, snapshot: try store.snapshot()).reason == .denied)
+    }
+
+    @Test("The store's connection runs with WAL, full synchronous commits, foreign keys and a one-second lock wait")
+    func connectionSettings() throws {
+        let fixture = try Fixture()
+        defer { fixture.cleanUp() }
+        let store = try fixture.open()
+        #expect(try store.setting("journal_mode") == "wal")
+        #expect(try store.setting("synchronous") == "2")  // FULL
+        #expect(try store.setting("foreign_keys") == "1")
+        #expect(try store.setting("busy_timeout") == "1000")
+        #expect(try store.setting("cache_size") == "-64")
     }
 }

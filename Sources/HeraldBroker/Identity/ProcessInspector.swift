@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import HeraldFiles
 
 /// Reads what the kernel says about a process from a `/proc`-shaped tree: its executable (`PID/exe`), its
 /// groups (`PID/status`) and its systemd unit (`PID/cgroup`). The root is a parameter so that tests can use a
@@ -46,18 +51,15 @@ public struct ProcessInspector: Sendable {
     /// now names another file).
     public func executableSHA256(of pid: Int32) throws(ProcessInspectionError) -> SHA256Digest {
         let link = path(pid, "exe")
-        guard let handle = FileHandle(forReadingAtPath: link) else {
-            throw .unreadable(link, "cannot open the executable")
-        }
-        defer { try? handle.close() }
+        let fd = open(link, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadable(link, "cannot open the executable") }
+        defer { close(fd) }
         var hasher = SHA256()
-        do {
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-                hasher.update(Array(chunk))
-            }
-        } catch {
-            throw .unreadable(link, Self.reason(error))
+        let failure = FileContents.forEachChunk(of: fd, size: 1 << 20) { chunk in
+            hasher.update(Array(chunk))
+            return true
         }
+        if let failure { throw .unreadable(link, failure.description) }
         return hasher.finalize()
     }
 
@@ -115,7 +117,7 @@ public struct ProcessInspector: Sendable {
     /// The pid of the process tracing `pid` (`TracerPid:` of `PID/status`): 0 when none is.
     public func tracer(of pid: Int32) throws(ProcessInspectionError) -> Int32 {
         for line in try text(pid, "status").split(whereSeparator: \.isNewline) where line.hasPrefix("TracerPid:") {
-            return Int32(line.dropFirst("TracerPid:".count).trimmingCharacters(in: .whitespaces)) ?? 0
+            return line.dropFirst("TracerPid:".count).split(whereSeparator: \.isWhitespace).first.flatMap { Int32($0) } ?? 0
         }
         return 0
     }
@@ -175,15 +177,10 @@ public struct ProcessInspector: Sendable {
 
     private func text(_ pid: Int32, _ file: String) throws(ProcessInspectionError) -> String {
         let path = path(pid, file)
-        do {
-            return try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw .unreadable(path, Self.reason(error))
+        switch FileContents.read(path) {
+        case .success(let bytes): return String(decoding: bytes, as: UTF8.self)
+        case .failure(let failure): throw .unreadable(path, failure.description)
         }
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        (error as NSError).localizedDescription
     }
 }
 

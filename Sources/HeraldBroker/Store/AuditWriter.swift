@@ -1,6 +1,3 @@
-import FoundationEssentials
-import GRDB
-
 /// Writes the audit lines of one transaction of the store, under the log's two rules:
 ///
 /// - **Retention by kind.** Operator actions and decisions on requests are counted and trimmed apart, each kind
@@ -39,13 +36,13 @@ struct AuditWriter {
     }
 
     /// Appends an operator action.
-    mutating func appendOperatorAction(_ db: Database, _ event: AuditEvent) throws {
+    mutating func appendOperatorAction(_ db: SQLiteConnection, _ event: AuditEvent) throws {
         _ = try Self.insert(db, event, kind: .operatorAction, uid: nil, count: 1, time: now, options: options)
     }
 
     /// Appends the decision on a request of the user `uid`, or counts it into that user's folded line; with no uid,
     /// the line is written as it is.
-    mutating func appendRequest(_ db: Database, _ event: AuditEvent, uid: UInt32?) throws {
+    mutating func appendRequest(_ db: SQLiteConnection, _ event: AuditEvent, uid: UInt32?) throws {
         guard let uid else {
             _ = try Self.insert(db, event, kind: .request, uid: nil, count: 1, time: now, options: options)
             return
@@ -64,7 +61,7 @@ struct AuditWriter {
 
     /// Writes the folded lines that grew and the state of every window touched. Called once, before the
     /// transaction commits.
-    mutating func finish(_ db: Database) throws {
+    mutating func finish(_ db: SQLiteConnection) throws {
         guard !folds.isEmpty else { return }
         for (key, var fold) in folds {
             if let latest = fold.latest {
@@ -78,29 +75,28 @@ struct AuditWriter {
                 fold.lineSequence = try Self.insert(db, line, kind: .request, uid: UInt32(key.uid), count: fold.folded,
                                                     time: now, options: options)
             }
-            try db.cachedStatement(sql: """
+            try db.cachedStatement("""
                 INSERT INTO audit_fold (uid, reason, window_start, lines, folded, line_sequence) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (uid, reason) DO UPDATE SET
                     window_start = excluded.window_start, lines = excluded.lines, folded = excluded.folded,
                     line_sequence = excluded.line_sequence
-                """).execute(arguments: [key.uid, key.reason, fold.windowStart, fold.lines, fold.folded,
-                                         fold.lineSequence])
+                """).execute([key.uid, key.reason, fold.windowStart, fold.lines, fold.folded, fold.lineSequence])
         }
         // Windows that ended are forgotten: the table holds only the users active within the last window.
-        try db.cachedStatement(sql: "DELETE FROM audit_fold WHERE window_start <= ?")
-            .execute(arguments: [now - options.auditFoldWindow])
+        try db.cachedStatement("DELETE FROM audit_fold WHERE window_start <= ?")
+            .execute([now - options.auditFoldWindow])
         folds.removeAll()
     }
 
     /// The user's window for the reason as stored, or a new one when none is open.
-    private func load(_ db: Database, _ key: FoldKey) throws -> Fold {
-        if let row = try Row.fetchOne(db.cachedStatement(sql: """
-                SELECT window_start, lines, folded, line_sequence FROM audit_fold WHERE uid = ? AND reason = ?
-                """), arguments: [key.uid, key.reason]),
-           now - (row["window_start"] as Double) < options.auditFoldWindow {
-            return Fold(windowStart: row["window_start"], lines: row["lines"], folded: row["folded"],
-                        lineSequence: row["line_sequence"])
+    private func load(_ db: SQLiteConnection, _ key: FoldKey) throws -> Fold {
+        let stored = try db.cachedStatement("""
+            SELECT window_start, lines, folded, line_sequence FROM audit_fold WHERE uid = ? AND reason = ?
+            """).firstRow([key.uid, key.reason]) { row in
+            Fold(windowStart: row.double("window_start"), lines: row.int("lines"), folded: row.int("folded"),
+                 lineSequence: row.optionalInt64("line_sequence"))
         }
+        if let stored, now - stored.windowStart < options.auditFoldWindow { return stored }
         return Fold(windowStart: now, lines: 0, folded: 0, lineSequence: nil)
     }
 
@@ -120,29 +116,26 @@ struct AuditWriter {
     static let maxDetailBytes = 16 * 1024
 
     /// Inserts a line, then trims its kind to its bound; returns the line's sequence number.
-    static func insert(_ db: Database, _ event: AuditEvent, kind: AuditLineKind, uid: UInt32?, count: Int,
+    static func insert(_ db: SQLiteConnection, _ event: AuditEvent, kind: AuditLineKind, uid: UInt32?, count: Int,
                        time: Double, options: PermissionStore.Options) throws -> Int64 {
-        try db.cachedStatement(sql: insertLine).execute(arguments: [
+        try db.cachedStatement(insertLine).execute([
             time, event.app?.rawValue, event.operation, event.serviceType, event.decision, event.reason,
             truncated(event.detail), kind.rawValue, uid.map { Int64($0) }, count,
         ])
         let sequence = db.lastInsertedRowID
-        let lines = try Int.fetchOne(db.cachedStatement(sql: countLine), arguments: [1, kind.rawValue]) ?? 0
+        let lines = try db.cachedStatement(countLine).firstRow([1, kind.rawValue]) { $0.int(at: 0) } ?? 0
         let limit = kind == .operatorAction ? options.operatorLogLimit : options.auditLogLimit
         if lines > limit {
-            try db.cachedStatement(sql: trimOldest).execute(arguments: [kind.rawValue, lines - limit])
-            _ = try Int.fetchOne(db.cachedStatement(sql: countLine), arguments: [-db.changesCount, kind.rawValue])
+            try db.cachedStatement(trimOldest).execute([kind.rawValue, lines - limit])
+            try db.cachedStatement(countLine).execute([-db.changes, kind.rawValue])
         }
         return sequence
     }
 
     /// Deletes one line of `kind`, if it is still there.
-    static func delete(_ db: Database, sequence: Int64, kind: AuditLineKind) throws {
-        try db.cachedStatement(sql: "DELETE FROM audit_log WHERE sequence = ? AND class = ?")
-            .execute(arguments: [sequence, kind.rawValue])
-        if db.changesCount > 0 {
-            _ = try Int.fetchOne(db.cachedStatement(sql: countLine), arguments: [-db.changesCount, kind.rawValue])
-        }
+    static func delete(_ db: SQLiteConnection, sequence: Int64, kind: AuditLineKind) throws {
+        try db.cachedStatement("DELETE FROM audit_log WHERE sequence = ? AND class = ?").execute([sequence, kind.rawValue])
+        if db.changes > 0 { try db.cachedStatement(countLine).execute([-db.changes, kind.rawValue]) }
     }
 
     /// `detail` cut to ``maxDetailBytes`` (at a character boundary), marked with `…` when cut.
@@ -158,7 +151,7 @@ struct AuditWriter {
     /// Prepares the statements that recording runs into the connection's statement cache. The daemon records
     /// decisions in batches while it serves; compiling these statements for every line would run SQLite's parser
     /// and query planner again and again, and map their code back into memory in the middle of serving.
-    static func prepare(_ db: Database) throws {
-        for sql in [insertLine, countLine, trimOldest] { _ = try db.cachedStatement(sql: sql) }
+    static func prepare(_ db: SQLiteConnection) throws {
+        for sql in [insertLine, countLine, trimOldest] { _ = try db.cachedStatement(sql) }
     }
 }

@@ -1,5 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import GRDB
+#endif
+import CSQLite
+import HeraldFiles
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The permission store (docs/permissions.md, "The store"): registered manifests, decisions, pending requests and
 /// the audit log, in one SQLite file in WAL mode with full synchronous commits.
@@ -45,7 +53,8 @@ public final class PermissionStore: Sendable {
     /// The database file.
     public let path: String
     public let options: Options
-    private let pool: DatabasePool
+    /// The one connection, used by one caller at a time.
+    private let connection: SharedConnection
     private let clock: @Sendable () -> Date
 
     /// Opens the store at `path`, creating it only when no file exists there. An existing file must be a
@@ -55,27 +64,24 @@ public final class PermissionStore: Sendable {
         self.path = path
         self.options = options
         self.clock = clock
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        let exists = FileKind.exists(path)
         if exists {
-            if isDirectory.boolValue { throw .unreadable(path: path, reason: "it is a directory") }
+            if FileKind.isDirectory(path) { throw .unreadable(path: path, reason: "it is a directory") }
             try Self.checkExisting(path)
         } else {
-            let directory = (path as NSString).deletingLastPathComponent
-            var parentIsDirectory: ObjCBool = false
-            let parent = directory.isEmpty ? "." : directory
-            guard FileManager.default.fileExists(atPath: parent, isDirectory: &parentIsDirectory),
-                  parentIsDirectory.boolValue
-            else { throw .directoryMissing(parent) }
+            let parent = PathName.directory(of: path)
+            guard FileKind.isDirectory(parent) else { throw .directoryMissing(parent) }
         }
         do {
-            pool = try DatabasePool(path: path, configuration: Self.configuration(readonly: false))
-            try StoreSchema.migrator.migrate(pool)
-            try pool.writeWithoutTransaction(AuditWriter.prepare)
+            let db = try SQLiteConnection(path: path, mode: .readWriteCreate)
+            try Self.configure(db, readonly: false)
+            try StoreSchema.migrate(db)
+            try AuditWriter.prepare(db)
+            connection = SharedConnection(db)
         } catch {
             if !exists {
                 // Only a file this call created is removed.
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+                for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
             }
             throw Self.mapOpenError(error, path: path)
         }
@@ -83,13 +89,16 @@ public final class PermissionStore: Sendable {
 
     /// Opens (or creates) the store in a state directory, as ``defaultFileName``.
     public convenience init(stateDirectory: String, options: Options = Options()) throws(PermissionStoreError) {
-        try self.init(path: (stateDirectory as NSString).appendingPathComponent(Self.defaultFileName),
-                      options: options)
+        try self.init(path: PathName.joined(stateDirectory, Self.defaultFileName), options: options)
     }
 
     /// Closes the database; later calls fail. Closing is also done when the store is released.
     public func close() throws(PermissionStoreError) {
-        do { try pool.close() } catch { throw .database(String(describing: error)) }
+        do throws(SQLiteError) {
+            try connection.use { db throws(SQLiteError) in try db.close() }
+        } catch {
+            throw .database(error.message)
+        }
     }
 
     // MARK: - Manifests
@@ -108,9 +117,9 @@ public final class PermissionStore: Sendable {
             let json = manifest.jsonText
             let decision = try Self.fetchDecision(db, manifest.id)?.decision ?? .notDetermined
             guard let old = stored.first(where: { $0.manifest.id == manifest.id }) else {
-                try db.execute(sql: """
+                try db.execute("""
                     INSERT INTO manifest (app_id, manifest_json, added_at, updated_at) VALUES (?, ?, ?, ?)
-                    """, arguments: [manifest.id.rawValue, json, now, now])
+                    """, [manifest.id.rawValue, json, now, now])
                 try self.appendOperatorAction(db, AuditEvent(
                     app: manifest.id, operation: "app-add", decision: decision.rawValue, reason: "operator",
                     detail: "registered \(ManifestDocument.quoted(manifest.name)) by \(actor); types: "
@@ -119,8 +128,8 @@ public final class PermissionStore: Sendable {
             }
             if old.manifest.jsonText == json { return ManifestChange.unchanged }
             let summary = manifest.changes(from: old.manifest).joined(separator: "; ")
-            try db.execute(sql: "UPDATE manifest SET app_id = ?, manifest_json = ?, updated_at = ? WHERE app_id = ?",
-                           arguments: [manifest.id.rawValue, json, now, manifest.id.rawValue])
+            try db.execute("UPDATE manifest SET app_id = ?, manifest_json = ?, updated_at = ? WHERE app_id = ?",
+                           [manifest.id.rawValue, json, now, manifest.id.rawValue])
             try self.appendOperatorAction(db, AuditEvent(
                 app: manifest.id, operation: "app-update", decision: decision.rawValue, reason: "operator",
                 detail: "manifest changed by \(actor), decision kept: \(summary)"))
@@ -135,7 +144,7 @@ public final class PermissionStore: Sendable {
             guard let stored = try Self.fetchManifests(db, path: self.path, id: id).first else {
                 throw PermissionStoreError.unknownApp(id.rawValue)
             }
-            try db.execute(sql: "DELETE FROM manifest WHERE app_id = ?", arguments: [id.rawValue])
+            try db.execute("DELETE FROM manifest WHERE app_id = ?", [id.rawValue])
             try self.appendOperatorAction(db, AuditEvent(
                 app: id, operation: "app-remove", decision: AppDecision.notDetermined.rawValue, reason: "operator",
                 detail: "removed by \(actor), with its decision and pending requests"))
@@ -188,11 +197,11 @@ public final class PermissionStore: Sendable {
         try read { db in
             let manifests = try Self.fetchManifests(db, path: self.path).map(\.manifest)
             var decisions: [AppID: AppDecision] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT app_id, decision FROM decision") {
-                if let id = try? AppID(row["app_id"] as String),
-                   let decision = AppDecision(rawValue: row["decision"]) {
-                    decisions[id] = decision
-                }
+            let rows = try db.rows("SELECT app_id, decision FROM decision") { row in
+                (row.text("app_id"), row.text("decision"))
+            }
+            for (app, stored) in rows {
+                if let id = try? AppID(app), let decision = AppDecision(rawValue: stored) { decisions[id] = decision }
             }
             return PermissionSnapshot(manifests: manifests, decisions: decisions)
         }
@@ -209,15 +218,15 @@ public final class PermissionStore: Sendable {
             switch decision {
             case .notDetermined:
                 operation = "reset"
-                try db.execute(sql: "DELETE FROM decision WHERE app_id = ?", arguments: [id.rawValue])
+                try db.execute("DELETE FROM decision WHERE app_id = ?", [id.rawValue])
             case .granted, .denied:
                 operation = decision == .granted ? "grant" : "deny"
-                try db.execute(sql: """
+                try db.execute("""
                     INSERT INTO decision (app_id, decision, decided_at, decided_by) VALUES (?, ?, ?, ?)
                     ON CONFLICT (app_id) DO UPDATE SET
                         decision = excluded.decision, decided_at = excluded.decided_at, decided_by = excluded.decided_by
-                    """, arguments: [id.rawValue, decision.rawValue, self.now(), actor])
-                try db.execute(sql: "DELETE FROM pending_request WHERE app_id = ?", arguments: [id.rawValue])
+                    """, [id.rawValue, decision.rawValue, self.now(), actor])
+                try db.execute("DELETE FROM pending_request WHERE app_id = ?", [id.rawValue])
             }
             try self.appendOperatorAction(db, AuditEvent(
                 app: id, operation: operation, decision: decision.rawValue, reason: "operator",
@@ -275,10 +284,9 @@ public final class PermissionStore: Sendable {
     public func pendingRequests(for app: AppID? = nil) throws(PermissionStoreError) -> [StoredPendingRequest] {
         try read { db in
             let filter = app == nil ? "" : "WHERE app_id = ?"
-            let rows = try Row.fetchAll(db, sql: """
+            return try db.rows("""
                 SELECT * FROM pending_request \(filter) ORDER BY last_seen DESC, id DESC
-                """, arguments: StatementArguments(app.map { [$0.rawValue] } ?? []))
-            return rows.compactMap(Self.pending)
+                """, app.map { [$0.rawValue] } ?? [], Self.pending).compactMap { $0 }
         }
     }
 
@@ -306,24 +314,30 @@ public final class PermissionStore: Sendable {
     throws(PermissionStoreError) -> (records: [AuditRecord], more: Bool) {
         try read { db in
             var records: [AuditRecord] = []
-            let cursor = try Row.fetchCursor(db, sql: "SELECT * FROM audit_log WHERE sequence > ? ORDER BY sequence LIMIT ?",
-                                             arguments: [sequence, Int64(max(0, min(limit, Int(Int64.max))))])
-            while let row = try cursor.next() {
-                let record = Self.audit(row)
-                if !accept(record) && !records.isEmpty { return (records, true) }
-                records.append(record)
-            }
-            return (records, false)
+            var more = false
+            try db.prepare("SELECT * FROM audit_log WHERE sequence > ? ORDER BY sequence LIMIT ?")
+                .forEachRow([sequence, Int64(max(0, min(limit, Int(Int64.max))))]) { row in
+                    let record = Self.audit(row)
+                    if !accept(record) && !records.isEmpty {
+                        more = true
+                        return false
+                    }
+                    records.append(record)
+                    return true
+                }
+            return (records, more)
         }
     }
 
     /// The sequence number just before the newest `count` audit lines (0 when there are no more than `count`):
     /// ``auditLog(after:limit:while:)`` after it reads them page by page.
     public func auditSequence(beforeNewest count: Int) throws(PermissionStoreError) -> Int64 {
-        guard count > 0 else { return try read { db in try Int64.fetchOne(db, sql: "SELECT max(sequence) FROM audit_log") ?? 0 } }
+        guard count > 0 else {
+            return try read { db in try db.firstRow("SELECT max(sequence) FROM audit_log") { $0.int64(at: 0) } ?? 0 }
+        }
         return try read { db in
-            let first = try Int64.fetchOne(db, sql: "SELECT sequence FROM audit_log ORDER BY sequence DESC LIMIT 1 OFFSET ?",
-                                           arguments: [count - 1])
+            let first = try db.firstRow("SELECT sequence FROM audit_log ORDER BY sequence DESC LIMIT 1 OFFSET ?",
+                                        [count - 1]) { $0.int64(at: 0) }
             return first.map { $0 - 1 } ?? 0
         }
     }
@@ -331,8 +345,7 @@ public final class PermissionStore: Sendable {
     /// The newest `count` audit lines, oldest first.
     public func recentAuditLog(_ count: Int) throws(PermissionStoreError) -> [AuditRecord] {
         try read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM audit_log ORDER BY sequence DESC LIMIT ?", arguments: [count])
-                .map(Self.audit).reversed()
+            try db.rows("SELECT * FROM audit_log ORDER BY sequence DESC LIMIT ?", [count], Self.audit).reversed()
         }
     }
 
@@ -340,17 +353,22 @@ public final class PermissionStore: Sendable {
 
     /// The result of SQLite's `PRAGMA integrity_check`: `["ok"]` for a healthy file.
     public func integrityCheck() throws(PermissionStoreError) -> [String] {
-        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+        try read { db in try db.texts("PRAGMA integrity_check") }
     }
 
     /// The migrations applied to this store, in order.
     public func appliedMigrations() throws(PermissionStoreError) -> [String] {
-        try read { db in try StoreSchema.migrator.completedMigrations(db) }
+        try read { db in try StoreSchema.completedMigrations(db) }
     }
 
     /// The SQLite journal mode in force (`wal`).
     public func journalMode() throws(PermissionStoreError) -> String {
-        try read { db in try String.fetchOne(db, sql: "PRAGMA journal_mode") ?? "" }
+        try read { db in try db.texts("PRAGMA journal_mode").first ?? "" }
+    }
+
+    /// The value of one of the connection's pragmas (`synchronous`, `busy_timeout`), as text.
+    func setting(_ pragma: String) throws(PermissionStoreError) -> String {
+        try read { db in try db.texts("PRAGMA \(pragma)").first ?? "" }
     }
 
     // MARK: - Opening
@@ -358,66 +376,70 @@ public final class PermissionStore: Sendable {
     /// The most each connection keeps in SQLite's page cache, in KiB.
     static let pageCacheKiB = 64
 
-    private static func configuration(readonly: Bool) -> Configuration {
-        var configuration = Configuration()
-        configuration.readonly = readonly
-        configuration.label = "HeraldPermissionStore"
+    /// How long a statement waits for a lock another connection holds, in milliseconds.
+    static let busyTimeoutMilliseconds: Int32 = 1_000
+
+    /// Sets up a new connection: lock waits, strict SQL, foreign keys, the page cache and, to write, WAL with full
+    /// synchronous commits.
+    private static func configure(_ db: SQLiteConnection, readonly: Bool) throws {
         // Only this daemon writes the store (the state directory's lock keeps others off), so a lock held for long is
         // someone's sqlite3 session: the daemon, single-threaded, waits a second for it at most.
-        configuration.busyMode = .timeout(1)
-        configuration.foreignKeysEnabled = true
+        try db.setBusyTimeout(milliseconds: busyTimeoutMilliseconds)
+        try db.refuseDoubleQuotedStrings()
+        try db.execute("PRAGMA foreign_keys = ON")
         // The store is small and read mostly: SQLite's default 2 MiB page cache per connection would only let the
         // daemon's heap creep up as the audit log turns over. The file's pages stay in the kernel's page cache.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA cache_size = -\(pageCacheKiB)") }
-        if !readonly {
-            // Commits reach the disk before a call returns: a grant reported as done survives power loss too.
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
+        try db.execute("PRAGMA cache_size = -\(pageCacheKiB)")
+        // Reading the schema fails here, with SQLite's own reason, when the file is not a database or is encrypted.
+        try db.execute("SELECT * FROM sqlite_master LIMIT 1")
+        guard !readonly else { return }
+        let mode = try db.texts("PRAGMA journal_mode = WAL").first
+        guard mode == "wal" else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to WAL journal mode (it is \(mode ?? "unknown"))")
         }
-        return configuration
+        // Commits reach the disk before a call returns: a grant reported as done survives power loss too. Set after
+        // the journal mode, which does not change it.
+        try db.execute("PRAGMA synchronous = FULL")
     }
 
     /// Refuses an existing file that is not a healthy Herald store, without writing to it.
     private static func checkExisting(_ path: String) throws(PermissionStoreError) {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .unreadable(path: path, reason: "permission denied or not a regular file")
-        }
-        let header: Data
-        do {
-            header = try handle.read(upToCount: 100) ?? Data()
-            try handle.close()
-        } catch {
-            throw .unreadable(path: path, reason: (error as NSError).localizedDescription)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .unreadable(path: path, reason: "permission denied or not a regular file") }
+        let read = FileContents.readAll(from: fd, limit: 100)
+        Glibc.close(fd)
+        let header: [UInt8]
+        switch read {
+        case .success(let bytes): header = bytes
+        case .failure(let failure): throw .unreadable(path: path, reason: failure.description)
         }
         if header.isEmpty { throw .notAHeraldStore(path: path, reason: "the file is empty") }
         guard header.count == 100, Array(header.prefix(16)) == sqliteHeader else {
             throw .notAHeraldStore(path: path, reason: "not an SQLite database")
         }
-        guard FileManager.default.isWritableFile(atPath: path) else {
+        guard access(path, W_OK) == 0 else {
             throw .unreadable(path: path, reason: "the file is not writable")
         }
         do {
-            let queue = try DatabaseQueue(path: path, configuration: configuration(readonly: true))
-            defer { try? queue.close() }
-            try queue.read { db in
-                let id = try Int32.fetchOne(db, sql: "PRAGMA application_id") ?? 0
+            let db = try SQLiteConnection(path: path, mode: .readOnly)
+            defer { try? db.close() }
+            try configure(db, readonly: true)
+            try db.transaction(.deferred) {
+                let id = try db.firstRow("PRAGMA application_id") { Int32(truncatingIfNeeded: $0.int64(at: 0)) } ?? 0
                 guard id == StoreSchema.applicationID else {
                     throw PermissionStoreError.notAHeraldStore(
                         path: path, reason: id == 0 ? "an SQLite database of another program"
                             : "an SQLite database of another program (application id \(id))")
                 }
-                let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+                let check = try db.texts("PRAGMA quick_check")
                 guard check == ["ok"] else {
                     throw PermissionStoreError.corrupt(path: path, reason: check.prefix(3).joined(separator: "; "))
                 }
-                let known = Set(StoreSchema.migrator.migrations)
-                let applied = try StoreSchema.migrator.appliedIdentifiers(db)
-                let unknown = applied.subtracting(known)
+                let unknown = try StoreSchema.appliedIdentifiers(db).subtracting(StoreSchema.identifiers)
                 if !unknown.isEmpty {
                     throw PermissionStoreError.newerSchema(path: path, unknownMigrations: unknown.sorted())
                 }
             }
-        } catch let error as PermissionStoreError {
-            throw error
         } catch {
             throw mapOpenError(error, path: path)
         }
@@ -425,14 +447,13 @@ public final class PermissionStore: Sendable {
 
     private static func mapOpenError(_ error: any Error, path: String) -> PermissionStoreError {
         if let error = error as? PermissionStoreError { return error }
-        if let error = error as? DatabaseError {
-            let message = error.message ?? error.description
-            switch error.resultCode {
-            case .SQLITE_CORRUPT: return .corrupt(path: path, reason: message)
-            case .SQLITE_NOTADB: return .notAHeraldStore(path: path, reason: message)
-            case .SQLITE_CANTOPEN, .SQLITE_PERM, .SQLITE_READONLY, .SQLITE_AUTH:
-                return .unreadable(path: path, reason: message)
-            default: return .database(message)
+        if let error = error as? SQLiteError {
+            switch error.code {
+            case SQLITE_CORRUPT: return .corrupt(path: path, reason: error.message)
+            case SQLITE_NOTADB: return .notAHeraldStore(path: path, reason: error.message)
+            case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_READONLY, SQLITE_AUTH:
+                return .unreadable(path: path, reason: error.message)
+            default: return .database(error.message)
             }
         }
         return .database(String(describing: error))
@@ -440,17 +461,19 @@ public final class PermissionStore: Sendable {
 
     // MARK: - Rows
 
-    private func write<T>(_ body: (Database) throws -> T) throws(PermissionStoreError) -> T {
+    /// Runs `body` in a write transaction: everything it did is committed when it returns, nothing when it throws.
+    private func write<T>(_ body: (SQLiteConnection) throws -> T) throws(PermissionStoreError) -> T {
         do {
-            return try pool.write(body)
+            return try connection.use { db in try db.transaction(.immediate) { try body(db) } }
         } catch {
             throw Self.mapOpenError(error, path: path)
         }
     }
 
-    private func read<T>(_ body: (Database) throws -> T) throws(PermissionStoreError) -> T {
+    /// Runs `body` in a read transaction, which sees one state of the store throughout.
+    private func read<T>(_ body: (SQLiteConnection) throws -> T) throws(PermissionStoreError) -> T {
         do {
-            return try pool.read(body)
+            return try connection.use { db in try db.transaction(.deferred) { try body(db) } }
         } catch {
             throw Self.mapOpenError(error, path: path)
         }
@@ -458,7 +481,7 @@ public final class PermissionStore: Sendable {
 
     private func now() -> Double { clock().timeIntervalSince1970 }
 
-    private func appendOperatorAction(_ db: Database, _ event: AuditEvent) throws {
+    private func appendOperatorAction(_ db: SQLiteConnection, _ event: AuditEvent) throws {
         _ = try AuditWriter.insert(db, event, kind: .operatorAction, uid: nil, count: 1, time: now(), options: options)
     }
 
@@ -479,11 +502,11 @@ public final class PermissionStore: Sendable {
     /// requests beyond ``Options/pendingRequestsPerApp``; beyond ``Options/pendingRequestLimit`` in all, the app's
     /// own least recently seen when it has others, else (its first request) the least recently seen of the app
     /// with the most. So one app's requests never evict another's unless that other holds more.
-    private func insertPending(_ db: Database, _ request: PendingRequest, now: Double) throws -> StoredPendingRequest? {
+    private func insertPending(_ db: SQLiteConnection, _ request: PendingRequest, now: Double) throws -> StoredPendingRequest? {
         if try Self.fetchDecision(db, request.appID) != nil { return nil }
         let request = request.folded
         let app = request.appID.rawValue
-        let row = try Row.fetchOne(db.cachedStatement(sql: """
+        let stored = try db.cachedStatement("""
             INSERT INTO pending_request (app_id, app_name, usage_description, operation, service_type, subject,
                                          latest_subject, first_seen, last_seen, count)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
@@ -492,84 +515,86 @@ public final class PermissionStore: Sendable {
                 service_type = excluded.service_type, latest_subject = excluded.latest_subject,
                 last_seen = excluded.last_seen, count = count + 1
             RETURNING *
-            """), arguments: [app, request.appName, request.usageDescription, request.operation.rawValue,
-                              request.serviceType, request.subject, request.latestSubject, now, now])
-        try db.cachedStatement(sql: """
+            """).firstRow([app, request.appName, request.usageDescription, request.operation.rawValue,
+                           request.serviceType, request.subject, request.latestSubject, now, now], Self.pending)
+        try db.cachedStatement("""
             DELETE FROM pending_request WHERE id IN (
                 SELECT id FROM pending_request WHERE app_id = ? ORDER BY last_seen DESC, id DESC LIMIT -1 OFFSET ?)
-            """).execute(arguments: [app, options.pendingRequestsPerApp])
-        var total = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM pending_request")) ?? 0
+            """).execute([app, options.pendingRequestsPerApp])
+        var total = try db.cachedStatement("SELECT count(*) FROM pending_request").firstRow { $0.int(at: 0) } ?? 0
         while total > options.pendingRequestLimit {
-            let own = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM pending_request WHERE app_id = ?"),
-                                       arguments: [app]) ?? 0
+            let own = try db.cachedStatement("SELECT count(*) FROM pending_request WHERE app_id = ?")
+                .firstRow([app]) { $0.int(at: 0) } ?? 0
             if own > 1 {
-                try db.cachedStatement(sql: """
+                try db.cachedStatement("""
                     DELETE FROM pending_request WHERE id = (
                         SELECT id FROM pending_request WHERE app_id = ? ORDER BY last_seen, id LIMIT 1)
-                    """).execute(arguments: [app])
+                    """).execute([app])
             } else {
-                try db.cachedStatement(sql: """
+                try db.cachedStatement("""
                     DELETE FROM pending_request WHERE id = (
                         SELECT p.id FROM pending_request AS p
                         JOIN (SELECT app_id, count(*) AS held FROM pending_request GROUP BY app_id) AS a USING (app_id)
                         WHERE p.app_id <> ? ORDER BY a.held DESC, p.last_seen, p.id LIMIT 1)
-                    """).execute(arguments: [app])
+                    """).execute([app])
             }
-            guard db.changesCount > 0 else { break }
-            total -= db.changesCount
+            guard db.changes > 0 else { break }
+            total -= db.changes
         }
-        guard var stored = row.flatMap(Self.pending) else { return nil }
+        guard var stored = stored.flatMap({ $0 }) else { return nil }
         stored.isNew = stored.count == 1
         return stored
     }
 
-    private static func fetchManifests(_ db: Database, path: String, id: AppID? = nil) throws -> [StoredManifest] {
-        let rows = try Row.fetchAll(
-            db, sql: "SELECT * FROM manifest \(id == nil ? "" : "WHERE app_id = ?") ORDER BY app_id",
-            arguments: StatementArguments(id.map { [$0.rawValue] } ?? []))
-        return try rows.map { row in
-            let json: String = row["manifest_json"]
+    private static func fetchManifests(_ db: SQLiteConnection, path: String, id: AppID? = nil) throws -> [StoredManifest] {
+        try db.rows("SELECT * FROM manifest \(id == nil ? "" : "WHERE app_id = ?") ORDER BY app_id",
+                    id.map { [$0.rawValue] } ?? []) { row in
+            let json = row.text("manifest_json")
             let manifest: Manifest
             do throws(ManifestError) {
                 manifest = try ManifestParser.parse(Array(json.utf8), format: .json).manifest
             } catch {
                 throw PermissionStoreError.corrupt(
-                    path: path, reason: "the stored manifest of \(row["app_id"] as String) does not validate: "
+                    path: path, reason: "the stored manifest of \(row.text("app_id")) does not validate: "
                         + error.problems.map(\.description).joined(separator: "; "))
             }
-            return StoredManifest(manifest: manifest, addedAt: Date(timeIntervalSince1970: row["added_at"]),
-                                  updatedAt: Date(timeIntervalSince1970: row["updated_at"]))
+            return StoredManifest(manifest: manifest, addedAt: Date(timeIntervalSince1970: row.double("added_at")),
+                                  updatedAt: Date(timeIntervalSince1970: row.double("updated_at")))
         }
     }
 
-    private static func fetchDecision(_ db: Database, _ id: AppID) throws -> DecisionRecord? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM decision WHERE app_id = ?", arguments: [id.rawValue]),
-              let stored = try? AppID(row["app_id"] as String), let decision = AppDecision(rawValue: row["decision"])
-        else { return nil }
-        return DecisionRecord(app: stored, decision: decision, time: Date(timeIntervalSince1970: row["decided_at"]),
-                              decidedBy: row["decided_by"])
+    private static func fetchDecision(_ db: SQLiteConnection, _ id: AppID) throws -> DecisionRecord? {
+        let record = try db.firstRow("SELECT * FROM decision WHERE app_id = ?", [id.rawValue]) { row -> DecisionRecord? in
+            guard let stored = try? AppID(row.text("app_id")), let decision = AppDecision(rawValue: row.text("decision"))
+            else { return nil }
+            return DecisionRecord(app: stored, decision: decision,
+                                  time: Date(timeIntervalSince1970: row.double("decided_at")),
+                                  decidedBy: row.text("decided_by"))
+        }
+        return record ?? nil
     }
 
-    private static func pending(_ row: Row) -> StoredPendingRequest? {
-        guard let id = try? AppID(row["app_id"] as String),
-              let operation = PermissionOperation(rawValue: row["operation"])
+    private static func pending(_ row: SQLiteRow) -> StoredPendingRequest? {
+        guard let id = try? AppID(row.text("app_id")),
+              let operation = PermissionOperation(rawValue: row.text("operation"))
         else { return nil }
-        let request = PendingRequest(appID: id, appName: row["app_name"], usageDescription: row["usage_description"],
-                                     operation: operation, serviceType: row["service_type"], subject: row["subject"],
-                                     latestSubject: row["latest_subject"])
-        return StoredPendingRequest(request: request, firstSeen: Date(timeIntervalSince1970: row["first_seen"]),
-                                    lastSeen: Date(timeIntervalSince1970: row["last_seen"]), count: row["count"])
+        let request = PendingRequest(appID: id, appName: row.text("app_name"),
+                                     usageDescription: row.text("usage_description"), operation: operation,
+                                     serviceType: row.optionalText("service_type"), subject: row.text("subject"),
+                                     latestSubject: row.optionalText("latest_subject"))
+        return StoredPendingRequest(request: request, firstSeen: Date(timeIntervalSince1970: row.double("first_seen")),
+                                    lastSeen: Date(timeIntervalSince1970: row.double("last_seen")),
+                                    count: row.int("count"))
     }
 
-    private static func audit(_ row: Row) -> AuditRecord {
-        let app: String? = row["app_id"]
-        let event = AuditEvent(app: app.flatMap { try? AppID($0) }, operation: row["operation"],
-                               serviceType: row["service_type"], decision: row["decision"], reason: row["reason"],
-                               detail: row["detail"])
-        let uid: Int64? = row["uid"]
-        return AuditRecord(sequence: row["sequence"], time: Date(timeIntervalSince1970: row["time"]), app: app,
-                           event: event, kind: AuditLineKind(rawValue: row["class"]) ?? .request,
-                           uid: uid.flatMap { UInt32(exactly: $0) }, count: row["count"])
+    private static func audit(_ row: SQLiteRow) -> AuditRecord {
+        let app = row.optionalText("app_id")
+        let event = AuditEvent(app: app.flatMap { try? AppID($0) }, operation: row.text("operation"),
+                               serviceType: row.optionalText("service_type"), decision: row.text("decision"),
+                               reason: row.text("reason"), detail: row.text("detail"))
+        return AuditRecord(sequence: row.int64("sequence"), time: Date(timeIntervalSince1970: row.double("time")),
+                           app: app, event: event, kind: AuditLineKind(rawValue: row.int("class")) ?? .request,
+                           uid: row.optionalInt64("uid").flatMap { UInt32(exactly: $0) }, count: row.int("count"))
     }
 }
 

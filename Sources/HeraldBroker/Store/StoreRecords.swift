@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One line of the audit trail, before the store stamps it with its time and sequence number.
 public struct AuditEvent: Hashable, Sendable {

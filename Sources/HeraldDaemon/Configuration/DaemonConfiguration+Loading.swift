@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import HeraldFiles
 
 extension DaemonConfiguration {
     /// Why a configuration file could not be used.
@@ -11,27 +14,24 @@ extension DaemonConfiguration {
 
     /// Reads and applies a configuration file. A missing file is fine unless `required`.
     public mutating func load(from path: String, required: Bool) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        guard let kind = try? FileKind.of(path).get() else {
             if required { throw LoadError(description: "no such file") }
             return
         }
-        guard !isDirectory.boolValue else { throw LoadError(description: "it is a directory, not a file") }
-        // Read through a handle rather than by the file's size, so that a device such as /dev/null works too.
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        guard kind != .directory else { throw LoadError(description: "it is a directory, not a file") }
+        // Read to the end rather than by the file's size, so that a device such as /dev/null works too.
+        let bytes: [UInt8]
+        switch FileContents.read(path, limit: Self.largestFile + 1) {
+        case .success(let read): bytes = read
+        case .failure(let failure) where failure.code == EACCES || failure.code == EPERM:
             throw LoadError(description: "cannot read it (check its permissions)")
+        case .failure(let failure):
+            throw LoadError(description: "cannot read it: \(failure)")
         }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: Self.largestFile + 1) ?? Data()
-        } catch {
-            throw LoadError(description: "cannot read it: \(error.localizedDescription)")
-        }
-        guard data.count <= Self.largestFile else {
+        guard bytes.count <= Self.largestFile else {
             throw LoadError(description: "it is larger than 1 MiB, which no configuration file is")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
             throw LoadError(description: "it is not UTF-8 text")
         }
         try apply(try ConfigurationFile(parsing: text))

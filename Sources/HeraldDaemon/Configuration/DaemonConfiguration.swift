@@ -1,4 +1,3 @@
-import Foundation
 import HeraldEngine
 import HeraldWire
 
@@ -83,7 +82,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
             return value
         }
         func list() -> [String] {
-            entry.value.split(separator: ",").map { $0.trimmingCharacters(in: " \t") }.filter { !$0.isEmpty }
+            entry.value.split(separator: ",").map { String($0).trimmingWhitespace() }.filter { !$0.isEmpty }
         }
         func path() throws(ConfigurationFile.Problem) -> String {
             guard entry.value.hasPrefix("/") else { throw problem("must be an absolute path") }
@@ -117,7 +116,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
         case ("limits", "packets-per-second-per-source"): packetsPerSecondPerSource = try number(1...1_000_000)
         case ("limits", "packet-burst-per-source"): packetBurstPerSource = try number(1...1_000_000)
         case ("permissions", "operator-group"):
-            guard entry.value.range(of: "^[a-z_][a-z0-9_-]{0,31}$", options: .regularExpression) != nil else {
+            guard Self.isGroupName(entry.value) else {
                 throw problem("must be a group name (lower-case letters, digits, '_' and '-', at most 32)")
             }
             operatorGroup = entry.value
@@ -200,5 +199,16 @@ extension DaemonConfiguration {
             return "must be a single label of at most 63 bytes, without '.local'"
         }
         return nil
+    }
+
+    /// True for a group name as `operator-group` takes it: a lower-case letter or `_`, then up to 31 lower-case
+    /// letters, digits, `_` or `-` (the names useradd(8) accepts).
+    static func isGroupName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, bytes.count <= 32, first == UInt8(ascii: "_") || (0x61...0x7A).contains(first)
+        else { return false }
+        return bytes.dropFirst().allSatisfy {
+            (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+        }
     }
 }

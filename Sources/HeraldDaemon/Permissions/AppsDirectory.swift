@@ -1,5 +1,8 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HeraldBroker
+import HeraldFiles
 import Logging
 
 /// The apps directory (`--apps-dir`): manifest files (`*.json`, `*.plist`) that operators drop in instead of
@@ -27,14 +30,14 @@ public struct AppsDirectory {
     @discardableResult
     public func load(into broker: PermissionBroker, logger: Logger) -> Outcome {
         var outcome = Outcome()
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: path) else { return outcome }
+        guard let names = try? DirectoryEntries.names(in: path).get() else { return outcome }
         if let problem = Self.looseness(of: path, directory: true) {
             logger.error("apps: not loading \(path): \(problem)")
             outcome.failed.append((path, problem))
             return outcome
         }
         for name in names.sorted() where name.hasSuffix(".json") || name.hasSuffix(".plist") {
-            let file = (path as NSString).appendingPathComponent(name)
+            let file = PathName.joined(path, name)
             if let problem = Self.looseness(of: file, directory: false) {
                 logger.error("apps: \(file): not registered: \(problem)")
                 outcome.failed.append((file, problem))

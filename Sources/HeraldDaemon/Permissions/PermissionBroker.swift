@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 import HeraldBroker
 import HeraldSession
 import HeraldWire
@@ -64,10 +63,8 @@ public final class PermissionBroker: AccessGate {
     /// owner may read the files.
     public static func openStore(stateDirectory: String, options: PermissionStore.Options = .init())
     throws(PermissionStoreError) -> PermissionStore {
-        if !FileManager.default.fileExists(atPath: stateDirectory) {
-            try? FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])
-        }
+        // A directory that cannot be made is reported by opening the store in it.
+        try? Directories.make(stateDirectory, mode: 0o700, parentMode: 0o755)
         let store = try PermissionStore(stateDirectory: stateDirectory, options: options)
         // Decisions and manifests are the operators' business: no other user may read the store.
         for suffix in ["", "-wal", "-shm"] { chmod(store.path + suffix, 0o600) }

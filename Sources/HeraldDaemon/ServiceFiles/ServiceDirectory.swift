@@ -1,5 +1,10 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HeraldEngine
+import HeraldFiles
 import HeraldWire
 
 /// A `services.d` directory: every `*.service` (Avahi XML) and `*.dnssd` (systemd-resolved) file in it.
@@ -36,31 +41,28 @@ public enum ServiceDirectory {
         var contents = Contents()
         let names: [String]
         // No directory means no static services, as for Avahi without /etc/avahi/services.
-        guard FileManager.default.fileExists(atPath: path) else { return contents }
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: path)
-        } catch {
-            contents.problems.append(ServiceFileProblem(file: path, message: "cannot read the directory: \(error.localizedDescription)"))
+        guard FileKind.exists(path) else { return contents }
+        switch DirectoryEntries.names(in: path) {
+        case .success(let found): names = found
+        case .failure(let failure):
+            contents.problems.append(ServiceFileProblem(file: path, message: "cannot read the directory: \(failure)"))
             return contents
         }
-        let base = URL(fileURLWithPath: path)
         for name in names.sorted() where !name.hasPrefix(".") && (name.hasSuffix(".service") || name.hasSuffix(".dnssd")) {
-            let filePath = base.appendingPathComponent(name).path
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: filePath, isDirectory: &isDirectory), !isDirectory.boolValue else {
-                continue
-            }
-            guard let data = FileManager.default.contents(atPath: filePath) else {
+            let filePath = PathName.joined(path, name)
+            guard let kind = try? FileKind.of(filePath).get(), kind != .directory else { continue }
+            guard case .success(let bytes) = FileContents.read(filePath) else {
                 contents.problems.append(ServiceFileProblem(file: filePath, message: "cannot read the file (check its permissions)"))
                 continue
             }
+            let data = Data(bytes)
             do {
                 if name.hasSuffix(".service") {
                     let parsed = try AvahiServiceFile(data: data, file: filePath, hostName: hostName)
                     contents.services += parsed.services
                     contents.problems += parsed.warnings
                 } else {
-                    guard let text = String(data: data, encoding: .utf8) else {
+                    guard let text = String(validating: bytes, as: UTF8.self) else {
                         contents.problems.append(ServiceFileProblem(file: filePath, message: "the file is not UTF-8 text"))
                         continue
                     }
@@ -79,15 +81,15 @@ public enum ServiceDirectory {
     /// The drop-ins of a `.dnssd` file: the `.conf` files of `FILE.d/` in name order (systemd.dnssd(5)).
     static func dropIns(of filePath: String, problems: inout [ServiceFileProblem]) -> [(file: String, contents: String)] {
         let directory = filePath + ".d"
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        guard let names = try? DirectoryEntries.names(in: directory).get() else { return [] }
         var result: [(file: String, contents: String)] = []
         for name in names.sorted() where name.hasSuffix(".conf") && !name.hasPrefix(".") {
             let path = directory + "/" + name
-            guard let data = FileManager.default.contents(atPath: path) else {
+            guard case .success(let bytes) = FileContents.read(path) else {
                 problems.append(ServiceFileProblem(file: path, severity: .warning, message: "cannot read the drop-in (check its permissions); ignored"))
                 continue
             }
-            guard let text = String(data: data, encoding: .utf8) else {
+            guard let text = String(validating: bytes, as: UTF8.self) else {
                 problems.append(ServiceFileProblem(file: path, severity: .warning, message: "the drop-in is not UTF-8 text; ignored"))
                 continue
             }

@@ -1,4 +1,3 @@
-import Foundation
 import HeraldWire
 
 /// A systemd-resolved DNS-SD service file (systemd.dnssd(5)), as found in `/etc/systemd/dnssd/*.dnssd`:

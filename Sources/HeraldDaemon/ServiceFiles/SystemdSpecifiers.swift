@@ -1,4 +1,4 @@
-import Foundation
+import HeraldFiles
 
 extension SystemdDNSSDFile {
     /// The values the specifiers in `Name=` expand to (systemd.dnssd(5), "Specifiers").
@@ -31,8 +31,7 @@ extension SystemdDNSSDFile {
         /// the system where available).
         public static func system(hostName: String) -> Specifiers {
             func firstLine(_ path: String) -> String? {
-                guard let data = FileManager.default.contents(atPath: path),
-                      let text = String(data: data, encoding: .utf8) else { return nil }
+                guard let text = FileContents.text(path) else { return nil }
                 let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: true).first
                     .map { String($0).trimmingWhitespace() }
                 return line?.isEmpty == false ? line : nil
@@ -48,12 +47,12 @@ extension SystemdDNSSDFile {
             #endif
             // os-release(5): /etc/os-release, or /usr/lib/os-release when the first is missing.
             let osRelease = ["/etc/os-release", "/usr/lib/os-release"].lazy
-                .compactMap { FileManager.default.contents(atPath: $0) }.first
+                .compactMap { try? FileContents.read($0).get() }.first
                 .map { parseOSRelease(String(decoding: $0, as: UTF8.self)) } ?? [:]
             return Specifiers(
                 hostName: hostName,
                 machineID: firstLine("/etc/machine-id"),
-                bootID: firstLine("/proc/sys/kernel/random/boot_id").map { $0.replacingOccurrences(of: "-", with: "") },
+                bootID: firstLine("/proc/sys/kernel/random/boot_id").map { $0.filter { $0 != "-" } },
                 kernelRelease: firstLine("/proc/sys/kernel/osrelease"),
                 architecture: architecture,
                 osRelease: osRelease)
@@ -64,7 +63,7 @@ extension SystemdDNSSDFile {
         public static func parseOSRelease(_ text: String) -> [String: String] {
             var fields: [String: String] = [:]
             for line in text.split(separator: "\n") {
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                let trimmed = String(line).trimmingWhitespace()
                 guard !trimmed.hasPrefix("#"), let equals = trimmed.firstIndex(of: "=") else { continue }
                 let key = String(trimmed[..<equals])
                 guard !key.isEmpty, key.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { continue }

@@ -8,6 +8,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import HeraldControl
+import HeraldFiles
 
 /// `herald app`: register, remove, list and show app manifests (operators only).
 struct App: ParsableCommand {

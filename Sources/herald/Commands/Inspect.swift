@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeraldControl
+import HeraldFiles
 import HeraldWire
 
 /// `herald inspect FILE`: decodes captured mDNS messages and prints them as zone-file text.
