@@ -55,10 +55,9 @@ public enum ServiceDirectory {
                 contents.problems.append(ServiceFileProblem(file: filePath, message: "cannot read the file (check its permissions)"))
                 continue
             }
-            let data = Data(bytes)
             do {
                 if name.hasSuffix(".service") {
-                    let parsed = try AvahiServiceFile(data: data, file: filePath, hostName: hostName)
+                    let parsed = try AvahiServiceFile(data: bytes, file: filePath, hostName: hostName)
                     contents.services += parsed.services
                     contents.problems += parsed.warnings
                 } else {
