@@ -414,7 +414,7 @@ final class SessionGateAdapter: SessionGate {
 
     func isOperator(_ caller: CallerIdentity) -> Bool { gate.isOperator(caller) }
 
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
         gate.decide(request, for: caller, isNew: isNew)
     }
 }

@@ -174,11 +174,11 @@ public final class NSSServer {
 
     /// Answers with `own` (this host's own name or address) or from a lookup on the network, once the gate allows it.
     private func resolve(_ key: NSSLookupKey, families: NSSAddressFamilies, own: NSSReply?, for client: NSSClient) {
-        if case .host(let name) = key, !name.hasSuffix("local.") {
+        if case .host(let name) = key, !name.isInLocalDomain {
             logger.debug("nss: \(name) is not a .local name")
             return reply(.failure(.timeout), to: client)
         }
-        guard permitted(key.name, client) else { return reply(.failure(.timeout), to: client) }
+        guard permitted(key, client) else { return reply(.failure(.timeout), to: client) }
         if let own { return reply(own, to: client) }
         wait(for: key, families: families, client: client)
     }
@@ -222,14 +222,15 @@ public final class NSSServer {
     }
 
     /// Asks the access gate; anything but "allow" is answered as a miss (and logged with its reason).
-    private func permitted(_ name: DNSName, _ client: NSSClient) -> Bool {
+    private func permitted(_ key: NSSLookupKey, _ client: NSSClient) -> Bool {
         guard let peer = client.identity else { return false }
         let caller = gate.caller(of: peer, connection: client.connection, sender: client.sender).caller
-        switch gate.decide(.addressLookup(name), for: caller, isNew: true) {
+        let request = key.permissionRequest
+        switch gate.decide(request, for: caller, isNew: true) {
         case .allow:
             return true
         case .refuse(let reason, _), .park(let reason, _):
-            logger.info("nss: address lookup of \(name) by pid \(caller.pid ?? -1) not permitted: \(reason)")
+            logger.info("nss: \(request) by pid \(caller.pid ?? -1) not permitted: \(reason)")
             return false
         }
     }

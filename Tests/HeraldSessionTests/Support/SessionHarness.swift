@@ -11,7 +11,7 @@ final class ScriptedGate: SessionGate {
     var operators: Set<UInt32> = []
     /// The user each connection's requests come from.
     var users: [ConnectionID: UInt32] = [:]
-    var asked: [(request: GatedRequest, uid: UInt32, isNew: Bool)] = []
+    var asked: [(request: PermissionRequest, uid: UInt32, isNew: Bool)] = []
 
     func caller(of connection: ConnectionID) -> CallerIdentity {
         CallerIdentity(pid: Int32(connection.rawValue + 1000), uid: users[connection] ?? UInt32.max)
@@ -19,7 +19,7 @@ final class ScriptedGate: SessionGate {
 
     func isOperator(_ caller: CallerIdentity) -> Bool { operators.contains(caller.uid) }
 
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
         asked.append((request, caller.uid, isNew))
         return decisions[caller.uid] ?? .allow
     }
