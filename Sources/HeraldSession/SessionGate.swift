@@ -30,6 +30,11 @@ public protocol SessionGate: AnyObject {
     /// Decides a request. `isNew` is false when a running or parked operation is judged again after a change
     /// of decisions (nothing new is recorded as pending then).
     func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision
+    /// Judges again, after a change of decisions, the requests of the running or parked operations that `caller`
+    /// started: one decision each, in order, as `decide` with `isNew` false would give. The core asks once per
+    /// distinct caller in a pass, so the gate works out what it needs about a caller (which app it is, whether it
+    /// is an operator) once per caller, not once per operation.
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision]
 }
 
 /// One client connection of a front end, as the sessions know it.

@@ -19,6 +19,9 @@ struct QueryVocabularyTests {
             asked.append(request)
             return .park(reason: "not-determined", explanation: "not-determined: waiting")
         }
+        func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
+            requests.map { decide($0, for: caller, isNew: false) }
+        }
     }
 
     /// A session core with one open connection, asking `gate`.

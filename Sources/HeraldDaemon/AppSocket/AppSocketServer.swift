@@ -417,4 +417,8 @@ final class SessionGateAdapter: SessionGate {
     func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
         gate.decide(request, for: caller, isNew: isNew)
     }
+
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
+        gate.decideAgain(requests, for: caller)
+    }
 }

@@ -124,6 +124,13 @@ public final class PermissionBroker: AccessGate {
         access(policy.decide(request, caller: caller, snapshot: snapshot), for: caller, isNew: isNew)
     }
 
+    /// Judges again the operations of one caller after a change of decisions: the caller's standing (operator, app)
+    /// is worked out once for all of them.
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
+        let judged = policy.judge(caller, snapshot: snapshot)
+        return requests.map { access(policy.decide($0, for: judged, snapshot: snapshot), for: caller, isNew: false) }
+    }
+
     /// The gate's answer for a decision of the policy, which is queued for the store as ``flush()`` says.
     private func access(_ decision: PermissionDecision, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
         if isNew || decision.outcome != .park {
