@@ -26,8 +26,9 @@ public struct NSSLimits: Hashable, Sendable {
 /// Serves `.local` host names and reverse lookups to libnss-mdns (and so to every program that resolves
 /// names through NSS) on a Unix socket speaking Avahi's simple text protocol: one request line, one reply
 /// line, then the connection closes. Answers come from the engine's cache at once; otherwise the engine
-/// queries the network and the reply waits at most ``NSSTiming/missAfter``. Every lookup is an address
-/// lookup under the access gate; one that is not allowed is answered as not found.
+/// queries the network and the reply waits at most ``NSSTiming/missAfter``. Every lookup is judged as an app's
+/// A/AAAA or PTR query of the name is (``NSSLookupKey/permissionRequest``): an address lookup, unless the name
+/// is a service's; one that is not allowed is answered as not found.
 public final class NSSServer {
     private let loop: EventLoop
     private let network: NetworkService
