@@ -1,3 +1,4 @@
+import HeraldBroker
 import HeraldEngine
 import HeraldIPC
 import HeraldWire
@@ -207,28 +208,48 @@ extension SessionCore {
 
     /// Re-asks the gate for every operation (after a grant, a deny, a reset), each as the caller that started it,
     /// identified when it asked (so this reads nothing from `/proc`): parked operations that are now allowed start;
-    /// running ones that are no longer allowed stop with NoAuth (and registrations say goodbye).
+    /// running ones that are no longer allowed stop with NoAuth (and registrations say goodbye). The gate is asked
+    /// once per distinct caller, with all of that caller's operations (``SessionGate/decideAgain(_:for:)``).
     public func accessChanged() {
+        var judged: [(session: Session, operation: SessionOperation, request: PermissionRequest, caller: CallerIdentity)] = []
         for session in sessions.values.sorted(by: { $0.id < $1.id }) {
             for operation in session.operations.values.sorted(by: { $0.context.rawValue < $1.context.rawValue }) {
-                guard let gated = operation.gated, let caller = operation.caller else { continue }
-                let decision = gate.decide(gated, for: caller, isNew: false)
-                // An app told NoAuth asks why next (on a connection of its own).
-                if let explanation = decision.explanation { explain(explanation, to: session) }
-                switch (decision, operation.parked) {
-                case (.allow, true):
-                    operation.parked = false
-                    run(operation, of: session)
-                case (.refuse, false), (.park, false):
-                    halt([operation])
-                    operation.parked = true
-                    operation.presence.removeAll()
-                    operation.negatives.removeAll()
-                    operation.lastResolved.removeAll()
-                    queueParkedReply(for: operation, to: session.id)
-                default:
-                    break
-                }
+                guard let request = operation.gated, let caller = operation.caller else { continue }
+                judged.append((session, operation, request, caller))
+            }
+        }
+        // Each caller's operations, in the order its first one comes.
+        var indexesByCaller: [CallerIdentity: [Int]] = [:]
+        var callers: [CallerIdentity] = []
+        for (index, entry) in judged.enumerated() {
+            if indexesByCaller[entry.caller] == nil { callers.append(entry.caller) }
+            indexesByCaller[entry.caller, default: []].append(index)
+        }
+        var decisions = [AccessDecision?](repeating: nil, count: judged.count)
+        for caller in callers {
+            let indexes = indexesByCaller[caller]!
+            let answers = gate.decideAgain(indexes.map { judged[$0].request }, for: caller)
+            // A gate that answers fewer than asked leaves the rest as they are.
+            for (index, answer) in zip(indexes, answers) { decisions[index] = answer }
+        }
+        for (entry, decision) in zip(judged, decisions) {
+            guard let decision else { continue }
+            let (session, operation) = (entry.session, entry.operation)
+            // An app told NoAuth asks why next (on a connection of its own).
+            if let explanation = decision.explanation { explain(explanation, to: session) }
+            switch (decision, operation.parked) {
+            case (.allow, true):
+                operation.parked = false
+                run(operation, of: session)
+            case (.refuse, false), (.park, false):
+                halt([operation])
+                operation.parked = true
+                operation.presence.removeAll()
+                operation.negatives.removeAll()
+                operation.lastResolved.removeAll()
+                queueParkedReply(for: operation, to: session.id)
+            default:
+                break
             }
         }
     }

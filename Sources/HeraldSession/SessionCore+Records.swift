@@ -1,3 +1,4 @@
+import HeraldBroker
 import HeraldEngine
 import HeraldIPC
 import HeraldWire
@@ -9,7 +10,7 @@ extension SessionCore {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         let text = request.fullname.hasSuffix(".") ? request.fullname : request.fullname + "."
         guard let name = try? DNSName(text), request.rrclass == 1 else { return .badParam }
-        guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
+        guard name.isMulticastDNSName else {
             return .unsupported
         }
         // Exactly one of unique (probed, defended) and shared.
@@ -25,7 +26,7 @@ extension SessionCore {
         // Publishing a record is advertising: a service's records count as registering its type; any other
         // name (a host's address, the service type enumeration) is an arbitrary record, which needs the multicast
         // entitlement.
-        let gated: GatedRequest
+        let gated: PermissionRequest
         if ServiceType.isServiceEnumeration(name) {
             gated = .publishRecord(name: name, type: type)
         } else if let instance = try? ServiceInstanceName(fullName: name) {

@@ -244,7 +244,7 @@ extension SessionCore {
         }
         // Only multicast DNS names are served here: `.local.`, and reverse names, which Herald has no unicast DNS
         // to ask about (hosts publish reverse PTRs for all their addresses, RFC 6762 §4).
-        guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
+        guard name.isMulticastDNSName else {
             return refuse(.unsupported, "\(name) is not in local. or a reverse domain: Herald does no unicast DNS")
         }
         let type = RecordType(request.rrtype)
@@ -257,25 +257,11 @@ extension SessionCore {
                                      start: [.query(id, name: name, type: type, interface: interface,
                                                     negativeAnswers: negativeAnswers)])
         operation.reportsNegativeAnswers = negativeAnswers
-        let status = begin(operation, gated: Self.gatedQuery(name: name, type: type), session: session)
+        let status = begin(operation, gated: PermissionRequest.forQuery(name: name, type: type), session: session)
         if status == .noError, request.flags.contains(.timeout) {
             timeouts.add(operation, of: session.id, types: [type.rawValue], now: now)
         }
         return status
-    }
-
-    /// What asking for the records `name`/`type` amounts to for the permission rules.
-    static func gatedQuery(name: DNSName, type: RecordType) -> GatedRequest {
-        if ServiceType.isServiceEnumeration(name) {
-            return type == .ptr ? .browseAllTypes : .query(name: name, type: type)
-        } else if (type == .a || type == .aaaa) && name.labelCount == 2 {
-            return .addressLookup(name)
-        } else if let instance = try? ServiceInstanceName(fullName: name) {
-            return .resolve(instance)
-        } else if let serviceType = try? ServiceType(fullName: name), type == .ptr {
-            return .browse(serviceType)
-        }
-        return .query(name: name, type: type)
     }
 
     /// DNSServiceReconfirmRecord: the record is asked for again and flushed from the cache unless its owner answers
@@ -288,10 +274,10 @@ extension SessionCore {
               let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else {
             return refuse(.badParam, "the record is not a class IN record of a valid name with well-formed data")
         }
-        guard name.hasSuffix("local.") || name.hasSuffix("in-addr.arpa.") || name.hasSuffix("ip6.arpa.") else {
+        guard name.isMulticastDNSName else {
             return refuse(.unsupported, "\(name) is not in local. or a reverse domain: Herald does no unicast DNS")
         }
-        let gated = Self.gatedQuery(name: name, type: type)
+        let gated = PermissionRequest.forQuery(name: name, type: type)
         let caller = gate.caller(of: session.id)
         let decision = gate.decide(gated, for: caller, isNew: true)
         explain(decision.explanation, to: session)
@@ -317,7 +303,7 @@ extension SessionCore {
             return refuse(.badParam, "\(RefusalLog.shown(request.hostname)) is not a host name: \(error)")
         }
         // A name outside .local. would need unicast DNS, which Herald does not do (as for record queries).
-        guard name.hasSuffix("local.") else {
+        guard name.isInLocalDomain else {
             return refuse(.unsupported, "\(name) is not in local.: Herald does no unicast DNS")
         }
         var types: [RecordType] = []
@@ -333,7 +319,8 @@ extension SessionCore {
             .query(id, name: name, type: type, interface: interface, negativeAnswers: negativeAnswers)
         })
         operation.reportsNegativeAnswers = negativeAnswers
-        let status = begin(operation, gated: .addressLookup(name), session: session)
+        // Judged as A and AAAA queries of the name are (both alike): an address lookup, or resolving a service's name.
+        let status = begin(operation, gated: PermissionRequest.forQuery(name: name, type: .a), session: session)
         if status == .noError, request.flags.contains(.timeout) {
             timeouts.add(operation, of: session.id, types: types.map(\.rawValue), now: now)
         }
@@ -341,7 +328,7 @@ extension SessionCore {
     }
 
     /// Asks the gate, then starts, parks or refuses the operation (docs/permissions.md, "Deciding", rules 2–5).
-    func begin(_ operation: SessionOperation, gated: GatedRequest, session: Session) -> DNSServiceError {
+    func begin(_ operation: SessionOperation, gated: PermissionRequest, session: Session) -> DNSServiceError {
         guard session.operations[operation.context] == nil else {
             return refuse(.badParam, "the client context is already in use by another operation of the connection")
         }
@@ -391,11 +378,12 @@ extension SessionCore {
     /// True when a service type's own domain is `local.`: a type such as `_x._tcp.corp.` is not served (Herald
     /// does multicast DNS only), whatever domain the request's domain field names.
     static func isLocal(_ type: ServiceType) -> Bool {
-        type.domain.lowercased == ServiceType.defaultDomain
+        type.domain == DNSName.localDomain
     }
 
+    /// True when a request's domain field names `local.` (with or without its final dot, in any case) or is empty.
     private func isLocal(_ domain: String) -> Bool {
-        domain.isEmpty || domain.lowercased() == "local" || domain.lowercased() == "local."
+        domain.isEmpty || (try? DNSName(domain)) == DNSName.localDomain
     }
 
     /// Unsupported, for a domain other than `local.`.

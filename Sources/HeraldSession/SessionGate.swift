@@ -1,21 +1,6 @@
 import HeraldBroker
 import HeraldWire
 
-/// A request that needs a permission decision before any operation starts.
-public enum GatedRequest: Hashable, Sendable {
-    case browse(ServiceType)
-    /// Browsing every service type (`_services._dns-sd._udp`).
-    case browseAllTypes
-    case resolve(ServiceInstanceName)
-    case register(ServiceType)
-    /// A record query for an arbitrary name and type.
-    case query(name: DNSName, type: RecordType)
-    /// An address lookup (A/AAAA of `name.local`, or a reverse PTR).
-    case addressLookup(DNSName)
-    /// Publishing a record under a name that is not a service's (DNSServiceRegisterRecord).
-    case publishRecord(name: DNSName, type: RecordType)
-}
-
 /// The answer of the permission layer for one request. `reason` is for the log; `explanation` (the reason's name
 /// and what to do about it) is what a client asking why is told.
 public enum AccessDecision: Hashable, Sendable {
@@ -44,7 +29,12 @@ public protocol SessionGate: AnyObject {
     func isOperator(_ caller: CallerIdentity) -> Bool
     /// Decides a request. `isNew` is false when a running or parked operation is judged again after a change
     /// of decisions (nothing new is recorded as pending then).
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision
+    /// Judges again, after a change of decisions, the requests of the running or parked operations that `caller`
+    /// started: one decision each, in order, as `decide` with `isNew` false would give. The core asks once per
+    /// distinct caller in a pass, so the gate works out what it needs about a caller (which app it is, whether it
+    /// is an operator) once per caller, not once per operation.
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision]
 }
 
 /// One client connection of a front end, as the sessions know it.

@@ -31,7 +31,7 @@ final class SessionOperation {
     /// True while waiting for a permission decision.
     var parked = false
     /// The request as the access gate judged it, and who asked (judged again as that caller after a change).
-    var gated: GatedRequest?
+    var gated: PermissionRequest?
     var caller: CallerIdentity?
     /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
     var presence: [PresenceKey: Int] = [:]
@@ -97,7 +97,7 @@ final class SessionOperation {
 public struct SessionOperationSnapshot: Hashable, Sendable, CustomStringConvertible {
     public var context: ClientContext
     public var parked: Bool
-    public var gated: GatedRequest?
+    public var gated: PermissionRequest?
     /// The engine commands that start it (a browse of a service type shows its group's browse, with ID 0).
     public var start: [EngineCommand]
     /// True while a browse runs in its type's group.

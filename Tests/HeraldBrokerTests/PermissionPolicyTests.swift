@@ -187,6 +187,9 @@ struct PermissionPolicyTests {
         #expect(decision.reason.isParkable == (row.outcome == .park))
         #expect(decision.errorCode == (row.outcome == .allow ? nil : -65555))
         #expect((decision.pendingRequest != nil) == (decision.reason == .notDetermined))
+        let judged = policy.judge(row.caller, snapshot: snapshot)
+        #expect(policy.decide(row.request, for: judged, snapshot: snapshot) == decision,
+                "a caller judged once for several requests is decided as when judged for each")
     }
 
     @Test("A not-determined request carries the pending request operators will see")

@@ -49,7 +49,7 @@ struct AuditRepeatsTests {
                                           logger: Logger(label: "test"))
         // Process ids far above pid_max: no such process, so no manifest matches and every request is refused.
         func refuseAll(_ type: String) throws {
-            let request = GatedRequest.browse(try ServiceType(type))
+            let request = PermissionRequest.browse(try ServiceType(type))
             for n in 0..<1000 {
                 let client = CallerIdentity(pid: Int32(50_000_000 + n), uid: 65534, groups: [65534])
                 if case .allow = broker.decide(request, for: client, isNew: true) { Issue.record("an unknown process was allowed") }

@@ -85,6 +85,45 @@ struct SessionCoreTests {
         #expect(lan.browseResults(1) == ["+Printer@2"], "granted again: the browse starts afresh, its results anew")
     }
 
+    @Test("a re-judging pass asks the gate once per caller, with all of that caller's operations, and identifies no connection")
+    func rejudgingAsksOncePerCaller() {
+        let lan = SessionHarness()
+        lan.gate.decisions[Self.app] = ScriptedGate.parked
+        lan.gate.decisions[Self.other] = ScriptedGate.parked
+        // Two connections of one user (two processes: two callers) and one of another user.
+        let operations = [1: 5, 2: 3, 3: 2]
+        lan.connect(1, user: Self.app)
+        lan.connect(2, user: Self.app)
+        lan.connect(3, user: Self.other)
+        for (connection, count) in operations {
+            for n in 0..<count {
+                #expect(lan.browse(connection, UInt64(n + 1), "_t\(connection)x\(n)._tcp") == .noError)
+            }
+        }
+        #expect(lan.core.operations(of: ConnectionID(1)).allSatisfy { $0.parked })
+        let identified = lan.gate.callerQuestions
+        let asked = lan.gate.asked.count
+
+        lan.gate.decisions[Self.app] = .allow
+        lan.core.accessChanged()
+        lan.pump()
+        #expect(lan.gate.judgedAgain.map(\.caller.pid) == [1001, 1002, 1003], "one question per caller, in connection order")
+        #expect(lan.gate.judgedAgain.map(\.requests) == [5, 3, 2], "each with every operation of its caller")
+        #expect(lan.gate.callerQuestions == identified, "no connection is identified again")
+        #expect(lan.gate.asked.count == asked + 10 && lan.gate.asked.dropFirst(asked).allSatisfy { !$0.isNew })
+        #expect(Self.engineBrowses(lan.takeCommands()).count == 8, "the granted user's eight browses start")
+        #expect(lan.core.operations(of: ConnectionID(1)).allSatisfy { !$0.parked })
+        #expect(lan.core.operations(of: ConnectionID(2)).allSatisfy { !$0.parked })
+        #expect(lan.core.operations(of: ConnectionID(3)).allSatisfy { $0.parked }, "the other user's stay parked")
+
+        lan.gate.decisions[Self.app] = ScriptedGate.refused
+        lan.core.accessChanged()
+        lan.pump()
+        #expect(lan.gate.judgedAgain.count == 6, "a second pass asks once per caller again")
+        #expect(Self.cancels(lan.takeCommands()).count == 8, "denied: the eight browses stop")
+        #expect(lan.gate.callerQuestions == identified)
+    }
+
     @Test("browses of one type from several connections share one engine browse; each gets every result")
     func browseGroupFanOut() {
         let lan = SessionHarness()

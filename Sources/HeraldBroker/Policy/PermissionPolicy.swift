@@ -22,9 +22,32 @@ public struct PermissionPolicy: Hashable, Sendable {
         self.addressLookupsOpenToAllUsers = addressLookupsOpenToAllUsers
     }
 
+    /// What the rules need to know about one caller, worked out once for any number of its requests against one
+    /// snapshot: whether it is an operator, and which app it is (nil for an operator, whom rule 1 decides).
+    public struct JudgedCaller: Hashable, Sendable {
+        public let caller: CallerIdentity
+        public let isOperator: Bool
+        public let match: AppMatch?
+    }
+
+    /// Works out `caller`'s standing against the apps in `snapshot`, for ``decide(_:for:snapshot:)``.
+    public func judge(_ caller: CallerIdentity, snapshot: PermissionSnapshot) -> JudgedCaller {
+        let isOperator = operatorRule.isOperator(caller)
+        return JudgedCaller(caller: caller, isOperator: isOperator,
+                            match: isOperator ? nil : snapshot.registry.match(caller))
+    }
+
     /// Decides `request` from `caller` against the apps in `snapshot`.
     public func decide(_ request: PermissionRequest, caller: CallerIdentity, snapshot: PermissionSnapshot)
     -> PermissionDecision {
+        decide(request, for: judge(caller, snapshot: snapshot), snapshot: snapshot)
+    }
+
+    /// Decides `request` from a caller judged against the same `snapshot` (``judge(_:snapshot:)``): judging every
+    /// operation again after a change of decisions works out each caller once, not once per operation.
+    public func decide(_ request: PermissionRequest, for judged: JudgedCaller, snapshot: PermissionSnapshot)
+    -> PermissionDecision {
+        let caller = judged.caller
         let target = RequestTarget(request)
         func decision(_ outcome: PermissionDecision.Outcome, _ reason: PermissionReason, app: AppID? = nil,
                       pending: PendingRequest? = nil, _ explanation: String) -> PermissionDecision {
@@ -37,11 +60,11 @@ public struct PermissionPolicy: Hashable, Sendable {
                             "the name is outside .local and the reverse zones; Herald serves multicast DNS names only")
         }
         // Rule 1.
-        if operatorRule.isOperator(caller) {
+        if judged.isOperator {
             return decision(.allow, .operatorCaller,
                             "the caller is an operator (uid 0 or the \(operatorRule.groupName) group)")
         }
-        let match = snapshot.registry.match(caller)
+        let match = judged.match
         if case .address = target, addressLookupsOpenToAllUsers {
             return decision(.allow, .addressLookupsOpen, app: match?.manifest.id,
                             "address lookups are open to every local user by configuration")

@@ -1,7 +1,7 @@
 import HeraldWire
 
-/// A request that needs a permission decision (docs/permissions.md, "Deciding"): the broker's own mirror of the
-/// daemon's gated requests, so that the broker depends on nothing above it.
+/// A request that needs a permission decision (docs/permissions.md, "Deciding"), as every front end that serves
+/// apps asks it (the session core for the app socket, the NSS socket).
 public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     /// Browsing one service type, or a subtype of it.
     case browse(ServiceType)
@@ -18,6 +18,37 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     /// Publishing a record of any name that is not a service of a type (DNSServiceRegisterRecord), such as a host's
     /// address: advertising under an arbitrary name.
     case publishRecord(name: DNSName, type: RecordType)
+
+    /// What asking for the records `name`/`type` amounts to (docs/permissions.md, "Record queries and records"):
+    /// the one rule by which every front end classifies a query by name, an app's `DNSServiceQueryRecord` and
+    /// `DNSServiceGetAddrInfo` (A or AAAA) alike, and NSS host and address lookups (A/AAAA, PTR). In order:
+    ///
+    /// 1. a name outside `.local` and the reverse-mapping zones is a plain query (refused as `not-local`);
+    /// 2. the service type enumeration name: PTR is browsing all types, any other type a query (of all types);
+    /// 3. a service type or subtype name: PTR is browsing it, any other type a query (of that type);
+    /// 4. a service instance name, whatever the record type, is resolving it;
+    /// 5. A or AAAA of any other name under `local.` is an address lookup, however many labels it has;
+    /// 6. PTR of a name under `in-addr.arpa.` or `ip6.arpa.` (not the zone itself) is an address lookup;
+    /// 7. anything else is a query of an arbitrary name.
+    public static func forQuery(name: DNSName, type: RecordType) -> PermissionRequest {
+        guard name.isMulticastDNSName else { return .query(name: name, type: type) }
+        if ServiceType.isServiceEnumeration(name) {
+            return type == .ptr ? .browseAllTypes : .query(name: name, type: type)
+        }
+        if let serviceType = try? ServiceType(fullName: name) {
+            return type == .ptr ? .browse(serviceType) : .query(name: name, type: type)
+        }
+        if let instance = try? ServiceInstanceName(fullName: name) {
+            return .resolve(instance)
+        }
+        if (type == .a || type == .aaaa) && name.isBelowLocalDomain {
+            return .addressLookup(name)
+        }
+        if type == .ptr && name.isReverseMappingName {
+            return .addressLookup(name)
+        }
+        return .query(name: name, type: type)
+    }
 
     /// The operation, as recorded in pending requests and the audit log.
     public var operation: PermissionOperation {

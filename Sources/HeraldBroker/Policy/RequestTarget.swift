@@ -3,12 +3,12 @@ import HeraldWire
 /// What a request touches, as far as the permission rules care: the service type it concerns, all types, an
 /// address, an arbitrary name, or something outside the local network.
 ///
-/// Record queries are classified by their name: the service type enumeration name counts as browsing all
-/// types; a service type, subtype or instance name counts as that service type (so a query for another app's
-/// service name is judged by that app's type); A/AAAA of a name in `.local` is an address lookup; anything
-/// else in the local zones is an arbitrary name. DNS-SD's own type, `_dns-sd._udp`, is never a declared service:
-/// whatever names it counts as all types. A record published under a name that is not a service's is an arbitrary
-/// name wherever it is, so that no app can publish a host's address in place of that host.
+/// What a record query is comes from ``PermissionRequest/forQuery(name:type:)``, the one rule every front end uses:
+/// a query that it calls a browse, resolve or address lookup touches what that request touches. What remains a
+/// query touches the type its name names (the enumeration name: all types; a service type or subtype name: that
+/// type), or else an arbitrary name. DNS-SD's own type, `_dns-sd._udp`, is never a declared service: whatever
+/// names it counts as all types. A record published under a name that is not a service's is an arbitrary name
+/// wherever it is, so that no app can publish a host's address in place of that host.
 public enum RequestTarget: Hashable, Sendable {
     /// A service type (its plain form: no subtype).
     case serviceType(ServiceType)
@@ -21,32 +21,19 @@ public enum RequestTarget: Hashable, Sendable {
     /// Outside `.local` and the reverse zones: not the permission model's business.
     case notLocal
 
-    /// The domain multicast DNS serves (RFC 6762 §3).
-    public static let localDomain: DNSName = "local."
-    /// The reverse zones. Herald answers reverse names only by multicast DNS (hosts publish reverse PTRs for
-    /// all their addresses, RFC 6762 §4), so every reverse lookup it serves reveals who is on the local network.
-    public static let reverseZones: [DNSName] = ["in-addr.arpa.", "ip6.arpa."]
-
-    /// True when `name` is in `.local` or a reverse zone: the names the rules cover.
-    public static func isLocal(_ name: DNSName) -> Bool {
-        name.hasSuffix(localDomain) || reverseZones.contains { name.hasSuffix($0) }
-    }
-
     /// The target of `request`.
     public init(_ request: PermissionRequest) {
         switch request {
         case .browse(let type), .register(let type):
-            self = Self.isLocal(type.domain) ? Self.target(of: type) : .notLocal
+            self = type.domain.isMulticastDNSName ? Self.target(of: type) : .notLocal
         case .browseAllTypes:
             self = .allServiceTypes
         case .resolve(let instance):
-            self = Self.isLocal(instance.domain) ? Self.target(of: instance.type) : .notLocal
+            self = instance.domain.isMulticastDNSName ? Self.target(of: instance.type) : .notLocal
         case .addressLookup(let name):
-            let isHost = name.hasSuffix(Self.localDomain) && name != Self.localDomain
-            let isAddress = Self.reverseZones.contains { name.hasSuffix($0) && name != $0 }
-            self = isHost || isAddress ? .address(name) : .notLocal
+            self = name.isBelowLocalDomain || name.isReverseMappingName ? .address(name) : .notLocal
         case .query(let name, let type):
-            self = Self.classify(query: name, type: type)
+            self = Self.target(ofQuery: name, type: type)
         case .publishRecord(let name, let type):
             self = .arbitraryName(name, type)
         }
@@ -57,18 +44,14 @@ public enum RequestTarget: Hashable, Sendable {
         type.isDNSSDItself ? .allServiceTypes : .serviceType(type.baseType)
     }
 
-    private static func classify(query name: DNSName, type: RecordType) -> RequestTarget {
-        guard isLocal(name) else { return .notLocal }
+    /// A query's target: that of the request ``PermissionRequest/forQuery(name:type:)`` makes of it, or, for what
+    /// stays a query, the type its name names.
+    private static func target(ofQuery name: DNSName, type: RecordType) -> RequestTarget {
+        let request = PermissionRequest.forQuery(name: name, type: type)
+        guard request == .query(name: name, type: type) else { return RequestTarget(request) }
+        guard name.isMulticastDNSName else { return .notLocal }
         if ServiceType.isServiceEnumeration(name) { return .allServiceTypes }
         if let serviceType = try? ServiceType(fullName: name) { return target(of: serviceType) }
-        if let instance = try? ServiceInstanceName(fullName: name) { return target(of: instance.type) }
-        if (type == .a || type == .aaaa), name.hasSuffix(localDomain), name != localDomain {
-            return .address(name)
-        }
-        // A reverse lookup (who has this address?) is judged like an address lookup.
-        if type == .ptr, reverseZones.contains(where: { name.hasSuffix($0) && name != $0 }) {
-            return .address(name)
-        }
         return .arbitraryName(name, type)
     }
 

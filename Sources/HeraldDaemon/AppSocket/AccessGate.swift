@@ -69,7 +69,10 @@ protocol AccessGate: AnyObject {
     func isOperator(_ caller: CallerIdentity) -> Bool
     /// Decides a request. `isNew` is false when a running or parked operation is judged again after a change
     /// of decisions (nothing new is recorded as pending then).
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision
+    /// Judges again, after a change of decisions, the requests of running or parked operations that `caller`
+    /// started, one decision each, in order; what is known about the caller is worked out once for all of them.
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision]
 }
 
 /// The gate used while no permission broker is configured: everything is allowed.
@@ -82,5 +85,8 @@ final class AllowEverything: AccessGate {
     }
     func stillRuns(_ connection: ConnectingProgram, peer: ClientIdentity) -> Bool { true }
     func isOperator(_ caller: CallerIdentity) -> Bool { true }
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision { .allow }
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision { .allow }
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
+        requests.map { _ in .allow }
+    }
 }

@@ -414,7 +414,11 @@ final class SessionGateAdapter: SessionGate {
 
     func isOperator(_ caller: CallerIdentity) -> Bool { gate.isOperator(caller) }
 
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
         gate.decide(request, for: caller, isNew: isNew)
+    }
+
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
+        gate.decideAgain(requests, for: caller)
     }
 }

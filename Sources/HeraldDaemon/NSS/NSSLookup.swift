@@ -1,3 +1,4 @@
+import HeraldBroker
 import HeraldEngine
 import HeraldWire
 
@@ -9,6 +10,15 @@ enum NSSLookupKey: Hashable, CustomStringConvertible {
     var name: DNSName {
         switch self {
         case .host(let name), .reverse(let name): return name
+        }
+    }
+
+    /// The question for the permission rules: what the queries of this lookup (A and AAAA, both judged alike, or
+    /// PTR) amount to, by the rule the app socket uses too (``PermissionRequest/forQuery(name:type:)``).
+    var permissionRequest: PermissionRequest {
+        switch self {
+        case .host(let name): return PermissionRequest.forQuery(name: name, type: .a)
+        case .reverse(let name): return PermissionRequest.forQuery(name: name, type: .ptr)
         }
     }
 

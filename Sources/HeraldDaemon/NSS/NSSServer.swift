@@ -26,8 +26,9 @@ public struct NSSLimits: Hashable, Sendable {
 /// Serves `.local` host names and reverse lookups to libnss-mdns (and so to every program that resolves
 /// names through NSS) on a Unix socket speaking Avahi's simple text protocol: one request line, one reply
 /// line, then the connection closes. Answers come from the engine's cache at once; otherwise the engine
-/// queries the network and the reply waits at most ``NSSTiming/missAfter``. Every lookup is an address
-/// lookup under the access gate; one that is not allowed is answered as not found.
+/// queries the network and the reply waits at most ``NSSTiming/missAfter``. Every lookup is judged as an app's
+/// A/AAAA or PTR query of the name is (``NSSLookupKey/permissionRequest``): an address lookup, unless the name
+/// is a service's; one that is not allowed is answered as not found.
 public final class NSSServer {
     private let loop: EventLoop
     private let network: NetworkService
@@ -174,11 +175,11 @@ public final class NSSServer {
 
     /// Answers with `own` (this host's own name or address) or from a lookup on the network, once the gate allows it.
     private func resolve(_ key: NSSLookupKey, families: NSSAddressFamilies, own: NSSReply?, for client: NSSClient) {
-        if case .host(let name) = key, !name.hasSuffix("local.") {
+        if case .host(let name) = key, !name.isInLocalDomain {
             logger.debug("nss: \(name) is not a .local name")
             return reply(.failure(.timeout), to: client)
         }
-        guard permitted(key.name, client) else { return reply(.failure(.timeout), to: client) }
+        guard permitted(key, client) else { return reply(.failure(.timeout), to: client) }
         if let own { return reply(own, to: client) }
         wait(for: key, families: families, client: client)
     }
@@ -222,14 +223,15 @@ public final class NSSServer {
     }
 
     /// Asks the access gate; anything but "allow" is answered as a miss (and logged with its reason).
-    private func permitted(_ name: DNSName, _ client: NSSClient) -> Bool {
+    private func permitted(_ key: NSSLookupKey, _ client: NSSClient) -> Bool {
         guard let peer = client.identity else { return false }
         let caller = gate.caller(of: peer, connection: client.connection, sender: client.sender).caller
-        switch gate.decide(.addressLookup(name), for: caller, isNew: true) {
+        let request = key.permissionRequest
+        switch gate.decide(request, for: caller, isNew: true) {
         case .allow:
             return true
         case .refuse(let reason, _), .park(let reason, _):
-            logger.info("nss: address lookup of \(name) by pid \(caller.pid ?? -1) not permitted: \(reason)")
+            logger.info("nss: \(request) by pid \(caller.pid ?? -1) not permitted: \(reason)")
             return false
         }
     }

@@ -117,8 +117,19 @@ public final class PermissionBroker: AccessGate {
         policy.operatorRule.isOperator(caller)
     }
 
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
-        let decision = policy.decide(Self.permissionRequest(request), caller: caller, snapshot: snapshot)
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
+        access(policy.decide(request, caller: caller, snapshot: snapshot), for: caller, isNew: isNew)
+    }
+
+    /// Judges again the operations of one caller after a change of decisions: the caller's standing (operator, app)
+    /// is worked out once for all of them.
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
+        let judged = policy.judge(caller, snapshot: snapshot)
+        return requests.map { access(policy.decide($0, for: judged, snapshot: snapshot), for: caller, isNew: false) }
+    }
+
+    /// The gate's answer for a decision of the policy, which is queued for the store as ``flush()`` says.
+    private func access(_ decision: PermissionDecision, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
         if isNew || decision.outcome != .park {
             // A park is always written: each counts towards its app's pending request. Repeats are told apart by
             // program, not process (the explanation may name the process, so it is left out).
@@ -149,18 +160,6 @@ public final class PermissionBroker: AccessGate {
             onAuditLogGrew()
         } catch {
             logger.error("permission store: cannot record \(batch.count) decisions: \(error)")
-        }
-    }
-
-    static func permissionRequest(_ request: GatedRequest) -> PermissionRequest {
-        switch request {
-        case .browse(let type): return .browse(type)
-        case .browseAllTypes: return .browseAllTypes
-        case .resolve(let instance): return .resolve(instance)
-        case .register(let type): return .register(type)
-        case .query(let name, let type): return .query(name: name, type: type)
-        case .addressLookup(let name): return .addressLookup(name)
-        case .publishRecord(let name, let type): return .publishRecord(name: name, type: type)
         }
     }
 

@@ -47,7 +47,7 @@ struct Lookup: HeraldCommand {
         } catch {
             throw ValidationError("'\(host)' is not a host name: \(error)")
         }
-        guard name.hasSuffix("local.") else {
+        guard name.isInLocalDomain else {
             throw ValidationError("'\(host)' is not in .local; Herald looks up multicast DNS names only (such as printer.local)")
         }
     }

@@ -49,7 +49,7 @@ struct Query: HeraldCommand {
         } catch {
             throw ValidationError("'\(name)' is not a domain name: \(error)")
         }
-        guard parsed.hasSuffix("local.") || parsed.hasSuffix("in-addr.arpa.") || parsed.hasSuffix("ip6.arpa.") else {
+        guard parsed.isMulticastDNSName else {
             throw ValidationError("'\(name)' is not a multicast DNS name; Herald answers names in .local "
                                   + "(and reverse names in in-addr.arpa and ip6.arpa)")
         }

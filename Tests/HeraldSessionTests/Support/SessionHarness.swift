@@ -11,17 +11,27 @@ final class ScriptedGate: SessionGate {
     var operators: Set<UInt32> = []
     /// The user each connection's requests come from.
     var users: [ConnectionID: UInt32] = [:]
-    var asked: [(request: GatedRequest, uid: UInt32, isNew: Bool)] = []
+    var asked: [(request: PermissionRequest, uid: UInt32, isNew: Bool)] = []
+    /// The callers judged again, one entry per ``decideAgain(_:for:)`` call, with how many requests each brought.
+    var judgedAgain: [(caller: CallerIdentity, requests: Int)] = []
+    /// How many times each connection's caller was asked for (``caller(of:)``).
+    var callerQuestions: [ConnectionID: Int] = [:]
 
     func caller(of connection: ConnectionID) -> CallerIdentity {
-        CallerIdentity(pid: Int32(connection.rawValue + 1000), uid: users[connection] ?? UInt32.max)
+        callerQuestions[connection, default: 0] += 1
+        return CallerIdentity(pid: Int32(connection.rawValue + 1000), uid: users[connection] ?? UInt32.max)
     }
 
     func isOperator(_ caller: CallerIdentity) -> Bool { operators.contains(caller.uid) }
 
-    func decide(_ request: GatedRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
+    func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision {
         asked.append((request, caller.uid, isNew))
         return decisions[caller.uid] ?? .allow
+    }
+
+    func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
+        judgedAgain.append((caller, requests.count))
+        return requests.map { decide($0, for: caller, isNew: false) }
     }
 
     static let parked = AccessDecision.park(reason: "not yet granted", explanation: "not-determined: ask an operator")
