@@ -9,6 +9,8 @@ import PackageDescription
 //   HeraldIPC     the dnssd client protocol spoken on the app socket: a pure codec
 //   HeraldControl the operators' control protocol (JSON lines): a pure codec
 //   HeraldSession the dnssd client sessions as a state machine, and the owners of engine operation IDs: no I/O
+//   HeraldConfig  the readers of services.d files (Avahi .service, systemd .dnssd) and heraldd.conf: pure values, no I/O
+//   HeraldNSS     the NSS socket's protocol (libnss-mdns's text lines) and the wait rules of a lookup: a pure codec
 //   HeraldDaemon  sockets, interfaces, the socket servers, configuration: the only OS-facing layer
 //   HeraldClient  the synchronous client of the app socket
 //   HeraldKit     the async client library for apps, on top of HeraldClient
@@ -54,6 +56,8 @@ let package = Package(
         ),
         .target(name: "HeraldIPC", dependencies: ["HeraldWire"]),
         .target(name: "HeraldControl"),
+        .target(name: "HeraldConfig", dependencies: ["HeraldWire"]),
+        .target(name: "HeraldNSS", dependencies: ["HeraldWire", "HeraldEngine"]),
         .target(name: "HeraldSession", dependencies: ["HeraldWire", "HeraldEngine", "HeraldIPC", "HeraldBroker"]),
         .target(name: "CHeraldSystem"),
         .target(name: "CHeralddEarly", dependencies: ["CHeraldSystem"]),
@@ -61,6 +65,7 @@ let package = Package(
             name: "HeraldDaemon",
             dependencies: [
                 "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "HeraldControl", "HeraldSession", "HeraldFiles",
+                "HeraldConfig", "HeraldNSS",
                 "CHeraldSystem",
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -113,6 +118,8 @@ let package = Package(
         .testTarget(name: "HeraldIPCTests", dependencies: ["HeraldIPC"]),
         .testTarget(name: "HeraldBrokerTests", dependencies: ["HeraldBroker"]),
         .testTarget(name: "HeraldDaemonTests", dependencies: ["HeraldDaemon"]),
+        .testTarget(name: "HeraldConfigTests", dependencies: ["HeraldConfig", "HeraldWire"]),
+        .testTarget(name: "HeraldNSSTests", dependencies: ["HeraldNSS", "HeraldEngine", "HeraldWire"]),
         .testTarget(name: "HeraldEngineTests", dependencies: ["HeraldEngine", "HeraldWire"]),
         .testTarget(
             name: "HeraldWireTests",
@@ -125,13 +132,25 @@ let package = Package(
     ]
 )
 
-// The XML reader that property-list manifests (HeraldBroker) and Avahi service files (HeraldDaemon) are read with:
+// The XML reader that property-list manifests (HeraldBroker) and Avahi service files (HeraldConfig) are read with:
 // libexpat, as Avahi and D-Bus use, with no DTDs, entities or processing instructions (Sources/HeraldXML).
 package.targets += [
     .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
     .target(name: "HeraldXML", dependencies: ["CExpat"]),
     .testTarget(name: "HeraldXMLTests", dependencies: ["HeraldXML"]),
 ]
-for target in package.targets where target.name == "HeraldBroker" || target.name == "HeraldDaemon" {
+for target in package.targets where target.name == "HeraldBroker" || target.name == "HeraldConfig" {
     target.dependencies.append("HeraldXML")
 }
+
+// The libFuzzer targets (Fuzz/README.md), one executable per fuzzed module, each using the module's public API only.
+// Fuzz/build.sh builds them with `-sanitize=fuzzer,address -DFUZZING` (libFuzzer then drives them); an ordinary build
+// compiles them without either, as programs that replay the input files they are given.
+package.targets += [
+    .target(name: "FuzzSupport", path: "Fuzz/Support"),
+    .executableTarget(name: "wire-fuzzer", dependencies: ["FuzzSupport", "HeraldWire"], path: "Fuzz/wire"),
+    .executableTarget(name: "ipc-fuzzer", dependencies: ["FuzzSupport", "HeraldIPC", "HeraldWire"], path: "Fuzz/ipc"),
+    .executableTarget(name: "control-fuzzer", dependencies: ["FuzzSupport", "HeraldControl"], path: "Fuzz/control"),
+    .executableTarget(name: "manifest-fuzzer", dependencies: ["FuzzSupport", "HeraldBroker", "HeraldWire"], path: "Fuzz/manifest"),
+    .executableTarget(name: "services-fuzzer", dependencies: ["FuzzSupport", "HeraldConfig", "HeraldWire"], path: "Fuzz/services"),
+]

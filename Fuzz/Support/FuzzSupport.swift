@@ -1,15 +1,52 @@
-// Helpers shared by the libFuzzer targets other than the wire target. Fuzz/build.sh compiles this file into
-// each of them (into the module under test, next to the target's own file).
+// Helpers shared by the libFuzzer targets (Fuzz/README.md): the entry point of each target's executable, and what
+// several targets need.
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-enum FuzzSupport {
+public enum FuzzSupport {
+    /// The executable's work when it is built without libFuzzer (no `-DFUZZING`): runs `run` on the bytes of each
+    /// file named on the command line, in order, so that a crash, timeout or corpus input can be replayed under a
+    /// debugger or an ordinary build. A failed invariant traps as it does under libFuzzer.
+    public static func replay(_ run: ([UInt8]) -> Void) -> Never {
+        let paths = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("-") }
+        guard !paths.isEmpty else {
+            printError("usage: \(CommandLine.arguments[0]) FILE...   (replays inputs; build with Fuzz/build.sh to fuzz)")
+            exit(2)
+        }
+        for path in paths {
+            guard let bytes = read(path) else {
+                printError("cannot read \(path)")
+                exit(1)
+            }
+            run(bytes)
+        }
+        print("replayed \(paths.count) input(s): no invariant broken")
+        exit(0)
+    }
+
+    private static func printError(_ line: String) {
+        var text = line + "\n"
+        text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    }
+
+    private static func read(_ path: String) -> [UInt8]? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, file) }
+            bytes += buffer[..<count]
+            if count < buffer.count { return ferror(file) == 0 ? bytes : nil }
+        }
+    }
+
     /// Writes `seeds` as files into the directory named by the environment variable `FUZZ_WRITE_SEEDS`, when it
     /// is set (Fuzz/run.sh sets it for one `-runs=0` start before fuzzing). Seeds built with the module's own
     /// encoders are well-formed by construction, so the fuzzer starts from valid messages.
-    static func writeSeedsIfAsked(_ seeds: () -> [(name: String, bytes: [UInt8])]) {
+    public static func writeSeedsIfAsked(_ seeds: () -> [(name: String, bytes: [UInt8])]) {
         guard let directory = getenv("FUZZ_WRITE_SEEDS").map({ String(cString: $0) }), !directory.isEmpty else {
             return
         }
@@ -23,7 +60,7 @@ enum FuzzSupport {
 
     /// Splits `input` into pieces whose sizes come from `sizes` (cycled; a size of 0 counts as 1), so a stream
     /// decoder can be fed the same bytes in arbitrary reads.
-    static func chunks(_ input: [UInt8], sizes: [UInt8]) -> [ArraySlice<UInt8>] {
+    public static func chunks(_ input: [UInt8], sizes: [UInt8]) -> [ArraySlice<UInt8>] {
         var pieces: [ArraySlice<UInt8>] = []
         var index = 0
         var turn = 0
@@ -37,7 +74,7 @@ enum FuzzSupport {
         return pieces
     }
 
-    static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    public static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         let digits = Array("0123456789abcdef")
         var text = ""
         for byte in bytes {

@@ -1,3 +1,4 @@
+import HeraldConfig
 import HeraldControl
 import HeraldEngine
 

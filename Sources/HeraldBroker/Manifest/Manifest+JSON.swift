@@ -26,7 +26,7 @@ extension Manifest {
     }
 
     /// A JSON string literal (RFC 8259 §7): quotes, backslashes and control characters escaped.
-    static func json(_ text: String) -> String {
+    package static func json(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HeraldConfig
 import HeraldFiles
 
 extension DaemonConfiguration {

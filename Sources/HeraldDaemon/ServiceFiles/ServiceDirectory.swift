@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import HeraldConfig
 import HeraldEngine
 import HeraldFiles
 import HeraldWire

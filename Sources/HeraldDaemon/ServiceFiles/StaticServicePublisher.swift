@@ -1,3 +1,4 @@
+import HeraldConfig
 import HeraldEngine
 import HeraldSession
 import HeraldWire

@@ -1,4 +1,3 @@
-import HeraldEngine
 import HeraldWire
 
 /// Every setting of heraldd, with its default; read from the configuration file, then overridden by

@@ -1,4 +1,4 @@
-import HeraldDaemon
+import HeraldNSS
 import HeraldEngine
 import HeraldWire
 import Testing

@@ -1,4 +1,4 @@
-import HeraldDaemon
+import HeraldConfig
 import Testing
 
 /// The settings of the audit log's retention and folding and of the pending requests' bounds.

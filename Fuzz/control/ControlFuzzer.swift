@@ -1,6 +1,6 @@
-// libFuzzer target for HeraldControl, the operators' control protocol (newline-delimited JSON). Built by
-// Fuzz/build.sh into the HeraldControl module itself (this file is compiled together with
-// Sources/HeraldControl/*.swift); it uses public API only.
+// libFuzzer target for HeraldControl, the operators' control protocol (newline-delimited JSON): the executable target
+// `control-fuzzer`, which Fuzz/build.sh builds with libFuzzer and AddressSanitizer. It uses the module's public API
+// only.
 //
 // Input: one control byte, then a byte stream as a client (or the daemon) would write it on the socket.
 //   control bits 0-1: the line buffer's limit (the default 512 KiB; 16; 64; 1024 bytes)
@@ -9,6 +9,16 @@
 // libFuzzer records as a crash. Lines that do not decode (a thrown DecodingError) are fine.
 
 import Foundation
+import FuzzSupport
+import HeraldControl
+
+#if !FUZZING
+/// Built without libFuzzer: replays the files named on the command line (`FuzzSupport.replay`).
+@main
+enum Replay {
+    static func main() { FuzzSupport.replay(ControlFuzzer.run) }
+}
+#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

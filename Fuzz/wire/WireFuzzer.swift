@@ -1,8 +1,19 @@
-// libFuzzer target for HeraldWire. Built by Fuzz/build.sh into the HeraldWire module itself (this file is
-// compiled together with Sources/HeraldWire/*.swift), so it needs no import; it uses public API only.
+// libFuzzer target for HeraldWire (the executable target `wire-fuzzer`; Fuzz/build.sh builds it with libFuzzer and
+// AddressSanitizer). It uses the module's public API only.
 //
 // Every check below states an invariant that holds for *every* input; a broken one traps with
 // fatalError, which libFuzzer records as a crash. Inputs that are simply invalid (a parse error) are fine.
+
+import FuzzSupport
+import HeraldWire
+
+#if !FUZZING
+/// Built without libFuzzer: replays the files named on the command line (`FuzzSupport.replay`).
+@main
+enum Replay {
+    static func main() { FuzzSupport.replay(WireFuzzer.run) }
+}
+#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,12 +1,23 @@
-// libFuzzer target for HeraldIPC, the app-socket protocol (dnssd IPC version 1). Built by Fuzz/build.sh into the
-// HeraldIPC module itself (this file is compiled together with Sources/HeraldIPC/*.swift and linked with a
-// HeraldWire module built the same way); it uses public API only.
+// libFuzzer target for HeraldIPC, the app-socket protocol (dnssd IPC version 1): the executable target `ipc-fuzzer`,
+// which Fuzz/build.sh builds with libFuzzer and AddressSanitizer. It uses the module's public API only.
 //
 // Input: one control byte, then a byte stream as a client (or daemon) would write it on the socket.
 //   control bits 0-1: the frame decoder's maximum datalen (default 70,000; 256; 0; 28)
 //   control bits 2-7: how the stream is cut into reads (see `readSizes`)
 // Every check states an invariant that holds for every input; a broken one traps with fatalError, which
 // libFuzzer records as a crash. Inputs that are simply invalid (a typed decode error) are fine.
+
+import FuzzSupport
+import HeraldIPC
+import HeraldWire
+
+#if !FUZZING
+/// Built without libFuzzer: replays the files named on the command line (`FuzzSupport.replay`).
+@main
+enum Replay {
+    static func main() { FuzzSupport.replay(IPCFuzzer.run) }
+}
+#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

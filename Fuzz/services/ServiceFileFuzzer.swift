@@ -1,13 +1,23 @@
-// libFuzzer target for the static service files (Sources/HeraldDaemon/ServiceFiles): Avahi `.service` XML and
-// systemd `.dnssd` files. Built by Fuzz/build.sh into a HeraldDaemon module made of AvahiServiceFile.swift,
-// SystemdDNSSDFile.swift, SystemdSpecifiers.swift and StaticService.swift only (not the daemon), linked with HeraldWire and
-// HeraldXML modules (and libexpat); it uses public API only.
+// libFuzzer target for the static service files (Sources/HeraldConfig/ServiceFiles): Avahi `.service` XML and
+// systemd `.dnssd` files. The executable target `services-fuzzer`, which Fuzz/build.sh builds with libFuzzer and
+// AddressSanitizer (HeraldXML reads XML with the system's libexpat, which is linked as it is). It uses HeraldConfig's
+// public API only.
 //
 // Input: a file's bytes, read as an Avahi file and as a .dnssd file. Every check states an invariant that
 // holds for every input; a broken one traps with fatalError, which libFuzzer records as a crash. A file that
 // is refused with problems is fine.
 
+import FuzzSupport
+import HeraldConfig
 import HeraldWire
+
+#if !FUZZING
+/// Built without libFuzzer: replays the files named on the command line (`FuzzSupport.replay`).
+@main
+enum Replay {
+    static func main() { FuzzSupport.replay(ServiceFileFuzzer.run) }
+}
+#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

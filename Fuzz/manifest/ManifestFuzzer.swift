@@ -1,10 +1,22 @@
-// libFuzzer target for app manifests (Sources/HeraldBroker/Manifest). Built by Fuzz/build.sh into a
-// HeraldBroker module made of the Manifest/ files and Identity/SHA256.swift only (not the store), linked with
-// HeraldWire and HeraldXML modules built the same way (and libexpat); it uses public API only.
+// libFuzzer target for app manifests (Sources/HeraldBroker/Manifest): the executable target `manifest-fuzzer`, which
+// Fuzz/build.sh builds with libFuzzer and AddressSanitizer (HeraldXML reads XML with the system's libexpat, which is
+// linked as it is). It uses HeraldBroker's public API, and `Manifest.json`, a package-wide helper.
 //
 // Input: a manifest file's bytes, read as JSON, as an XML property list, and with the format detected.
 // Every check states an invariant that holds for every input; a broken one traps with fatalError, which
 // libFuzzer records as a crash. A file that is refused with problems is fine.
+
+import FuzzSupport
+import HeraldBroker
+import HeraldWire
+
+#if !FUZZING
+/// Built without libFuzzer: replays the files named on the command line (`FuzzSupport.replay`).
+@main
+enum Replay {
+    static func main() { FuzzSupport.replay(ManifestFuzzer.run) }
+}
+#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

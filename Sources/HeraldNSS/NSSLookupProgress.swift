@@ -117,7 +117,7 @@ public struct NSSHostLookupProgress: Hashable, Sendable {
 
     /// The address to report: IPv4 first for `.any`; for IPv6 a routable address before a link-local one
     /// (which needs its interface); otherwise the first that arrived.
-    static func best(_ candidates: [NSSFoundAddress], for families: NSSAddressFamilies) -> NSSFoundAddress? {
+    public static func best(_ candidates: [NSSFoundAddress], for families: NSSAddressFamilies) -> NSSFoundAddress? {
         if families == .any, let v4 = candidates.first(where: { $0.address.family == .ipv4 }) { return v4 }
         return candidates.first { !$0.address.isLinkLocal } ?? candidates.first
     }

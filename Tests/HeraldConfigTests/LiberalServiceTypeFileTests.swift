@@ -1,4 +1,4 @@
-import HeraldDaemon
+import HeraldConfig
 import HeraldWire
 import Testing
 
