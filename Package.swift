@@ -144,10 +144,11 @@ for target in package.targets where target.name == "HeraldBroker" || target.name
 }
 
 // The libFuzzer targets (Fuzz/README.md), one executable per fuzzed module, each using the module's public API only.
-// Fuzz/build.sh builds them with `-sanitize=fuzzer,address -DFUZZING` (libFuzzer then drives them); an ordinary build
-// compiles them without either, as programs that replay the input files they are given.
+// Fuzz/build.sh builds them with `-sanitize=fuzzer,address -DFUZZING`, and their main hands over to libFuzzer
+// (Fuzz/Driver); an ordinary build compiles them without either, as programs that replay the input files they are given.
 package.targets += [
-    .target(name: "FuzzSupport", path: "Fuzz/Support"),
+    .target(name: "CFuzzDriver", path: "Fuzz/Driver"),
+    .target(name: "FuzzSupport", dependencies: ["CFuzzDriver"], path: "Fuzz/Support"),
     .executableTarget(name: "wire-fuzzer", dependencies: ["FuzzSupport", "HeraldWire"], path: "Fuzz/wire"),
     .executableTarget(name: "ipc-fuzzer", dependencies: ["FuzzSupport", "HeraldIPC", "HeraldWire"], path: "Fuzz/ipc"),
     .executableTarget(name: "control-fuzzer", dependencies: ["FuzzSupport", "HeraldControl"], path: "Fuzz/control"),

@@ -67,7 +67,8 @@ manifest)
     ;;
 services)
     mkdir -p "$corpus"
-    python3 Fuzz/seed_text.py "$corpus" services.d/* Tests/HeraldDaemonTests/ServiceFileTests.swift
+    python3 Fuzz/seed_text.py "$corpus" services.d/* Tests/HeraldConfigTests/ServiceFileTests.swift \
+        Tests/HeraldConfigTests/FuzzRegressionTests.swift Tests/HeraldDaemonTests/ServiceFileTests.swift
     dict=(-dict=Fuzz/services.dict)
     ;;
 *)

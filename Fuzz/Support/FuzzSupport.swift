@@ -1,11 +1,28 @@
 // Helpers shared by the libFuzzer targets (Fuzz/README.md): the entry point of each target's executable, and what
 // several targets need.
 
+import CFuzzDriver
 #if canImport(Glibc)
 import Glibc
 #endif
 
 public enum FuzzSupport {
+    /// A fuzz target's `main`. Built by Fuzz/build.sh (with `-DFUZZING`, linked with libFuzzer), it hands the process to
+    /// libFuzzer, which calls the target's `LLVMFuzzerTestOneInput`; built without, it replays the files named on the
+    /// command line through `run`.
+    public static func main(_ run: ([UInt8]) -> Void) -> Never {
+        #if FUZZING
+        let status = herald_fuzz_run_driver(CommandLine.argc, CommandLine.unsafeArgv)
+        guard status >= 0 else {
+            printError("built with -DFUZZING but without libFuzzer (-sanitize=fuzzer)")
+            exit(2)
+        }
+        exit(status)
+        #else
+        replay(run)
+        #endif
+    }
+
     /// The executable's work when it is built without libFuzzer (no `-DFUZZING`): runs `run` on the bytes of each
     /// file named on the command line, in order, so that a crash, timeout or corpus input can be replayed under a
     /// debugger or an ordinary build. A failed invariant traps as it does under libFuzzer.

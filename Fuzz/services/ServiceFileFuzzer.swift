@@ -11,13 +11,11 @@ import FuzzSupport
 import HeraldConfig
 import HeraldWire
 
-#if !FUZZING
-/// Built without libFuzzer: replays the files named on the command line (`FuzzSupport.replay`).
+/// libFuzzer's driver when built by Fuzz/build.sh; otherwise a replay of the files given (`FuzzSupport.main`).
 @main
-enum Replay {
-    static func main() { FuzzSupport.replay(ServiceFileFuzzer.run) }
+enum Main {
+    static func main() { FuzzSupport.main(ServiceFileFuzzer.run) }
 }
-#endif
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
