@@ -1,5 +1,7 @@
 import HeraldControl
 import HeraldEngine
+import HeraldWire
+import HeraldBroker
 
 extension Daemon {
     /// The daemon's version, as `status` reports it.
