@@ -127,7 +127,7 @@ let package = Package(
             exclude: ["Fixtures"]
         ),
         .testTarget(name: "HeraldIntegrationTests", dependencies: [], exclude: ["CPrograms"]),
-        .testTarget(name: "HeraldKitTests", dependencies: ["HeraldKit", "HeraldIPC"]),
+        .testTarget(name: "HeraldKitTests", dependencies: ["HeraldKit", "HeraldClient", "HeraldIPC"]),
         .testTarget(name: "HeraldSessionTests", dependencies: ["HeraldSession", "HeraldEngine", "HeraldWire", "HeraldIPC", "HeraldBroker"]),
     ]
 )
@@ -155,3 +155,9 @@ package.targets += [
     .executableTarget(name: "manifest-fuzzer", dependencies: ["FuzzSupport", "HeraldBroker", "HeraldWire"], path: "Fuzz/manifest"),
     .executableTarget(name: "services-fuzzer", dependencies: ["FuzzSupport", "HeraldConfig", "HeraldWire"], path: "Fuzz/services"),
 ]
+
+// Every Swift target sees only the members of modules it imports itself (SE-0444), so that a file's imports say
+// what it uses and a dependency is never reached through another file's import.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("MemberImportVisibility")]
+}

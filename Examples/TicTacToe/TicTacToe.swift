@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldKit
+import HeraldIPC
 
 /// A Tic Tac Toe player that advertises itself on the local network and lists the other players it finds.
 @main

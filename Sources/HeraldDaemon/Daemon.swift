@@ -7,6 +7,7 @@ import HeraldControl
 import HeraldEngine
 import HeraldWire
 import Logging
+import HeraldSession
 
 /// The system's host name without any domain part, as published under `.local`.
 public func systemHostName() -> String {

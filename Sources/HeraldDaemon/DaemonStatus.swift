@@ -1,6 +1,8 @@
 import HeraldConfig
 import HeraldControl
 import HeraldEngine
+import HeraldWire
+import HeraldBroker
 
 extension Daemon {
     /// The daemon's version, as `status` reports it.

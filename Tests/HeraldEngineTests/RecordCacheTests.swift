@@ -1,6 +1,7 @@
 @testable import HeraldEngine
 import HeraldWire
 import Testing
+import HeapModule
 
 /// The cache's own bookkeeping, below what the simulated LAN can see.
 @Suite("The record cache's slots, handles and expiry heap")

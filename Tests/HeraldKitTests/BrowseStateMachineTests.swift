@@ -1,3 +1,4 @@
+import HeraldClient
 import HeraldIPC
 @testable import HeraldKit
 import Testing

@@ -6,6 +6,7 @@ import HeraldEngine
 import HeraldIPC
 import HeraldSession
 import HeraldWire
+import Logging
 
 /// Decoding requests for the core, and writing each request's status where the protocol says it goes.
 extension AppSocketServer {

@@ -5,6 +5,7 @@ import Foundation
 #endif
 import HeraldBroker
 import HeraldControl
+import Logging
 
 /// The commands of the control protocol: each request is checked (version, operator) and answered with one
 /// reply; store changes are committed before the reply goes out.

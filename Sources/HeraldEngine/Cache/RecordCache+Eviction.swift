@@ -1,4 +1,5 @@
 import HeraldWire
+import HeapModule
 
 /// What goes when the cache is full (RFC 6762 §10 leaves the policy to us; a hostile or busy LAN must not exhaust
 /// memory).

@@ -2,6 +2,7 @@ import ArgumentParser
 import OrderedCollections
 import HeraldIPC
 import HeraldWire
+import HeraldClient
 
 /// `herald browse TYPE`: streams `+`/`-` events for the instances of a service type (or, with `--all`, for
 /// the service types in use), optionally resolving each instance.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HeraldIPC
 import HeraldWire
+import HeraldClient
 
 /// `herald lookup HOST.local`: the addresses of a host.
 struct Lookup: HeraldCommand {

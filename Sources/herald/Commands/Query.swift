@@ -1,6 +1,7 @@
 import ArgumentParser
 import HeraldIPC
 import HeraldWire
+import HeraldClient
 
 /// `herald query NAME RRTYPE`: any record.
 struct Query: HeraldCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HeraldIPC
 import HeraldWire
+import HeraldClient
 
 /// `herald register NAME TYPE PORT [KEY=VALUE …]`: advertises a service until interrupted.
 struct Register: HeraldCommand {

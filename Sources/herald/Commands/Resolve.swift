@@ -1,6 +1,7 @@
 import ArgumentParser
 import HeraldIPC
 import HeraldWire
+import HeraldClient
 
 /// `herald resolve NAME TYPE`: one instance's host, port, addresses and TXT record.
 struct Resolve: HeraldCommand {
