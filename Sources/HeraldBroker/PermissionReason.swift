@@ -1,7 +1,7 @@
 /// Why a request was allowed or refused, in the order the permission model checks them (docs/permissions.md,
 /// "Deciding").
 /// The raw value is the stable name shown by `herald requests`, the log and the audit trail.
-public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
+package enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     /// Rule 1: the caller is an operator (uid 0 or a member of the operator group).
     case operatorCaller = "operator"
     /// Rule 2: no registered manifest matches the caller.
@@ -26,7 +26,7 @@ public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     case notLocal = "not-local"
 
     /// True when the request may go ahead.
-    public var allows: Bool {
+    package var allows: Bool {
         switch self {
         case .operatorCaller, .granted, .addressLookupsOpen: return true
         default: return false
@@ -34,10 +34,10 @@ public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     }
 
     /// True for refusals that an operator's decision can lift (rule 5): the request is parked.
-    public var isParkable: Bool { self == .denied || self == .notDetermined }
+    package var isParkable: Bool { self == .denied || self == .notDetermined }
 
     /// True for refusals that only a new manifest can fix (rules 2–4): the request fails at once.
-    public var isStatic: Bool {
+    package var isStatic: Bool {
         switch self {
         case .unregistered, .noUsageDescription, .undeclaredType, .entitlementRequired, .notLocal: return true
         default: return false
@@ -45,5 +45,5 @@ public enum PermissionReason: String, Sendable, Hashable, CaseIterable {
     }
 
     /// kDNSServiceErr_NoAuth, the status every refusal carries on the app socket.
-    public static let noAuthErrorCode: Int32 = -65555
+    package static let noAuthErrorCode: Int32 = -65555
 }

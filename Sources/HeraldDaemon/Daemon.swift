@@ -10,7 +10,7 @@ import Logging
 import HeraldSession
 
 /// The system's host name without any domain part, as published under `.local`.
-public func systemHostName() -> String {
+package func systemHostName() -> String {
     var buffer = [CChar](repeating: 0, count: 256)
     guard gethostname(&buffer, buffer.count) == 0 else { return "linux" }
     let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -21,16 +21,16 @@ public func systemHostName() -> String {
 }
 
 /// The running daemon: the event loop, the network service, and signal handling.
-public final class Daemon {
+package final class Daemon {
     private let loop: EventLoop
     private let signals: SignalSource
-    public let network: NetworkService
-    public let appSocket: AppSocketServer
-    public let broker: PermissionBroker
-    public let controlSocket: ControlSocketServer
+    package let network: NetworkService
+    package let appSocket: AppSocketServer
+    package let broker: PermissionBroker
+    package let controlSocket: ControlSocketServer
     private let appsDirectory: AppsDirectory
     /// The libnss-mdns socket, when configured.
-    public private(set) var nss: NSSServer?
+    package private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
     let startedAt: Int64
     private lazy var idlePages = IdlePages(startedAt: startedAt)
@@ -39,7 +39,7 @@ public final class Daemon {
     private var stopping = false
     /// Asked on SIGHUP: a message when the configuration file now says something else than the settings in use (which
     /// apply only at start), nil when it does not.
-    public var configurationChanges: (() -> String?)?
+    package var configurationChanges: (() -> String?)?
     /// Keeps other daemons off this one's state directory while it runs.
     private let stateLock: StateDirectoryLock
     /// The service manager, when heraldd runs under systemd (Type=notify, watchdog).
@@ -50,7 +50,7 @@ public final class Daemon {
     private var deadlineWorked = false
 
     /// Opens the permission store and every socket. `port` is 5353 except in tests on an isolated network.
-    public init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws {
+    package init(configuration: DaemonConfiguration, logger: Logger, port: UInt16 = HeraldWire.mdnsPort) throws {
         startedAt = MonotonicClock.milliseconds()
         self.logger = logger
         let descriptors = UnixSocket.raiseDescriptorLimit()
@@ -151,7 +151,7 @@ public final class Daemon {
     }
 
     /// Runs until SIGTERM or SIGINT; then says goodbye for everything published.
-    public func run() {
+    package func run() {
         appsDirectory.load(into: broker, logger: logger)
         staticServices.reload()
         logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.paths.joined(separator: " and ")), \(staticServices.count) static services")
@@ -230,10 +230,10 @@ public final class Daemon {
 }
 
 /// Why the daemon could not start, in words for the person who started it.
-public struct DaemonStartError: Error, CustomStringConvertible {
-    public let description: String
+package struct DaemonStartError: Error, CustomStringConvertible {
+    package let description: String
 
-    public init(_ description: String) {
+    package init(_ description: String) {
         self.description = description
     }
 }

@@ -6,7 +6,7 @@ import HeraldBroker
 
 extension Daemon {
     /// The daemon's version, as `status` reports it.
-    public static let version = "0.9.0"
+    package static let version = "0.9.0"
 }
 
 /// `herald status`: what the daemon is doing, gathered from its parts (built before the control socket that asks).

@@ -3,19 +3,19 @@ import HeraldWire
 /// Client operations: browse, resolve and record queries, and turning cache changes into their events.
 extension MDNSEngine {
     /// Starts browsing for instances of a service type (e.g. `_http._tcp.local.`) on one interface or all.
-    public mutating func browse(_ id: OperationID, type: DNSName, interfaceIndex: Int? = nil, at time: Instant) {
+    package mutating func browse(_ id: OperationID, type: DNSName, interfaceIndex: Int? = nil, at time: Instant) {
         start(id, ClientOperation(kind: .browse(type), interfaceIndex: interfaceIndex), at: time)
     }
 
     /// Starts resolving a service instance's SRV, TXT and addresses.
-    public mutating func resolve(_ id: OperationID, instance: DNSName, interfaceIndex: Int? = nil, at time: Instant) {
+    package mutating func resolve(_ id: OperationID, instance: DNSName, interfaceIndex: Int? = nil, at time: Instant) {
         start(id, ClientOperation(kind: .resolve(instance), interfaceIndex: interfaceIndex), at: time)
     }
 
     /// Starts a continuous query for records of a name and type (`ANY` for all types). With
     /// `reportingNegativeAnswers`, a peer's NSEC record saying the type does not exist is reported too
     /// (``OperationEvent/negativeAnswerAdded(_:_:ttl:)``), and its end.
-    public mutating func query(_ id: OperationID, name: DNSName, type: RecordType, interfaceIndex: Int? = nil,
+    package mutating func query(_ id: OperationID, name: DNSName, type: RecordType, interfaceIndex: Int? = nil,
                                reportingNegativeAnswers: Bool = false, at time: Instant) {
         var operation = ClientOperation(kind: .query(RecordKey(name: name, type: type)), interfaceIndex: interfaceIndex)
         operation.reportsNegativeAnswers = reportingNegativeAnswers
@@ -23,7 +23,7 @@ extension MDNSEngine {
     }
 
     /// Stops an operation of any kind; a registration is withdrawn with goodbyes.
-    public mutating func cancel(_ id: OperationID, at time: Instant) {
+    package mutating func cancel(_ id: OperationID, at time: Instant) {
         now = max(now, time)
         if publications[id] != nil {
             withdraw(id)
@@ -40,7 +40,7 @@ extension MDNSEngine {
     }
 
     /// The number of operations in progress (registrations included).
-    public var operationCount: Int { operations.count + publications.count - (publications[Self.hostPublication] == nil ? 0 : 1) }
+    package var operationCount: Int { operations.count + publications.count - (publications[Self.hostPublication] == nil ? 0 : 1) }
 
     private mutating func start(_ id: OperationID, _ operation: ClientOperation, at time: Instant) {
         now = max(now, time)

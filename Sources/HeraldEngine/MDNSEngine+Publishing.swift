@@ -6,7 +6,7 @@ extension MDNSEngine {
     /// Registers a service; `.registered(name)` follows once its name is probed and announced. A name another
     /// registration on this host holds is a conflict found before any probe: the service takes the next free name
     /// (`Name (2)` …), or fails at once without auto-rename.
-    public mutating func register(_ id: OperationID, _ registration: ServiceRegistration, at time: Instant) {
+    package mutating func register(_ id: OperationID, _ registration: ServiceRegistration, at time: Instant) {
         now = max(now, time)
         cancel(id, at: time)
         let label = registration.instance.isEmpty ? hostLabel : registration.instance
@@ -48,7 +48,7 @@ extension MDNSEngine {
     }
 
     /// Replaces a registration's TXT record; the new data is announced again without probing (RFC 6762 §8.4).
-    public mutating func updateTXT(_ id: OperationID, txt: TXTRecord, at time: Instant) {
+    package mutating func updateTXT(_ id: OperationID, txt: TXTRecord, at time: Instant) {
         now = max(now, time)
         guard var publication = publications[id], case .service(var registration) = publication.kind else { return }
         registration.txt = txt
@@ -59,7 +59,7 @@ extension MDNSEngine {
 
     /// Replaces the records added to a registration (`DNSServiceAddRecord`, `UpdateRecord`, `RemoveRecord`): new
     /// and changed ones are announced, removed ones get goodbyes (RFC 6762 §8.4, §10.1).
-    public mutating func updateExtraRecords(_ id: OperationID, _ extras: [ServiceExtraRecord], at time: Instant) {
+    package mutating func updateExtraRecords(_ id: OperationID, _ extras: [ServiceExtraRecord], at time: Instant) {
         now = max(now, time)
         guard var publication = publications[id], case .service(var registration) = publication.kind else { return }
         registration.extraRecords = extras
@@ -70,7 +70,7 @@ extension MDNSEngine {
 
     /// Publishes one record by itself (`DNSServiceRegisterRecord`); `.registered(name)` follows once it is
     /// announced, `.registrationFailed(.nameConflict)` if a unique one meets a conflict.
-    public mutating func registerRecord(_ id: OperationID, _ record: RecordRegistration, at time: Instant) {
+    package mutating func registerRecord(_ id: OperationID, _ record: RecordRegistration, at time: Instant) {
         now = max(now, time)
         cancel(id, at: time)
         let label = record.name.firstLabel.map { String(decoding: $0, as: UTF8.self) } ?? ""
@@ -79,7 +79,7 @@ extension MDNSEngine {
     }
 
     /// Changes a record registered by itself (`DNSServiceUpdateRecord`): announced again, without probing.
-    public mutating func updateRecord(_ id: OperationID, data: RecordData, ttl: UInt32, at time: Instant) {
+    package mutating func updateRecord(_ id: OperationID, data: RecordData, ttl: UInt32, at time: Instant) {
         now = max(now, time)
         guard var publication = publications[id], case .record(var record) = publication.kind else { return }
         record.data = data
@@ -90,7 +90,7 @@ extension MDNSEngine {
     }
 
     /// The registration's current full instance name (or a registered record's name), once known.
-    public func registeredName(of id: OperationID) -> DNSName? {
+    package func registeredName(of id: OperationID) -> DNSName? {
         guard let publication = publications[id] else { return nil }
         switch publication.kind {
         case .service(let registration): return try? registration.type.prepending(label: publication.label)

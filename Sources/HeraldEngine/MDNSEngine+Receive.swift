@@ -7,7 +7,7 @@ import HeraldWire
 extension MDNSEngine {
     /// Handles a datagram that arrived on `link` from `source`. `toUnicast` is true when it was sent to this
     /// host's own address rather than the mDNS group.
-    public mutating func receive(_ bytes: [UInt8], from source: SocketAddress, on link: LinkID, toUnicast: Bool = false,
+    package mutating func receive(_ bytes: [UInt8], from source: SocketAddress, on link: LinkID, toUnicast: Bool = false,
                                  at time: Instant) {
         now = max(now, time)
         guard links[link] != nil, !isShutDown else { return }

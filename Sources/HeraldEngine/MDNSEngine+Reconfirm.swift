@@ -21,7 +21,7 @@ extension MDNSEngine {
     /// Asking again while a record is being reconfirmed changes nothing, and a question goes out at most once a
     /// second on a link (RFC 6762 §5.2) however many of its records are reconfirmed: an app that calls this in a
     /// loop cannot make the host flood the network, nor keep a record it wants gone.
-    public mutating func reconfirm(_ record: ResourceRecord, interfaceIndex: Int?, at time: Instant) {
+    package mutating func reconfirm(_ record: ResourceRecord, interfaceIndex: Int?, at time: Instant) {
         now = max(now, time)
         guard !isShutDown else { return }
         let question = DNSQuestion(name: record.name, type: record.type, recordClass: record.recordClass)

@@ -1,30 +1,30 @@
 import HeraldWire
 
 /// Settings of an engine.
-public struct EngineConfiguration: Sendable {
+package struct EngineConfiguration: Sendable {
     /// This host's name label (published as `<hostName>.local.`).
-    public var hostName: String
+    package var hostName: String
     /// Publish the host's address records (A/AAAA and reverse PTR) on each link.
-    public var publishAddresses = true
+    package var publishAddresses = true
     /// The most records cached per link. Large enough for a LAN with a couple of thousand services.
-    public var cacheLimitPerLink = 16_384
+    package var cacheLimitPerLink = 16_384
     /// The largest datagram to send (RFC 6762 §17).
-    public var messageSizeLimit = MessageSizeLimit.default
+    package var messageSizeLimit = MessageSizeLimit.default
     /// RFC 6762 §5.2: the random delay before the first query of a new question.
-    public var firstQueryDelay = MDNSConstants.firstQueryDelayMin...MDNSConstants.firstQueryDelayMax
+    package var firstQueryDelay = MDNSConstants.firstQueryDelayMin...MDNSConstants.firstQueryDelayMax
     /// Whether the first query of a question with nothing cached asks for unicast replies (QU, RFC 6762 §5.4).
     /// Off for hosts whose firewall lets only multicast reach port 5353.
-    public var unicastFirstQueries = true
+    package var unicastFirstQueries = true
     /// RFC 6762 §8.1: the random delay before the first probe after a link comes up or its addresses change, and
     /// after a conflict.
-    public var probeInitialDelay = 0...MDNSConstants.probeInitialDelayMax
+    package var probeInitialDelay = 0...MDNSConstants.probeInitialDelayMax
     /// The random delay before the first probe of a registration made on a link settled for
     /// ``MDNSConstants/linkSettleTime`` (see ``MDNSConstants/requestedProbeDelayMin``).
-    public var requestedProbeDelay = MDNSConstants.requestedProbeDelayMin...MDNSConstants.requestedProbeDelayMax
+    package var requestedProbeDelay = MDNSConstants.requestedProbeDelayMin...MDNSConstants.requestedProbeDelayMax
     /// The seed of the engine's random source.
-    public var seed: UInt64
+    package var seed: UInt64
 
-    public init(hostName: String, seed: UInt64) {
+    package init(hostName: String, seed: UInt64) {
         self.hostName = hostName
         self.seed = seed
     }
@@ -35,8 +35,8 @@ public struct EngineConfiguration: Sendable {
 /// The driver feeds it events — a packet arrived, a link appeared, a client asked for something, time
 /// passed — each with the current instant, then takes the resulting actions (packets to send, events for
 /// operations) with ``takeActions()``, and calls ``advance(to:)`` again at ``nextDeadline``.
-public struct MDNSEngine: Sendable {
-    public let configuration: EngineConfiguration
+package struct MDNSEngine: Sendable {
+    package let configuration: EngineConfiguration
     var random: EngineRandom
     var now: Instant = .zero
 
@@ -74,22 +74,22 @@ public struct MDNSEngine: Sendable {
     /// When this host last asked a QU question on each link: unicast responses are accepted for two seconds.
     var lastUnicastQuestion: [LinkID: Instant] = [:]
     /// True after ``shutdown(at:)``: the engine ignores everything from then on.
-    public internal(set) var isShutDown = false
+    package internal(set) var isShutDown = false
     /// The host name label in use (it changes when a conflict forces a rename).
-    public internal(set) var hostLabel: String
+    package internal(set) var hostLabel: String
     var hostRenames = 0
     /// The operation ID of the host's own address publication.
     static let hostPublication = OperationID(0)
 
     private var outbox: [EngineAction] = []
     /// Counters for `herald status` and for tests.
-    public internal(set) var statistics = EngineStatistics()
+    package internal(set) var statistics = EngineStatistics()
 
     /// How many of its own records' last multicast the responder remembers (for RFC 6762 §6's one-second rule and
     /// §5.4's "multicast recently"): only those that can still matter, so churning registrations leave none behind.
-    public var rememberedMulticastCount: Int { scheduler.rememberedMulticasts }
+    package var rememberedMulticastCount: Int { scheduler.rememberedMulticasts }
 
-    public init(configuration: EngineConfiguration) {
+    package init(configuration: EngineConfiguration) {
         self.configuration = configuration
         self.random = EngineRandom(seed: configuration.seed)
         self.hostLabel = configuration.hostName
@@ -98,12 +98,12 @@ public struct MDNSEngine: Sendable {
     }
 
     /// The host's full name, e.g. `myhost.local.`.
-    public var hostName: DNSName {
+    package var hostName: DNSName {
         (try? DNSName(labels: [Array(hostLabel.utf8), Array("local".utf8)])) ?? "local."
     }
 
     /// Everything the engine wants done since the last call.
-    public mutating func takeActions() -> [EngineAction] {
+    package mutating func takeActions() -> [EngineAction] {
         flushMulticasts()
         defer { outbox.removeAll(keepingCapacity: true) }
         return outbox
@@ -126,7 +126,7 @@ public struct MDNSEngine: Sendable {
     }
 
     /// The next instant at which ``advance(to:)`` has work to do, if any.
-    public var nextDeadline: Instant? {
+    package var nextDeadline: Instant? {
         var earliest = querier.nextDeadline
         func consider(_ candidate: Instant?) {
             if let candidate, candidate < earliest ?? .distantFuture { earliest = candidate }
@@ -142,7 +142,7 @@ public struct MDNSEngine: Sendable {
     }
 
     /// Does everything due at `time`: expiries, probes, announcements, responses and queries.
-    public mutating func advance(to time: Instant) {
+    package mutating func advance(to time: Instant) {
         now = max(now, time)
         guard !isShutDown else { return }
         for link in caches.keys.sorted() {
@@ -165,7 +165,7 @@ public struct MDNSEngine: Sendable {
     // MARK: - Links
 
     /// A link came up (or the engine starts using it) with this host's addresses on it, and its interface's MTU.
-    public mutating func addLink(_ link: LinkID, addresses: [LinkAddress], mtu: Int = MessageSizeLimit.ethernetMTU,
+    package mutating func addLink(_ link: LinkID, addresses: [LinkAddress], mtu: Int = MessageSizeLimit.ethernetMTU,
                                  at time: Instant) {
         now = max(now, time)
         guard links[link] == nil else {
@@ -184,7 +184,7 @@ public struct MDNSEngine: Sendable {
 
     /// This host's addresses on a link changed: the address records are updated and announced again (RFC 6762
     /// §8.4), which is an update of our own data and never a conflict.
-    public mutating func updateAddresses(_ link: LinkID, addresses: [LinkAddress], at time: Instant) {
+    package mutating func updateAddresses(_ link: LinkID, addresses: [LinkAddress], at time: Instant) {
         now = max(now, time)
         guard links[link] != nil, links[link] != addresses else { return }
         links[link] = addresses
@@ -194,13 +194,13 @@ public struct MDNSEngine: Sendable {
     }
 
     /// The MTU of a link's interface changed: later messages with several records fit the new one.
-    public mutating func updateMTU(_ link: LinkID, mtu: Int) {
+    package mutating func updateMTU(_ link: LinkID, mtu: Int) {
         guard links[link] != nil else { return }
         linkMTUs[link] = mtu
     }
 
     /// A link went away: goodbyes where they can still be sent, then its cache and questions are dropped.
-    public mutating func removeLink(_ link: LinkID, at time: Instant) {
+    package mutating func removeLink(_ link: LinkID, at time: Instant) {
         now = max(now, time)
         guard links[link] != nil else { return }
         sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false)
@@ -229,10 +229,10 @@ public struct MDNSEngine: Sendable {
     }
 
     /// The records cached on a link, this host's own included (for status reports and diagnostics).
-    public func cachedRecords(on link: LinkID) -> [CachedRecord] { caches[link]?.allRecords ?? [] }
+    package func cachedRecords(on link: LinkID) -> [CachedRecord] { caches[link]?.allRecords ?? [] }
 
     /// How many records are cached on a link.
-    public func cachedRecordCount(on link: LinkID) -> Int { caches[link]?.count ?? 0 }
+    package func cachedRecordCount(on link: LinkID) -> Int { caches[link]?.count ?? 0 }
 
     /// True when `address` is one of this host's, on any link.
     func isOwnAddress(_ address: IPAddress) -> Bool {
@@ -241,7 +241,7 @@ public struct MDNSEngine: Sendable {
 
     /// Ends everything: goodbyes for every published record on every link, then the engine forgets its
     /// publications, operations, questions and caches, and has nothing more to do.
-    public mutating func shutdown(at time: Instant) {
+    package mutating func shutdown(at time: Instant) {
         now = max(now, time)
         for link in links.keys.sorted() { sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false) }
         flushMulticasts()
@@ -261,13 +261,13 @@ public struct MDNSEngine: Sendable {
 }
 
 /// Counters describing what the engine has done.
-public struct EngineStatistics: Sendable, Hashable {
-    public var packetsReceived = 0
-    public var malformedPackets = 0
-    public var packetsSent = 0
-    public var queriesSent = 0
-    public var responsesSent = 0
-    public var conflicts = 0
+package struct EngineStatistics: Sendable, Hashable {
+    package var packetsReceived = 0
+    package var malformedPackets = 0
+    package var packetsSent = 0
+    package var queriesSent = 0
+    package var responsesSent = 0
+    package var conflicts = 0
     /// Unicast replies accepted: answers to our QU questions (first queries and first probes).
-    public var unicastResponsesReceived = 0
+    package var unicastResponsesReceived = 0
 }

@@ -5,10 +5,10 @@ import Musl
 #endif
 
 /// The names in a directory, read with `opendir(3)`.
-public enum DirectoryEntries {
+package enum DirectoryEntries {
     /// The names of the entries of `path` (without `.` and `..`), in the order the file system gives them, or the
     /// reason the directory cannot be read.
-    public static func names(in path: String) -> Result<[String], FileError> {
+    package static func names(in path: String) -> Result<[String], FileError> {
         guard let directory = opendir(path) else { return .failure(.current) }
         defer { closedir(directory) }
         var names: [String] = []

@@ -1,14 +1,14 @@
 /// Path names taken apart and put together as text, as the shell and `dirname(1)` do (nothing is looked up).
-public enum PathName {
+package enum PathName {
     /// `name` inside `directory`: `/etc/herald` and `a.conf` make `/etc/herald/a.conf`.
-    public static func joined(_ directory: String, _ name: String) -> String {
+    package static func joined(_ directory: String, _ name: String) -> String {
         if directory.isEmpty { return name }
         return directory.hasSuffix("/") ? directory + name : directory + "/" + name
     }
 
     /// The directory part of `path`: `/var/lib/herald` for `/var/lib/herald/permissions.sqlite`, `/` for `/a`, and
     /// `.` for a bare name.
-    public static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
         guard let slash = trimmed.lastIndex(of: "/") else { return "." }
@@ -18,7 +18,7 @@ public enum PathName {
     }
 
     /// The last component of `path`: `permissions.sqlite` for `/var/lib/herald/permissions.sqlite`.
-    public static func lastComponent(of path: String) -> String {
+    package static func lastComponent(of path: String) -> String {
         let parts = path.split(separator: "/")
         return parts.last.map(String.init) ?? (path.hasPrefix("/") ? "/" : path)
     }

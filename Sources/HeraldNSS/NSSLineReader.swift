@@ -1,11 +1,11 @@
 /// Collects the bytes of one connection until its request line is complete, never holding more than one
 /// line's worth.
-public struct NSSLineReader: Sendable {
+package struct NSSLineReader: Sendable {
     /// The most bytes kept while waiting for a newline.
-    public let limit: Int
+    package let limit: Int
     private var buffer: [UInt8] = []
 
-    public enum Outcome: Hashable, Sendable {
+    package enum Outcome: Hashable, Sendable {
         /// No newline yet.
         case incomplete
         /// A complete line, without its newline; bytes after it are ignored (one request per connection).
@@ -14,12 +14,12 @@ public struct NSSLineReader: Sendable {
         case tooLong
     }
 
-    public init(limit: Int = NSSRequest.maximumLineLength + 2) {
+    package init(limit: Int = NSSRequest.maximumLineLength + 2) {
         self.limit = limit
     }
 
     /// Adds bytes read from the socket.
-    public mutating func feed(_ bytes: some Collection<UInt8>) -> Outcome {
+    package mutating func feed(_ bytes: some Collection<UInt8>) -> Outcome {
         if let newline = bytes.firstIndex(of: UInt8(ascii: "\n")) {
             let head = bytes[..<newline]
             guard buffer.count + head.count <= limit else { return .tooLong }
@@ -33,7 +33,7 @@ public struct NSSLineReader: Sendable {
     }
 
     /// The line when the peer closed its end after sending a request without a newline.
-    public mutating func finish() -> [UInt8]? {
+    package mutating func finish() -> [UInt8]? {
         guard !buffer.isEmpty else { return nil }
         defer { buffer = [] }
         return buffer

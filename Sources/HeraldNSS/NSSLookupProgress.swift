@@ -4,30 +4,30 @@ import HeraldWire
 /// How long NSS lookups wait. libnss-mdns asks for IPv4 and then IPv6 on two connections, one after the
 /// other, and a program waits for both: so a miss must be short, and the second question must be answered
 /// from what the first one learnt.
-public struct NSSTiming: Hashable, Sendable {
+package struct NSSTiming: Hashable, Sendable {
     /// How long a lookup waits for a first answer before it reports a miss. The first query leaves after
     /// 20–120 ms (RFC 6762 §5.2) and a responder answers a unique record at once, or within 20–120 ms for a
     /// shared one (§6), so an answer that will come at all comes well within a second; the continuous
     /// query keeps running for a while, and a later question is answered from what it learns.
-    public var missAfter: Int64 = 1000
+    package var missAfter: Int64 = 1000
     /// Once one family answered, how long to wait for the other: responders send both families' addresses
     /// together (§6.2), so only the spread between the IPv4 and IPv6 replies remains.
-    public var otherFamilyAfter: Int64 = 250
+    package var otherFamilyAfter: Int64 = 250
     /// How long a finished lookup keeps its engine queries and answers, so that the next question about the
     /// same name (the other family, the next program) is answered at once.
-    public var keepFinished: Int64 = 5000
+    package var keepFinished: Int64 = 5000
 
-    public init() {}
+    package init() {}
 }
 
 /// An answer to a host-name lookup: an address and where it was seen.
-public struct NSSFoundAddress: Hashable, Sendable {
-    public var address: IPAddress
-    public var interfaceIndex: Int
+package struct NSSFoundAddress: Hashable, Sendable {
+    package var address: IPAddress
+    package var interfaceIndex: Int
     /// The family of the link it arrived on.
-    public var linkFamily: IPFamily
+    package var linkFamily: IPFamily
 
-    public init(address: IPAddress, interfaceIndex: Int, linkFamily: IPFamily) {
+    package init(address: IPAddress, interfaceIndex: Int, linkFamily: IPFamily) {
         self.address = address
         self.interfaceIndex = interfaceIndex
         self.linkFamily = linkFamily
@@ -35,12 +35,12 @@ public struct NSSFoundAddress: Hashable, Sendable {
 }
 
 /// An answer to a reverse lookup: the host name of an address and where it was seen.
-public struct NSSFoundName: Hashable, Sendable {
-    public var name: DNSName
-    public var interfaceIndex: Int
-    public var linkFamily: IPFamily
+package struct NSSFoundName: Hashable, Sendable {
+    package var name: DNSName
+    package var interfaceIndex: Int
+    package var linkFamily: IPFamily
 
-    public init(name: DNSName, interfaceIndex: Int, linkFamily: IPFamily) {
+    package init(name: DNSName, interfaceIndex: Int, linkFamily: IPFamily) {
         self.name = name
         self.interfaceIndex = interfaceIndex
         self.linkFamily = linkFamily
@@ -48,7 +48,7 @@ public struct NSSFoundName: Hashable, Sendable {
 }
 
 /// What a waiting request should do now.
-public enum NSSWaitOutcome<Answer: Hashable & Sendable>: Hashable, Sendable {
+package enum NSSWaitOutcome<Answer: Hashable & Sendable>: Hashable, Sendable {
     case answer(Answer)
     case notFound
     /// A miss before the wait is over: the host said it has no address of the families asked for (its NSEC).
@@ -58,32 +58,32 @@ public enum NSSWaitOutcome<Answer: Hashable & Sendable>: Hashable, Sendable {
 }
 
 /// What one host-name lookup has learnt since it started, and the rules for answering each family from it.
-public struct NSSHostLookupProgress: Hashable, Sendable {
-    public let startedAt: Int64
+package struct NSSHostLookupProgress: Hashable, Sendable {
+    package let startedAt: Int64
     /// Addresses in the order they arrived.
-    public private(set) var found: [NSSFoundAddress] = []
+    package private(set) var found: [NSSFoundAddress] = []
     /// When the first address (of either family) arrived.
-    public private(set) var firstFoundAt: Int64?
+    package private(set) var firstFoundAt: Int64?
     /// The links on which the host said it has no address of a family (an NSEC record, RFC 6762 §6.1).
-    public private(set) var deniedOn: [IPFamily: Set<LinkID>] = [:]
+    package private(set) var deniedOn: [IPFamily: Set<LinkID>] = [:]
 
-    public init(startedAt: Int64) {
+    package init(startedAt: Int64) {
         self.startedAt = startedAt
     }
 
-    public mutating func add(_ address: NSSFoundAddress, at time: Int64) {
+    package mutating func add(_ address: NSSFoundAddress, at time: Int64) {
         guard !found.contains(where: { $0.address == address.address }) else { return }
         found.append(address)
         if firstFoundAt == nil { firstFoundAt = time }
     }
 
     /// An address went away (goodbye, expiry).
-    public mutating func remove(_ address: IPAddress) {
+    package mutating func remove(_ address: IPAddress) {
         found.removeAll { $0.address == address }
     }
 
     /// The host's negative answer for one family on a link began (`denied`) or ended.
-    public mutating func note(_ family: IPFamily, denied: Bool, on link: LinkID) {
+    package mutating func note(_ family: IPFamily, denied: Bool, on link: LinkID) {
         if denied {
             deniedOn[family, default: []].insert(link)
         } else {
@@ -105,7 +105,7 @@ public struct NSSHostLookupProgress: Hashable, Sendable {
 
     /// The answer for `families` at `time`: an address when one is known; a miss once the wait is over, or at
     /// once when the host said it has no address of the families asked for.
-    public func outcome(for families: NSSAddressFamilies, at time: Int64, timing: NSSTiming) -> NSSWaitOutcome<NSSFoundAddress> {
+    package func outcome(for families: NSSAddressFamilies, at time: Int64, timing: NSSTiming) -> NSSWaitOutcome<NSSFoundAddress> {
         if let best = Self.best(found.filter { families.accepts($0.address.family) }, for: families) {
             return .answer(best)
         }
@@ -117,32 +117,32 @@ public struct NSSHostLookupProgress: Hashable, Sendable {
 
     /// The address to report: IPv4 first for `.any`; for IPv6 a routable address before a link-local one
     /// (which needs its interface); otherwise the first that arrived.
-    public static func best(_ candidates: [NSSFoundAddress], for families: NSSAddressFamilies) -> NSSFoundAddress? {
+    package static func best(_ candidates: [NSSFoundAddress], for families: NSSAddressFamilies) -> NSSFoundAddress? {
         if families == .any, let v4 = candidates.first(where: { $0.address.family == .ipv4 }) { return v4 }
         return candidates.first { !$0.address.isLinkLocal } ?? candidates.first
     }
 }
 
 /// What one reverse lookup has learnt since it started.
-public struct NSSReverseLookupProgress: Hashable, Sendable {
-    public let startedAt: Int64
-    public private(set) var found: [NSSFoundName] = []
+package struct NSSReverseLookupProgress: Hashable, Sendable {
+    package let startedAt: Int64
+    package private(set) var found: [NSSFoundName] = []
 
-    public init(startedAt: Int64) {
+    package init(startedAt: Int64) {
         self.startedAt = startedAt
     }
 
-    public mutating func add(_ name: NSSFoundName) {
+    package mutating func add(_ name: NSSFoundName) {
         guard !found.contains(where: { $0.name == name.name }) else { return }
         found.append(name)
     }
 
-    public mutating func remove(_ name: DNSName) {
+    package mutating func remove(_ name: DNSName) {
         found.removeAll { $0.name == name }
     }
 
     /// The first name that arrived; a miss once the wait is over.
-    public func outcome(at time: Int64, timing: NSSTiming) -> NSSWaitOutcome<NSSFoundName> {
+    package func outcome(at time: Int64, timing: NSSTiming) -> NSSWaitOutcome<NSSFoundName> {
         if let first = found.first { return .answer(first) }
         let deadline = startedAt + timing.missAfter
         return time >= deadline ? .notFound : .waitUntil(deadline)

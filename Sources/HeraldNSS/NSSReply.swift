@@ -3,7 +3,7 @@ import HeraldWire
 
 /// A failure as the protocol reports it: a negative Avahi error number and its text. libnss-mdns reads any
 /// line that does not start with `+` as "not found".
-public enum NSSFailure: Hashable, Sendable {
+package enum NSSFailure: Hashable, Sendable {
     /// Nothing answered in time, or the lookup was not permitted (a refusal looks exactly like a miss).
     case timeout
     case invalidHostName
@@ -16,7 +16,7 @@ public enum NSSFailure: Hashable, Sendable {
     case notSupported
 
     /// Avahi's error number (avahi-common/error.h).
-    public var code: Int {
+    package var code: Int {
         switch self {
         case .timeout: return -15
         case .invalidHostName: return -3
@@ -28,7 +28,7 @@ public enum NSSFailure: Hashable, Sendable {
         }
     }
 
-    public var text: String {
+    package var text: String {
         switch self {
         case .timeout: return "Timeout reached"
         case .invalidHostName: return "Invalid host name"
@@ -42,7 +42,7 @@ public enum NSSFailure: Hashable, Sendable {
 }
 
 /// A reply line of the libnss-mdns protocol.
-public enum NSSReply: Hashable, Sendable {
+package enum NSSReply: Hashable, Sendable {
     /// `+ INTERFACE PROTOCOL NAME ADDRESS`: a host name's address, seen on an interface over IPv4 (0) or IPv6 (1).
     case hostAddress(interfaceIndex: Int, protocol: IPFamily, name: DNSName, address: IPAddress)
     /// `+ INTERFACE PROTOCOL NAME`: the host name of an address.
@@ -53,7 +53,7 @@ public enum NSSReply: Hashable, Sendable {
     case help
 
     /// The reply as sent, newline included.
-    public var text: String {
+    package var text: String {
         switch self {
         case .hostAddress(let interface, let family, let name, let address):
             return "+ \(interface) \(Self.number(of: family)) \(Self.field(name)) \(address)\n"
@@ -74,7 +74,7 @@ public enum NSSReply: Hashable, Sendable {
     }
 
     /// Whether this is a positive answer.
-    public var isFound: Bool {
+    package var isFound: Bool {
         switch self {
         case .hostAddress, .addressName: return true
         case .failure, .help: return false

@@ -2,7 +2,7 @@ import HeraldEngine
 import HeraldWire
 
 /// Which addresses a host-name request wants.
-public enum NSSAddressFamilies: Hashable, Sendable {
+package enum NSSAddressFamilies: Hashable, Sendable {
     /// `RESOLVE-HOSTNAME-IPV4`
     case ipv4
     /// `RESOLVE-HOSTNAME-IPV6`
@@ -11,7 +11,7 @@ public enum NSSAddressFamilies: Hashable, Sendable {
     case any
 
     /// Whether an address of `family` answers the request.
-    public func accepts(_ family: IPFamily) -> Bool {
+    package func accepts(_ family: IPFamily) -> Bool {
         switch self {
         case .ipv4: return family == .ipv4
         case .ipv6: return family == .ipv6
@@ -22,7 +22,7 @@ public enum NSSAddressFamilies: Hashable, Sendable {
 
 /// One request line of the text protocol that libnss-mdns speaks to Avahi's socket: a command and at most
 /// one argument, separated by blanks, ended by a newline. One request per connection.
-public enum NSSRequest: Hashable, Sendable {
+package enum NSSRequest: Hashable, Sendable {
     /// `RESOLVE-HOSTNAME[-IPV4|-IPV6] NAME`: the addresses of a host name.
     case resolveHostName(DNSName, NSSAddressFamilies)
     /// `RESOLVE-ADDRESS ADDRESS`: the host name of an address (its reverse PTR record).
@@ -33,10 +33,10 @@ public enum NSSRequest: Hashable, Sendable {
     case browseDNSServers
 
     /// The longest request line accepted, newline excluded: a command and the longest name in presentation form.
-    public static let maximumLineLength = 1100
+    package static let maximumLineLength = 1100
 
     /// Parses one line (without its newline; a trailing carriage return is ignored).
-    public init(line: some Collection<UInt8>) throws(NSSRequestError) {
+    package init(line: some Collection<UInt8>) throws(NSSRequestError) {
         var bytes = Array(line)
         if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
         guard bytes.count <= Self.maximumLineLength else { throw .lineTooLong }
@@ -82,7 +82,7 @@ public enum NSSRequest: Hashable, Sendable {
 }
 
 /// Why a request line was refused.
-public enum NSSRequestError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum NSSRequestError: Error, Hashable, Sendable, CustomStringConvertible {
     case empty
     case lineTooLong
     case notText
@@ -91,7 +91,7 @@ public enum NSSRequestError: Error, Hashable, Sendable, CustomStringConvertible 
     case badHostName(String)
     case badAddress(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .empty: return "empty request"
         case .lineTooLong: return "request line longer than \(NSSRequest.maximumLineLength) bytes"
@@ -105,7 +105,7 @@ public enum NSSRequestError: Error, Hashable, Sendable, CustomStringConvertible 
     }
 
     /// The failure reply a client gets for this error.
-    public var reply: NSSReply {
+    package var reply: NSSReply {
         switch self {
         case .badHostName: return .failure(.invalidHostName)
         case .badAddress: return .failure(.invalidAddress)

@@ -3,7 +3,7 @@ import HeraldWire
 
 /// What the sessions ask of the mDNS engine, as a value: the front end carries the commands out in order, in one
 /// step of the engine.
-public enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
+package enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
     case browse(OperationID, type: DNSName, interface: Int?)
     case resolve(OperationID, instance: DNSName, interface: Int?)
     case query(OperationID, name: DNSName, type: RecordType, interface: Int?, negativeAnswers: Bool)
@@ -17,7 +17,7 @@ public enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
     case cancel(OperationID)
 
     /// Carries the command out on `engine`.
-    public func apply(to engine: inout MDNSEngine, at now: Instant) {
+    package func apply(to engine: inout MDNSEngine, at now: Instant) {
         switch self {
         case .browse(let id, let type, let interface): engine.browse(id, type: type, interfaceIndex: interface, at: now)
         case .resolve(let id, let instance, let interface):
@@ -36,7 +36,7 @@ public enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The engine operation the command is about (nil for a reconfirmation).
-    public var operation: OperationID? {
+    package var operation: OperationID? {
         switch self {
         case .browse(let id, _, _), .resolve(let id, _, _), .query(let id, _, _, _, _), .register(let id, _),
              .registerRecord(let id, _), .updateTXT(let id, _), .updateRecord(let id, _, _),
@@ -47,7 +47,7 @@ public enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .browse(let id, let type, let interface): "\(id) browse \(type)\(Self.on(interface))"
         case .resolve(let id, let instance, let interface): "\(id) resolve \(instance)\(Self.on(interface))"

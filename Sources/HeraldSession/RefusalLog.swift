@@ -69,7 +69,7 @@ final class RefusalLog {
     }
 
     /// Text a client sent, fit for a log line: control characters escaped, at most 200 characters.
-    public static func shown(_ text: String) -> String {
+    package static func shown(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars.prefix(200) {
             switch scalar.value {
@@ -84,14 +84,14 @@ final class RefusalLog {
 }
 
 /// Why a request is refused, in words for the log and the explanation.
-public struct RefusalText: Error {
-    public let text: String
-    public init(_ text: String) { self.text = text }
+package struct RefusalText: Error {
+    package let text: String
+    package init(_ text: String) { self.text = text }
 }
 
 extension Request {
     /// What the request asks for, for log lines: `browse "_http._tcp" in "local."`.
-    public var summary: String {
+    package var summary: String {
         let shown = RefusalLog.shown
         switch self {
         case .connection: return "connection"

@@ -2,21 +2,21 @@ import HeraldIPC
 
 /// The replies produced while handling one batch of engine actions (or one request), sent together at its end.
 /// Each entry names a connection, the context of its operation, and a body: a reply that several entries may share.
-public struct ReplyBatch: Sendable {
-    public struct Entry: Hashable, Sendable {
-        public let connection: ConnectionID
-        public let context: ClientContext
+package struct ReplyBatch: Sendable {
+    package struct Entry: Hashable, Sendable {
+        package let connection: ConnectionID
+        package let context: ClientContext
         /// The index of the reply in `bodies`.
-        public let body: Int
+        package let body: Int
         /// True for all but each connection's last reply of the batch (kDNSServiceFlagsMoreComing), set by
         /// ``take()``.
-        public internal(set) var moreComing = false
+        package internal(set) var moreComing = false
     }
 
-    public private(set) var entries: [Entry] = []
-    public private(set) var bodies: [Reply] = []
+    package private(set) var entries: [Entry] = []
+    package private(set) var bodies: [Reply] = []
 
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// Queues `reply` for one client.
     mutating func append(_ reply: Reply, to connection: ConnectionID, context: ClientContext) {

@@ -6,7 +6,7 @@ import HeraldWire
 /// Turning engine events into dnssd replies, and access decisions that change while operations run.
 extension SessionCore {
     /// An event of one of the sessions' engine operations (others are ignored).
-    public func receive(_ event: OperationEvent, for id: OperationID) {
+    package func receive(_ event: OperationEvent, for id: OperationID) {
         if let group = groupOfOperation[id] {
             deliver(event, to: group)
             return
@@ -154,7 +154,7 @@ extension SessionCore {
     /// The browse reply for an instance of `type`, or nil when the name is not an instance of the type, or not a
     /// name a client could resolve (RFC 6763 §4.1.1: UTF-8 without control characters; such a name could also
     /// carry terminal escape sequences to whoever prints it).
-    public static func browseReply(instance: DNSName, type: ServiceType, interfaceIndex: Int, added: Bool) -> BrowseReply? {
+    package static func browseReply(instance: DNSName, type: ServiceType, interfaceIndex: Int, added: Bool) -> BrowseReply? {
         guard let label = instance.firstLabel, let parent = instance.parent, parent == type.baseTypeName,
               !label.isEmpty, !label.contains(where: Self.isControlByte),
               let name = String(validating: label, as: UTF8.self),
@@ -165,12 +165,12 @@ extension SessionCore {
     }
 
     /// An ASCII control character (0x00–0x1F, 0x7F), which RFC 6763 §4.1.1 keeps out of instance names.
-    public static func isControlByte(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
+    package static func isControlByte(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
 
     /// A service type found by type enumeration, laid out as mDNSResponder reports it (its
     /// `DeconstructServiceName` of the PTR target): `_http._tcp.local.` becomes the instance `_http`, the
     /// type `_tcp.local.` and the root domain `.`. Names that are not service types are skipped.
-    public static func serviceTypeReply(_ type: DNSName, interfaceIndex: Int, added: Bool) -> BrowseReply? {
+    package static func serviceTypeReply(_ type: DNSName, interfaceIndex: Int, added: Bool) -> BrowseReply? {
         let labels = type.labels
         guard labels.count >= 2, labels[0].first == UInt8(ascii: "_"), !labels.contains(where: { $0.contains(where: isControlByte) }),
               let name = String(validating: labels[0], as: UTF8.self) else { return nil }
@@ -210,7 +210,7 @@ extension SessionCore {
     /// identified when it asked (so this reads nothing from `/proc`): parked operations that are now allowed start;
     /// running ones that are no longer allowed stop with NoAuth (and registrations say goodbye). The gate is asked
     /// once per distinct caller, with all of that caller's operations (``SessionGate/decideAgain(_:for:)``).
-    public func accessChanged() {
+    package func accessChanged() {
         var judged: [(session: Session, operation: SessionOperation, request: PermissionRequest, caller: CallerIdentity)] = []
         for session in sessions.values.sorted(by: { $0.id < $1.id }) {
             for operation in session.operations.values.sorted(by: { $0.context.rawValue < $1.context.rawValue }) {

@@ -124,13 +124,13 @@ extension SessionCore {
 
     /// The TTL an app asked for, or the default for the type when it gave 0; at most 2³¹−1 seconds, since a receiver
     /// reads a TTL with its top bit set as zero (RFC 2181 §8): a goodbye.
-    public static func ttl(_ requested: UInt32, for type: RecordType) -> UInt32 {
+    package static func ttl(_ requested: UInt32, for type: RecordType) -> UInt32 {
         requested == 0 ? defaultTTL(for: type) : min(requested, UInt32(Int32.max))
     }
 
     /// The TTL a record gets when the client leaves it 0: 120 s for records that carry a host name, 4500 s for
     /// the others (RFC 6762 §10).
-    public static func defaultTTL(for type: RecordType) -> UInt32 {
+    package static func defaultTTL(for type: RecordType) -> UInt32 {
         [.a, .aaaa, .srv, .hinfo].contains(type) ? MDNSConstants.hostRecordTTL : MDNSConstants.otherRecordTTL
     }
 

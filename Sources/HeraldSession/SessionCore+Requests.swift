@@ -7,7 +7,7 @@ import HeraldWire
 extension SessionCore {
     /// Handles one decoded request of `connection` at `now`: starts, parks or refuses operations, queues replies
     /// and engine commands, and says what the front end must write itself (the status word, or a property).
-    public func handle(_ decoded: DecodedRequest, on connection: ConnectionID, at now: Int64) -> RequestOutcome {
+    package func handle(_ decoded: DecodedRequest, on connection: ConnectionID, at now: Int64) -> RequestOutcome {
         self.now = now
         guard let session = sessions[connection] else { return .nothing }
         let context = decoded.header.context
@@ -126,7 +126,7 @@ extension SessionCore {
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's
     /// `_http._tcp,_printer` (one subtype after a comma, as `DNSServiceBrowse` takes it); or why it is refused.
-    public static func parseBrowseType(_ regtype: String) -> Result<ServiceType, RefusalText> {
+    package static func parseBrowseType(_ regtype: String) -> Result<ServiceType, RefusalText> {
         let parts = regtype.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         let base: ServiceType
         do {
@@ -408,7 +408,7 @@ extension SessionCore {
 
     /// Logs a refusal (once per client and reason, rate-limited); one that is not a permission decision (whose
     /// explanation the gate gave) is what the process is told when it asks why.
-    public func noteRefusal(_ status: DNSServiceError, of request: String, reason: String, on connection: ConnectionID,
+    package func noteRefusal(_ status: DNSServiceError, of request: String, reason: String, on connection: ConnectionID,
                             at now: Int64) {
         self.now = now
         guard let session = sessions[connection] else { return }
@@ -421,7 +421,7 @@ extension SessionCore {
 
     /// An instance name cut to the 63 bytes of a label at a character (Unicode scalar) boundary, as mDNSResponder
     /// cuts a name given to `DNSServiceRegister` (`dns_sd.h`: longer names are truncated).
-    public static func truncatedInstance(_ name: String) -> String {
+    package static func truncatedInstance(_ name: String) -> String {
         guard name.utf8.count > ServiceInstanceName.maxInstanceLength else { return name }
         var kept = String.UnicodeScalarView()
         var length = 0

@@ -6,34 +6,34 @@ import HeraldWire
 /// The limits the sessions keep: every resource a connection can hold in the core has a share per user and a cap
 /// for everyone (docs/permissions.md, "Limits"). What a front end holds itself (bytes queued for a socket, idle
 /// connections) it limits itself.
-public struct SessionLimits: Sendable {
+package struct SessionLimits: Sendable {
     /// Concurrent connections; the last ``operatorReserve`` of them are kept for operators.
-    public var connections = 1024
+    package var connections = 1024
     /// Connections of one user that is not an operator.
-    public var connectionsPerUser = 128
+    package var connectionsPerUser = 128
     /// Connections only operators may take, so that no user can lock them out.
-    public var operatorReserve = 32
+    package var operatorReserve = 32
     /// Operations one connection may run at once.
-    public var operationsPerConnection = 1024
+    package var operationsPerConnection = 1024
     /// Operations (running or parked) of all of one user's connections together.
-    public var operationsPerUser = 4096
+    package var operationsPerUser = 4096
     /// Records one registration may add to its own (`DNSServiceAddRecord`); each change republishes them all.
-    public var recordsPerRegistration = 100
+    package var recordsPerRegistration = 100
 
-    public init() {}
+    package init() {}
 }
 
 /// A line for the daemon's log, as the core asks for it.
-public struct SessionLogLine: Hashable, Sendable, CustomStringConvertible {
-    public enum Level: Hashable, Sendable { case info, notice, warning }
-    public var level: Level
-    public var text: String
-    public var description: String { "\(level) \(text)" }
+package struct SessionLogLine: Hashable, Sendable, CustomStringConvertible {
+    package enum Level: Hashable, Sendable { case info, notice, warning }
+    package var level: Level
+    package var text: String
+    package var description: String { "\(level) \(text)" }
 }
 
 /// Where a request's status goes, when the front end must carry it: the protocol's own routes for a status word
 /// (in band, on a passed socket, on a named socket). An `AsyncErrorReply` status is queued by the core itself.
-public enum RequestOutcome: Hashable, Sendable {
+package enum RequestOutcome: Hashable, Sendable {
     /// A status word for `route` (``StatusReturn/inBand``, ``StatusReturn/passedSocket`` or
     /// ``StatusReturn/namedSocket(path:)``).
     case status(DNSServiceError, route: StatusReturn)
@@ -48,7 +48,7 @@ public enum RequestOutcome: Hashable, Sendable {
 /// decisions comes in as a call. What must happen is taken out as values: replies per connection (with
 /// MoreComing), engine commands, log lines. It reads no clock, no socket and no `/proc`: who asks and what they may
 /// do come from the ``SessionGate`` the front end implements.
-public final class SessionCore {
+package final class SessionCore {
     let limits: SessionLimits
     let messageSizeLimit: MessageSizeLimit
     let gate: any SessionGate
@@ -73,9 +73,9 @@ public final class SessionCore {
     var now: Int64 = 0
 
     /// The version reported for the `DaemonVersion` property.
-    public static let daemonVersion: UInt32 = 100
+    package static let daemonVersion: UInt32 = 100
 
-    public init(limits: SessionLimits = SessionLimits(), messageSizeLimit: MessageSizeLimit = .default,
+    package init(limits: SessionLimits = SessionLimits(), messageSizeLimit: MessageSizeLimit = .default,
                 gate: any SessionGate) {
         self.limits = limits
         self.messageSizeLimit = messageSizeLimit
@@ -113,7 +113,7 @@ public final class SessionCore {
     /// Opens a session for a new connection when it is within the limits: the global one (less the operators'
     /// reserve, for anyone else) and its user's share. `startTime` (with `pid`) names the connecting process for
     /// good, for the explanations it may ask for.
-    public func open(_ connection: ConnectionID, user: UInt32, pid: Int32?, startTime: UInt64?, isOperator: Bool) -> Bool {
+    package func open(_ connection: ConnectionID, user: UInt32, pid: Int32?, startTime: UInt64?, isOperator: Bool) -> Bool {
         precondition(sessions[connection] == nil, "connection \(connection) is open already")
         if sessions.count >= limits.connections
             || (!isOperator && sessions.count >= limits.connections - limits.operatorReserve) {
@@ -130,7 +130,7 @@ public final class SessionCore {
     }
 
     /// Ends a connection's session and every operation it ran (registrations say goodbye).
-    public func close(_ connection: ConnectionID) {
+    package func close(_ connection: ConnectionID) {
         guard let session = sessions.removeValue(forKey: connection) else { return }
         refusals.forget(clientID: connection.rawValue)
         halt(session.operations.values.sorted { $0.context.rawValue < $1.context.rawValue })
@@ -139,7 +139,7 @@ public final class SessionCore {
 
     /// The connecting process has exited or started another program: the connection's operations end (browses and
     /// queries with NoAuth, registrations with goodbyes), and from now on it serves as no app.
-    public func endProgram(of connection: ConnectionID, reason: String) {
+    package func endProgram(of connection: ConnectionID, reason: String) {
         guard let session = sessions[connection], session.programEnded == nil else { return }
         session.programEnded = reason
         explain("unregistered: \(reason), and a connection serves as the app that made it only while that process runs "
@@ -155,13 +155,13 @@ public final class SessionCore {
     }
 
     /// True while the connection runs (or has parked) an operation.
-    public func hasOperations(_ connection: ConnectionID) -> Bool { !(sessions[connection]?.operations.isEmpty ?? true) }
+    package func hasOperations(_ connection: ConnectionID) -> Bool { !(sessions[connection]?.operations.isEmpty ?? true) }
 
     /// The open sessions.
-    public var connectionCount: Int { sessions.count }
+    package var connectionCount: Int { sessions.count }
 
     /// Operations of all sessions: running, parked, and registrations among them.
-    public var operationCounts: (operations: Int, parked: Int, registrations: Int) {
+    package var operationCounts: (operations: Int, parked: Int, registrations: Int) {
         var result = (operations: 0, parked: 0, registrations: 0)
         for session in sessions.values {
             for operation in session.operations.values {
@@ -174,18 +174,18 @@ public final class SessionCore {
     }
 
     /// A connection's operations as values, in the order of their contexts.
-    public func operations(of connection: ConnectionID) -> [SessionOperationSnapshot] {
+    package func operations(of connection: ConnectionID) -> [SessionOperationSnapshot] {
         (sessions[connection]?.operations.values.sorted { $0.context.rawValue < $1.context.rawValue } ?? []).map(\.snapshot)
     }
 
     /// The browse groups running, as (type as spelled, interface, member count), in a stable order.
-    public var browseGroupSizes: [(type: String, interface: Int?, members: Int)] {
+    package var browseGroupSizes: [(type: String, interface: Int?, members: Int)] {
         browseGroups.values.map { ($0.key.type.description, $0.key.interface, $0.members.count) }
             .sorted { ($0.type, $0.interface ?? -1) < ($1.type, $1.interface ?? -1) }
     }
 
     /// Requests waiting for their kDNSServiceFlagsTimeout.
-    public var timeoutCount: Int { timeouts.count }
+    package var timeoutCount: Int { timeouts.count }
 
     func connectionCount(of user: UInt32) -> Int { sessions.values.reduce(0) { $0 + ($1.user == user ? 1 : 0) } }
 
@@ -197,7 +197,7 @@ public final class SessionCore {
     // MARK: - Outputs
 
     /// The replies queued since the last call, each connection's last one without MoreComing and the others with it.
-    public func takeReplies() -> ReplyBatch {
+    package func takeReplies() -> ReplyBatch {
         var batch = ReplyBatch()
         swap(&batch, &pendingReplies)
         batch.markMoreComing()
@@ -205,19 +205,19 @@ public final class SessionCore {
     }
 
     /// The engine commands asked for since the last call, in order.
-    public func takeEngineCommands() -> [EngineCommand] {
+    package func takeEngineCommands() -> [EngineCommand] {
         defer { engineCommands.removeAll() }
         return engineCommands
     }
 
     /// The log lines asked for since the last call.
-    public func takeLog() -> [SessionLogLine] {
+    package func takeLog() -> [SessionLogLine] {
         defer { logLines.removeAll() }
         return logLines
     }
 
     /// True while replies or engine commands wait to be taken.
-    public var hasOutput: Bool { !pendingReplies.isEmpty || !engineCommands.isEmpty }
+    package var hasOutput: Bool { !pendingReplies.isEmpty || !engineCommands.isEmpty }
 
     func log(_ level: SessionLogLine.Level, _ text: String) {
         logLines.append(SessionLogLine(level: level, text: text))
@@ -239,10 +239,10 @@ public final class SessionCore {
     // MARK: - Time
 
     /// When ``advance(to:)`` next has work (a request's kDNSServiceFlagsTimeout).
-    public var nextDeadline: Int64? { timeouts.nextDeadline }
+    package var nextDeadline: Int64? { timeouts.nextDeadline }
 
     /// Ends the requests whose time is up at `now`.
-    public func advance(to now: Int64) {
+    package func advance(to now: Int64) {
         self.now = now
         for entry in timeouts.takeDue(at: now) { expire(entry.operation, of: entry.connection, types: entry.types) }
     }
@@ -273,7 +273,7 @@ public final class SessionCore {
 
 extension Reply {
     /// Adds flags to a reply that carries them.
-    public mutating func insertFlags(_ extra: DNSServiceFlags) {
+    package mutating func insertFlags(_ extra: DNSServiceFlags) {
         switch self {
         case .browse(var reply): reply.flags.formUnion(extra); self = .browse(reply)
         case .resolve(var reply): reply.flags.formUnion(extra); self = .resolve(reply)

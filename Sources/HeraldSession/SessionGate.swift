@@ -3,7 +3,7 @@ import HeraldWire
 
 /// The answer of the permission layer for one request. `reason` is for the log; `explanation` (the reason's name
 /// and what to do about it) is what a client asking why is told.
-public enum AccessDecision: Hashable, Sendable {
+package enum AccessDecision: Hashable, Sendable {
     /// Start the operation.
     case allow
     /// Refuse at once with NoAuth; nothing starts (a rule only a new manifest can change).
@@ -12,7 +12,7 @@ public enum AccessDecision: Hashable, Sendable {
     case park(reason: String, explanation: String)
 
     /// The explanation of a refusal or a park; nil for `allow`.
-    public var explanation: String? {
+    package var explanation: String? {
         switch self {
         case .allow: return nil
         case .refuse(_, let explanation), .park(_, let explanation): return explanation
@@ -22,7 +22,7 @@ public enum AccessDecision: Hashable, Sendable {
 
 /// Who asks, and what they may do: the identity and permission decisions the sessions need, answered by the front
 /// end that knows its connections (the app socket reads the kernel's credentials and `/proc`; the core never does).
-public protocol SessionGate: AnyObject {
+package protocol SessionGate: AnyObject {
     /// The caller of the request being handled on `connection`.
     func caller(of connection: ConnectionID) -> CallerIdentity
     /// True when `caller` is an operator now (exempt from the per-user shares).
@@ -38,9 +38,9 @@ public protocol SessionGate: AnyObject {
 }
 
 /// One client connection of a front end, as the sessions know it.
-public struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
-    public var rawValue: Int
-    public init(_ rawValue: Int) { self.rawValue = rawValue }
-    public static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.rawValue < rhs.rawValue }
-    public var description: String { "\(rawValue)" }
+package struct ConnectionID: Hashable, Comparable, Sendable, CustomStringConvertible {
+    package var rawValue: Int
+    package init(_ rawValue: Int) { self.rawValue = rawValue }
+    package static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.rawValue < rhs.rawValue }
+    package var description: String { "\(rawValue)" }
 }

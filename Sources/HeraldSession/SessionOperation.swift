@@ -94,16 +94,16 @@ final class SessionOperation {
 
 /// An operation of a session as a plain value: what it asked for, and whether it waits for a decision. A parked
 /// operation is all here: the gate's question and the engine commands that start it once it is allowed.
-public struct SessionOperationSnapshot: Hashable, Sendable, CustomStringConvertible {
-    public var context: ClientContext
-    public var parked: Bool
-    public var gated: PermissionRequest?
+package struct SessionOperationSnapshot: Hashable, Sendable, CustomStringConvertible {
+    package var context: ClientContext
+    package var parked: Bool
+    package var gated: PermissionRequest?
     /// The engine commands that start it (a browse of a service type shows its group's browse, with ID 0).
-    public var start: [EngineCommand]
+    package var start: [EngineCommand]
     /// True while a browse runs in its type's group.
-    public var inBrowseGroup: Bool
+    package var inBrowseGroup: Bool
 
-    public var description: String {
+    package var description: String {
         "\(context)\(parked ? " parked" : "")\(inBrowseGroup ? " in a browse group" : ""): "
             + start.map(\.description).joined(separator: "; ")
     }

@@ -1,20 +1,20 @@
 extension XMLReader {
     /// An element as read: its name, attributes and content (child elements and text, in document order), with the
     /// place of its start tag.
-    public struct Element: Hashable, Sendable {
+    package struct Element: Hashable, Sendable {
         /// The name as written (namespaces are not processed: `a:b` stays `a:b`).
-        public var name: String
+        package var name: String
         /// The attributes in the order written (XML forbids a name twice, so names are unique).
-        public var attributes: [Attribute]
+        package var attributes: [Attribute]
         /// Child elements and runs of text, in document order. Adjacent character data, CDATA sections and
         /// references are one run; comments are left out.
-        public var content: [Content]
+        package var content: [Content]
         /// 1-based line of the start tag.
-        public var line: Int
+        package var line: Int
         /// 1-based column (in characters, as libexpat counts) of the start tag's `<`.
-        public var column: Int
+        package var column: Int
 
-        public init(name: String, attributes: [Attribute] = [], content: [Content] = [], line: Int, column: Int = 1) {
+        package init(name: String, attributes: [Attribute] = [], content: [Content] = [], line: Int, column: Int = 1) {
             self.name = name
             self.attributes = attributes
             self.content = content
@@ -23,7 +23,7 @@ extension XMLReader {
         }
 
         /// The child elements, in document order.
-        public var children: [Element] {
+        package var children: [Element] {
             content.compactMap {
                 if case .element(let element) = $0 { return element }
                 return nil
@@ -31,31 +31,31 @@ extension XMLReader {
         }
 
         /// The element's own text (not that of its children), all runs joined.
-        public var text: String {
+        package var text: String {
             var joined = ""
             for case .text(let run, _) in content { joined += run }
             return joined
         }
 
         /// The value of the attribute `name`, or nil when it is not given.
-        public func attribute(_ name: String) -> String? {
+        package func attribute(_ name: String) -> String? {
             attributes.first { $0.name == name }?.value
         }
     }
 
     /// One attribute of an element, its value with references replaced and whitespace normalised as XML says.
-    public struct Attribute: Hashable, Sendable {
-        public var name: String
-        public var value: String
+    package struct Attribute: Hashable, Sendable {
+        package var name: String
+        package var value: String
 
-        public init(name: String, value: String) {
+        package init(name: String, value: String) {
             self.name = name
             self.value = value
         }
     }
 
     /// One piece of an element's content.
-    public enum Content: Hashable, Sendable {
+    package enum Content: Hashable, Sendable {
         case element(Element)
         /// A run of text and the 1-based line it starts on.
         case text(String, line: Int)

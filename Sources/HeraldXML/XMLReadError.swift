@@ -1,7 +1,7 @@
 /// Why a document could not be read, with the place when there is one.
-public struct XMLReadError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct XMLReadError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What kind of problem it is, so that a caller can word the ones it cares about itself.
-    public enum Reason: Hashable, Sendable {
+    package enum Reason: Hashable, Sendable {
         /// The bytes are not UTF-8 (the only encoding read).
         case notUTF8
         /// The XML declaration names an encoding other than UTF-8 (or ASCII-compatible with ASCII-only text).
@@ -28,20 +28,20 @@ public struct XMLReadError: Error, Hashable, Sendable, CustomStringConvertible {
         case malformed(String)
     }
 
-    public var reason: Reason
+    package var reason: Reason
     /// 1-based line of the problem, when known.
-    public var line: Int?
+    package var line: Int?
     /// 1-based column (in characters, as libexpat counts) of the problem, when known.
-    public var column: Int?
+    package var column: Int?
 
-    public init(_ reason: Reason, line: Int? = nil, column: Int? = nil) {
+    package init(_ reason: Reason, line: Int? = nil, column: Int? = nil) {
         self.reason = reason
         self.line = line
         self.column = column
     }
 
     /// True for the reasons that mean "this is not well-formed XML" (rather than "this XML uses something refused").
-    public var isMalformed: Bool {
+    package var isMalformed: Bool {
         switch reason {
         case .notUTF8, .empty, .malformed: return true
         default: return false
@@ -49,7 +49,7 @@ public struct XMLReadError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// What is wrong, in words, without the place.
-    public var message: String {
+    package var message: String {
         switch reason {
         case .notUTF8:
             return "the file is not valid UTF-8 text"
@@ -78,7 +78,7 @@ public struct XMLReadError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch (line, column) {
         case let (line?, column?): return "line \(line), column \(column): \(message)"
         case let (line?, nil): return "line \(line): \(message)"

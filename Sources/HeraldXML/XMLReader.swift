@@ -11,34 +11,34 @@ import CExpat
 ///   amplification limit is a second line, not the first);
 /// - no processing instructions other than the XML declaration;
 /// - at most `limits` bytes, nesting depth and elements.
-public struct XMLReader: Sendable {
+package struct XMLReader: Sendable {
     /// The most a document may hold.
-    public struct Limits: Hashable, Sendable {
+    package struct Limits: Hashable, Sendable {
         /// Bytes of the whole document.
-        public var maxDocumentSize: Int
+        package var maxDocumentSize: Int
         /// Levels of nested elements, the root being level 1.
-        public var maxDepth: Int
+        package var maxDepth: Int
         /// Elements in the whole document.
-        public var maxElements: Int
+        package var maxElements: Int
 
-        public init(maxDocumentSize: Int, maxDepth: Int, maxElements: Int) {
+        package init(maxDocumentSize: Int, maxDepth: Int, maxElements: Int) {
             self.maxDocumentSize = maxDocumentSize
             self.maxDepth = maxDepth
             self.maxElements = maxElements
         }
 
         /// Generous for configuration files: 1 MiB, 64 levels, 10,000 elements.
-        public static let `default` = Limits(maxDocumentSize: 1 << 20, maxDepth: 64, maxElements: 10_000)
+        package static let `default` = Limits(maxDocumentSize: 1 << 20, maxDepth: 64, maxElements: 10_000)
     }
 
-    public var limits: Limits
+    package var limits: Limits
 
-    public init(limits: Limits = .default) {
+    package init(limits: Limits = .default) {
         self.limits = limits
     }
 
     /// Reads `bytes` as one XML document and returns its root element.
-    public func read(_ bytes: [UInt8]) throws(XMLReadError) -> Element {
+    package func read(_ bytes: [UInt8]) throws(XMLReadError) -> Element {
         // Checked here, not in libexpat: its length argument is a C int.
         guard bytes.count <= limits.maxDocumentSize, bytes.count <= Int(Int32.max) else {
             throw XMLReadError(.tooLarge(size: bytes.count, limit: limits.maxDocumentSize))

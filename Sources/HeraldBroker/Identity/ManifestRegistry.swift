@@ -2,30 +2,30 @@
 ///
 /// A manifest matches a process when one of its `executables` is the process's executable (and, if that path
 /// is pinned, the content's SHA-256 is the pinned one), or when one of its `systemdUnits` is the process's unit.
-public struct ManifestRegistry: Hashable, Sendable {
+package struct ManifestRegistry: Hashable, Sendable {
     /// The manifests, ordered by id.
-    public private(set) var manifests: [Manifest]
+    package private(set) var manifests: [Manifest]
 
     /// A registry of `manifests`; of two with the same id, the later one is kept.
-    public init(_ manifests: [Manifest] = []) {
+    package init(_ manifests: [Manifest] = []) {
         var byID: [AppID: Manifest] = [:]
         for manifest in manifests { byID[manifest.id] = manifest }
         self.manifests = byID.values.sorted { $0.id < $1.id }
     }
 
     /// The manifest with `id`, if registered.
-    public subscript(id: AppID) -> Manifest? {
+    package subscript(id: AppID) -> Manifest? {
         manifests.first { $0.id == id }
     }
 
     /// Adds `manifest`, replacing the one with the same id.
-    public mutating func insert(_ manifest: Manifest) {
+    package mutating func insert(_ manifest: Manifest) {
         self = ManifestRegistry(manifests + [manifest])
     }
 
     /// Removes the manifest with `id`; returns it if there was one.
     @discardableResult
-    public mutating func remove(_ id: AppID) -> Manifest? {
+    package mutating func remove(_ id: AppID) -> Manifest? {
         guard let index = manifests.firstIndex(where: { $0.id == id }) else { return nil }
         return manifests.remove(at: index)
     }
@@ -35,23 +35,23 @@ public struct ManifestRegistry: Hashable, Sendable {
     /// Registration keeps selectors unique (see ``conflicts(with:)``), but an executable of one app can still
     /// run in a unit of another; then the more specific match wins: both selectors, then the unit (which is
     /// how an interpreted app is told from its interpreter), then the executable; ties go to the lower id.
-    public func match(_ caller: CallerIdentity) -> AppMatch? {
+    package func match(_ caller: CallerIdentity) -> AppMatch? {
         matches(caller).first
     }
 
     /// Every manifest that matches the process, best first (see ``match(_:)``).
-    public func matches(_ caller: CallerIdentity) -> [AppMatch] {
+    package func matches(_ caller: CallerIdentity) -> [AppMatch] {
         manifests.compactMap { AppMatch(manifest: $0, caller: caller) }
             .sorted { ($0.rank, $0.manifest.id) < ($1.rank, $1.manifest.id) }
     }
 
     /// True when some manifest pins `path`, so the daemon must compute the executable's SHA-256 to match it.
-    public func needsDigest(forExecutable path: String) -> Bool {
+    package func needsDigest(forExecutable path: String) -> Bool {
         manifests.contains { $0.executableSHA256[path] != nil }
     }
 
     /// The selectors of `manifest` that another registered app (not the same id) already claims.
-    public func conflicts(with manifest: Manifest) -> [SelectorConflict] {
+    package func conflicts(with manifest: Manifest) -> [SelectorConflict] {
         var conflicts: [SelectorConflict] = []
         for other in manifests where other.id != manifest.id {
             for path in manifest.executables where other.executables.contains(path) {
@@ -74,13 +74,13 @@ public struct ManifestRegistry: Hashable, Sendable {
 }
 
 /// How a process matched a manifest.
-public struct AppMatch: Hashable, Sendable {
-    public let manifest: Manifest
+package struct AppMatch: Hashable, Sendable {
+    package let manifest: Manifest
     /// The selectors that matched: one executable, one unit, or both.
-    public let selectors: [AppSelector]
+    package let selectors: [AppSelector]
 
     /// The match of `manifest` for `caller`, or nil when none of its selectors matches.
-    public init?(manifest: Manifest, caller: CallerIdentity) {
+    package init?(manifest: Manifest, caller: CallerIdentity) {
         var selectors: [AppSelector] = []
         if let path = Self.matchingExecutable(manifest, caller) { selectors.append(.executable(path)) }
         if let unit = caller.systemdUnit,
@@ -114,11 +114,11 @@ public struct AppMatch: Hashable, Sendable {
 }
 
 /// One identity selector of a manifest.
-public enum AppSelector: Hashable, Sendable, CustomStringConvertible {
+package enum AppSelector: Hashable, Sendable, CustomStringConvertible {
     case executable(String)
     case systemdUnit(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .executable(let path): return "executable \(path)"
         case .systemdUnit(let unit): return "systemd unit \(unit)"
@@ -127,10 +127,10 @@ public enum AppSelector: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A selector that two apps claim; registration refuses it, so that a process is one app.
-public struct SelectorConflict: Hashable, Sendable, CustomStringConvertible {
-    public let selector: AppSelector
+package struct SelectorConflict: Hashable, Sendable, CustomStringConvertible {
+    package let selector: AppSelector
     /// The registered app that already claims it.
-    public let otherApp: AppID
+    package let otherApp: AppID
 
-    public var description: String { "\(selector) is already claimed by \(otherApp)" }
+    package var description: String { "\(selector) is already claimed by \(otherApp)" }
 }

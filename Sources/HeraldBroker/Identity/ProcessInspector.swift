@@ -8,20 +8,20 @@ import HeraldFiles
 /// Reads what the kernel says about a process from a `/proc`-shaped tree: its executable (`PID/exe`), its
 /// groups (`PID/status`) and its systemd unit (`PID/cgroup`). The root is a parameter so that tests can use a
 /// fake tree; the daemon uses `/proc` and re-validates the process (pidfd) after reading.
-public struct ProcessInspector: Sendable {
+package struct ProcessInspector: Sendable {
     /// The real tree.
-    public static let system = ProcessInspector(procRoot: "/proc")
+    package static let system = ProcessInspector(procRoot: "/proc")
 
     /// The directory holding one directory per process id.
-    public let procRoot: String
+    package let procRoot: String
 
-    public init(procRoot: String) {
+    package init(procRoot: String) {
         self.procRoot = procRoot
     }
 
     /// The executable of `pid`: the target of `PID/exe`, with the kernel's ` (deleted)` marker split off, and
     /// marked `namesAnotherFile` when that path, as the host sees it, is not the file the process runs.
-    public func executable(of pid: Int32) throws(ProcessInspectionError) -> ExecutableLink {
+    package func executable(of pid: Int32) throws(ProcessInspectionError) -> ExecutableLink {
         let link = path(pid, "exe")
         var executable: ExecutableLink
         do {
@@ -49,7 +49,7 @@ public struct ProcessInspector: Sendable {
 
     /// The SHA-256 of the executable's content, read through `PID/exe` (the file that runs, even if the path
     /// now names another file).
-    public func executableSHA256(of pid: Int32) throws(ProcessInspectionError) -> SHA256Digest {
+    package func executableSHA256(of pid: Int32) throws(ProcessInspectionError) -> SHA256Digest {
         let link = path(pid, "exe")
         let fd = open(link, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw .unreadable(link, "cannot open the executable") }
@@ -65,7 +65,7 @@ public struct ProcessInspector: Sendable {
 
     /// The program `pid` runs now: the executable file behind `PID/exe`, the start time and the layout from
     /// `PID/stat` (see ``ProgramImage``).
-    public func programImage(of pid: Int32) throws(ProcessInspectionError) -> ProgramImage {
+    package func programImage(of pid: Int32) throws(ProcessInspectionError) -> ProgramImage {
         var running = stat()
         guard stat(path(pid, "exe"), &running) == 0 else {
             throw .unreadable(path(pid, "exe"), String(cString: strerror(errno)))
@@ -77,7 +77,7 @@ public struct ProcessInspector: Sendable {
     }
 
     /// When `pid` started, in clock ticks after boot (`PID/stat` field 22, which every user may read).
-    public func startTime(of pid: Int32) throws(ProcessInspectionError) -> UInt64 {
+    package func startTime(of pid: Int32) throws(ProcessInspectionError) -> UInt64 {
         guard let fields = ProgramImage.parseStat(try text(pid, "stat")) else {
             throw .malformed(path(pid, "stat"), "unexpected layout")
         }
@@ -87,7 +87,7 @@ public struct ProcessInspector: Sendable {
     /// What the start environment of `pid` (`PID/environ`) asks of the dynamic loader; nil when it cannot be read.
     /// `readMemory` reads the environment from the process's memory where the file may not be opened: it is
     /// readable by the process's own user only, while the memory is readable with the right to trace the process.
-    public func loaderSettings(of pid: Int32, readMemory: (Int32, Range<UInt64>) -> [UInt8]? = { _, _ in nil })
+    package func loaderSettings(of pid: Int32, readMemory: (Int32, Range<UInt64>) -> [UInt8]? = { _, _ in nil })
     -> (injecting: String?, libraryPath: Bool)? {
         // `/proc` files report a size of zero: read until the end.
         let fd = open(path(pid, "environ"), O_RDONLY | O_CLOEXEC)
@@ -115,7 +115,7 @@ public struct ProcessInspector: Sendable {
     static let environmentLimit = 4 << 20
 
     /// The pid of the process tracing `pid` (`TracerPid:` of `PID/status`): 0 when none is.
-    public func tracer(of pid: Int32) throws(ProcessInspectionError) -> Int32 {
+    package func tracer(of pid: Int32) throws(ProcessInspectionError) -> Int32 {
         for line in try text(pid, "status").split(whereSeparator: \.isNewline) where line.hasPrefix("TracerPid:") {
             return line.dropFirst("TracerPid:".count).split(whereSeparator: \.isWhitespace).first.flatMap { Int32($0) } ?? 0
         }
@@ -123,13 +123,13 @@ public struct ProcessInspector: Sendable {
     }
 
     /// The systemd unit of `pid`, from `PID/cgroup`; nil when the process is in no unit.
-    public func systemdUnit(of pid: Int32) throws(ProcessInspectionError) -> SystemdUnit? {
+    package func systemdUnit(of pid: Int32) throws(ProcessInspectionError) -> SystemdUnit? {
         SystemdUnit.parse(procCgroup: try text(pid, "cgroup"))
     }
 
     /// The process's effective uid and its groups (primary first), from the `Uid:`, `Gid:` and `Groups:` lines
     /// of `PID/status`.
-    public func credentials(of pid: Int32) throws(ProcessInspectionError) -> (uid: UInt32, groups: [UInt32]) {
+    package func credentials(of pid: Int32) throws(ProcessInspectionError) -> (uid: UInt32, groups: [UInt32]) {
         let file = path(pid, "status")
         guard let credentials = Self.parseStatus(try text(pid, "status")) else {
             throw .malformed(file, "no Uid:/Gid: lines")
@@ -139,7 +139,7 @@ public struct ProcessInspector: Sendable {
 
     /// Everything the permission policy needs about `pid`, whose peer credentials say `uid`. The executable's
     /// SHA-256 is computed only when `needsDigest` says a manifest pins its path.
-    public func identity(of pid: Int32, uid: UInt32, needsDigest: (String) -> Bool = { _ in false })
+    package func identity(of pid: Int32, uid: UInt32, needsDigest: (String) -> Bool = { _ in false })
     throws(ProcessInspectionError) -> CallerIdentity {
         let executable = try? executable(of: pid)
         var digest: SHA256Digest?
@@ -152,7 +152,7 @@ public struct ProcessInspector: Sendable {
     }
 
     /// The effective uid and the groups from the text of `/proc/PID/status`.
-    public static func parseStatus(_ text: String) -> (uid: UInt32, groups: [UInt32])? {
+    package static func parseStatus(_ text: String) -> (uid: UInt32, groups: [UInt32])? {
         var uid: UInt32?
         var gid: UInt32?
         var groups: [UInt32] = []
@@ -185,11 +185,11 @@ public struct ProcessInspector: Sendable {
 }
 
 /// Why a process could not be inspected (it exited, or `/proc` is not readable).
-public enum ProcessInspectionError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum ProcessInspectionError: Error, Hashable, Sendable, CustomStringConvertible {
     case unreadable(String, String)
     case malformed(String, String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
         case .malformed(let path, let reason): return "cannot understand \(path): \(reason)"

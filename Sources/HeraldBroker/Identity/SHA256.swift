@@ -1,7 +1,7 @@
 /// SHA-256 (FIPS 180-4), for pinning an app's executable in its manifest (`executableSHA256`).
 ///
 /// Streaming: feed bytes with ``update(_:)`` in pieces of any size, then read ``finalize()``.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     /// FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of the first 64 primes.
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -24,22 +24,22 @@ public struct SHA256: Sendable {
     private var buffer: [UInt8] = []
     private var length: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
     /// The digest of `bytes` in one call.
-    public static func hash<Bytes: Sequence>(_ bytes: Bytes) -> SHA256Digest where Bytes.Element == UInt8 {
+    package static func hash<Bytes: Sequence>(_ bytes: Bytes) -> SHA256Digest where Bytes.Element == UInt8 {
         var hasher = SHA256()
         hasher.update(bytes)
         return hasher.finalize()
     }
 
     /// Adds bytes to the message.
-    public mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         update(Array(bytes))
     }
 
     /// Adds bytes to the message; whole blocks are compressed straight from `bytes`.
-    public mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         length &+= UInt64(bytes.count)
         var index = 0
         if !buffer.isEmpty {
@@ -60,7 +60,7 @@ public struct SHA256: Sendable {
     }
 
     /// Pads the message (FIPS 180-4 §5.1.1) and returns the digest.
-    public func finalize() -> SHA256Digest {
+    package func finalize() -> SHA256Digest {
         var copy = self
         let bitLength = length &* 8
         copy.buffer.append(0x80)
@@ -134,16 +134,16 @@ public struct SHA256: Sendable {
 }
 
 /// A SHA-256 digest, written as 64 lowercase hexadecimal digits.
-public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
+package struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
     /// The 32 bytes of the digest.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     init(bytes: [UInt8]) {
         self.bytes = bytes
     }
 
     /// Parses 64 hexadecimal digits, in either case; nil for anything else.
-    public init?(hex text: String) {
+    package init?(hex text: String) {
         let digits = Array(text.utf8)
         guard digits.count == 64 else { return nil }
         var bytes: [UInt8] = []
@@ -156,7 +156,7 @@ public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The 64 lowercase hexadecimal digits.
-    public var hex: String {
+    package var hex: String {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)
@@ -164,7 +164,7 @@ public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible {
         return String(decoding: out, as: UTF8.self)
     }
 
-    public var description: String { hex }
+    package var description: String { hex }
 
     private static func nibble(_ digit: UInt8) -> UInt8? {
         switch digit {

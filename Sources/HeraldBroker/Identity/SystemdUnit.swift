@@ -6,9 +6,9 @@
 /// their own manager freely (`systemd-run --user --unit=…`), so such a unit identifies nothing unless the
 /// manifest asks for it in so many words: `user:app-tictactoe.scope` matches that unit under any user's manager,
 /// as weakly as an executable path the user can write to.
-public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
+package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// Which systemd instance runs the unit.
-    public enum Manager: Hashable, Sendable {
+    package enum Manager: Hashable, Sendable {
         /// PID 1, the system manager.
         case system
         /// The per-user manager `user@UID.service`.
@@ -16,20 +16,20 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The unit types that hold processes and so can identify one.
-    public static let processUnitSuffixes = [".service", ".scope"]
+    package static let processUnitSuffixes = [".service", ".scope"]
     /// systemd's limit on a unit name (UNIT_NAME_MAX less the terminating NUL).
-    public static let maxNameLength = 255
+    package static let maxNameLength = 255
 
     /// The unit name, unescaped from the cgroup path (`tictactoe.service`).
-    public let name: String
-    public let manager: Manager
+    package let name: String
+    package let manager: Manager
 
-    public init(name: String, manager: Manager = .system) {
+    package init(name: String, manager: Manager = .system) {
         self.name = name
         self.manager = manager
     }
 
-    public var description: String {
+    package var description: String {
         switch manager {
         case .system: return name
         case .user(let uid): return "\(name) (user manager of uid \(uid))"
@@ -37,10 +37,10 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The prefix of a selector that names a unit of a user's manager rather than the system's.
-    public static let userSelectorPrefix = "user:"
+    package static let userSelectorPrefix = "user:"
 
     /// A selector's unit name, and whether it names a unit of a user's manager (`user:NAME`).
-    public static func parse(selector: String) -> (name: String, ofUser: Bool) {
+    package static func parse(selector: String) -> (name: String, ofUser: Bool) {
         selector.hasPrefix(userSelectorPrefix)
             ? (String(selector.dropFirst(userSelectorPrefix.count)), true) : (selector, false)
     }
@@ -48,7 +48,7 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// True when a manifest's `systemdUnits` entry names this unit: a unit of the same manager (the system's, or a
     /// user's for `user:NAME`) with the same name exactly, or an instance (`game@alice.service`) of a template
     /// (`game@.service`).
-    public func matches(selector: String) -> Bool {
+    package func matches(selector: String) -> Bool {
         let (pattern, ofUser) = Self.parse(selector: selector)
         guard ofUser == (manager != .system) else { return false }
         return Self.unitName(name, matches: pattern)
@@ -73,7 +73,7 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// The unit of a process from the text of `/proc/PID/cgroup`: the unified (cgroup v2) line
     /// `0::/system.slice/tictactoe.service`, else the `name=systemd` line of a cgroup v1 hierarchy.
     /// Nil when the process is in no unit (a cgroup that systemd does not manage, or a removed one).
-    public static func parse(procCgroup text: String) -> SystemdUnit? {
+    package static func parse(procCgroup text: String) -> SystemdUnit? {
         var unified: Substring?
         var legacy: Substring?
         for line in text.split(whereSeparator: \.isNewline) {
@@ -95,7 +95,7 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// systemd lays out slices, then one unit; below a unit only that unit's own (delegated) cgroups follow,
     /// whose names prove nothing — except below `user@UID.service`, where the user's manager lays out its own
     /// slices and units again. A path that leaves that layout, or a cgroup marked ` (deleted)`, gives nil.
-    public init?(cgroupPath path: String) {
+    package init?(cgroupPath path: String) {
         if path.hasSuffix(" (deleted)") { return nil }
         var manager = Manager.system  // whose layout the next component belongs to
         var unit: SystemdUnit?         // the deepest unit found so far
@@ -136,7 +136,7 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// Checks a unit name as systemd does for service and scope units: 1–255 characters of ASCII letters,
     /// digits and `:_.\-`, with at most one `@` (a template `name@.service`, when `allowTemplate`, or an
     /// instance `name@x.service`), ending in `.service` or `.scope`.
-    public static func validate(unitName name: String, allowTemplate: Bool) throws(UnitNameError) {
+    package static func validate(unitName name: String, allowTemplate: Bool) throws(UnitNameError) {
         if name.isEmpty { throw .empty }
         if name.utf8.count > maxNameLength { throw .tooLong(name.utf8.count) }
         if let bad = name.unicodeScalars.first(where: { !isUnitNameCharacter($0) }) {
@@ -170,7 +170,7 @@ public struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Why a text is not a usable systemd unit name; the description says what to write instead.
-public enum UnitNameError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum UnitNameError: Error, Hashable, Sendable, CustomStringConvertible {
     case empty
     case tooLong(Int)
     case invalidCharacter(String)
@@ -181,7 +181,7 @@ public enum UnitNameError: Error, Hashable, Sendable, CustomStringConvertible {
     case templateNotAllowed
     case scopeTemplate
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .empty: return "the unit name is empty: write a unit such as 'tictactoe.service'"
         case .tooLong(let count):

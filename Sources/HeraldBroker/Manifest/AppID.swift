@@ -3,32 +3,32 @@
 /// Rules: 2 or more dot-separated labels, each 1–63 ASCII letters, digits, hyphens or underscores, not starting
 /// or ending with a hyphen; 255 characters at most. Spelling is kept for display, but equality and hashing
 /// ignore ASCII case, as for bundle identifiers, so `Org.Example.App` and `org.example.app` are one app.
-public struct AppID: Hashable, Sendable, Comparable, CustomStringConvertible {
+package struct AppID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The longest identifier accepted.
-    public static let maxLength = 255
+    package static let maxLength = 255
     /// The longest label accepted.
-    public static let maxLabelLength = 63
+    package static let maxLabelLength = 63
 
     /// The identifier as written.
-    public let rawValue: String
+    package let rawValue: String
 
     /// Validates `text` as an app identifier.
-    public init(_ text: String) throws(AppIDError) {
+    package init(_ text: String) throws(AppIDError) {
         try Self.validate(text)
         rawValue = text
     }
 
     /// The identifier in lower case, the key used for comparisons and in the store.
-    public var normalized: String { String(rawValue.lowercased()) }
+    package var normalized: String { String(rawValue.lowercased()) }
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 
-    public static func == (lhs: AppID, rhs: AppID) -> Bool { lhs.normalized == rhs.normalized }
-    public func hash(into hasher: inout Hasher) { hasher.combine(normalized) }
-    public static func < (lhs: AppID, rhs: AppID) -> Bool { lhs.normalized < rhs.normalized }
+    package static func == (lhs: AppID, rhs: AppID) -> Bool { lhs.normalized == rhs.normalized }
+    package func hash(into hasher: inout Hasher) { hasher.combine(normalized) }
+    package static func < (lhs: AppID, rhs: AppID) -> Bool { lhs.normalized < rhs.normalized }
 
     /// Checks `text` against the identifier rules.
-    public static func validate(_ text: String) throws(AppIDError) {
+    package static func validate(_ text: String) throws(AppIDError) {
         if text.isEmpty { throw .empty }
         if text.utf8.count > maxLength { throw .tooLong(text.utf8.count) }
         if let bad = text.unicodeScalars.first(where: { !isAllowed($0) && $0 != "." }) {
@@ -52,7 +52,7 @@ public struct AppID: Hashable, Sendable, Comparable, CustomStringConvertible {
 }
 
 /// Why a text is not an app identifier; the description says how to write one.
-public enum AppIDError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum AppIDError: Error, Hashable, Sendable, CustomStringConvertible {
     case empty
     case tooLong(Int)
     case invalidCharacter(String)
@@ -61,7 +61,7 @@ public enum AppIDError: Error, Hashable, Sendable, CustomStringConvertible {
     case labelTooLong(String)
     case hyphenAtLabelEdge(String)
 
-    public var description: String {
+    package var description: String {
         let shape = "write a reverse-DNS identifier such as 'org.example.tictactoe'"
         switch self {
         case .empty: return "the identifier is empty: " + shape

@@ -3,9 +3,9 @@
 /// Unlike Foundation's `JSONSerialization` it keeps duplicate keys (so the validator can report them), tells
 /// booleans from numbers, keeps the line of every key, and reports the line and column of a syntax error.
 /// A UTF-8 byte order mark is skipped; anything that is not UTF-8 is refused.
-public struct JSONDocumentReader {
+package struct JSONDocumentReader {
     /// Nesting deeper than this is refused; a manifest needs three levels.
-    public static let maxDepth = 32
+    package static let maxDepth = 32
 
     private let bytes: [UInt8]
     private var index = 0
@@ -13,7 +13,7 @@ public struct JSONDocumentReader {
     private var lineStart = 0
 
     /// Reads one JSON value filling the whole input (whitespace aside).
-    public static func read(_ bytes: [UInt8]) throws(ManifestSyntaxError) -> ManifestDocument {
+    package static func read(_ bytes: [UInt8]) throws(ManifestSyntaxError) -> ManifestDocument {
         var reader = JSONDocumentReader(bytes: bytes)
         return try reader.readDocument()
     }

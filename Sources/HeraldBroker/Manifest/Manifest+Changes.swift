@@ -2,7 +2,7 @@
 /// a changed manifest keeps the app's decision, and the audit log records what changed).
 extension Manifest {
     /// One line per changed field, such as `NSBonjourServices: +_chat._tcp -_game._udp`; empty when equal.
-    public func changes(from old: Manifest) -> [String] {
+    package func changes(from old: Manifest) -> [String] {
         var lines: [String] = []
         if id.rawValue != old.id.rawValue { lines.append("id: \(old.id) → \(id)") }
         if name != old.name {

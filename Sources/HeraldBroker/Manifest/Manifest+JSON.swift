@@ -3,7 +3,7 @@
 /// it back to an equal manifest.
 extension Manifest {
     /// The manifest as canonical JSON text.
-    public var jsonText: String {
+    package var jsonText: String {
         var fields: [(ManifestKey, String)] = [
             (.id, Self.json(id.rawValue)),
             (.name, Self.json(name)),

@@ -6,28 +6,28 @@ import HeraldWire
 ///
 /// The file keys are: `id`, `name`, `executables`, `systemdUnits`, `executableSHA256`, `NSBonjourServices`,
 /// `NSLocalNetworkUsageDescription`, `entitlements`.
-public struct Manifest: Hashable, Sendable {
+package struct Manifest: Hashable, Sendable {
     /// The entitlement that unlocks browsing all service types, undeclared types and arbitrary record queries.
-    public static let multicastEntitlement = "com.apple.developer.networking.multicast"
+    package static let multicastEntitlement = "com.apple.developer.networking.multicast"
     /// The entitlements Herald knows.
-    public static let knownEntitlements: Set<String> = [multicastEntitlement]
+    package static let knownEntitlements: Set<String> = [multicastEntitlement]
 
     /// `id`: the reverse-DNS identifier.
-    public let id: AppID
+    package let id: AppID
     /// `name`: what people see in lists and prompts.
-    public let name: String
+    package let name: String
     /// `executables`: absolute paths, compared with the kernel's record of a process's executable.
-    public let executables: [String]
+    package let executables: [String]
     /// `systemdUnits`: service or scope units (or service templates such as `game@.service`).
-    public let systemdUnits: [String]
+    package let systemdUnits: [String]
     /// `executableSHA256`: for some of `executables`, the only binary content accepted at that path.
-    public let executableSHA256: [String: SHA256Digest]
+    package let executableSHA256: [String: SHA256Digest]
     /// `NSBonjourServices`: the declared service types, plain (no subtype) and in `local.`.
-    public let bonjourServices: [ServiceType]
+    package let bonjourServices: [ServiceType]
     /// `NSLocalNetworkUsageDescription`: the sentence shown to operators; nil when the manifest has none.
-    public let usageDescription: String?
+    package let usageDescription: String?
     /// `entitlements`.
-    public let entitlements: [String]
+    package let entitlements: [String]
 
     init(id: AppID, name: String, executables: [String], systemdUnits: [String],
          executableSHA256: [String: SHA256Digest], bonjourServices: [ServiceType], usageDescription: String?,
@@ -43,7 +43,7 @@ public struct Manifest: Hashable, Sendable {
     }
 
     /// Builds a manifest from values, checked by the same rules as a file; throws every problem found.
-    public init(
+    package init(
         id: String, name: String, executables: [String] = [], systemdUnits: [String] = [],
         executableSHA256: [String: String] = [:], bonjourServices: [String] = [], usageDescription: String? = nil,
         entitlements: [String] = []
@@ -69,11 +69,11 @@ public struct Manifest: Hashable, Sendable {
     }
 
     /// True when the manifest carries the multicast entitlement.
-    public var hasMulticastEntitlement: Bool { entitlements.contains(Self.multicastEntitlement) }
+    package var hasMulticastEntitlement: Bool { entitlements.contains(Self.multicastEntitlement) }
 
     /// True when `type` (or, for a subtype, its parent type) is one of ``bonjourServices``, comparing the service
     /// name and transport ignoring case; the domain is not compared (the caller checks it is local).
-    public func declares(_ type: ServiceType) -> Bool {
+    package func declares(_ type: ServiceType) -> Bool {
         bonjourServices.contains { Self.sameType($0, type) }
     }
 
@@ -84,7 +84,7 @@ public struct Manifest: Hashable, Sendable {
 }
 
 /// The keys of a manifest file.
-public enum ManifestKey: String, CaseIterable, Sendable {
+package enum ManifestKey: String, CaseIterable, Sendable {
     case id
     case name
     case executables

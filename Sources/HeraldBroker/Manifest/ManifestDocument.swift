@@ -2,14 +2,14 @@
 ///
 /// Readers keep everything the file says — duplicate keys included, and in file order — so that the
 /// validator can name every problem at once.
-public indirect enum ManifestDocument: Hashable, Sendable {
+package indirect enum ManifestDocument: Hashable, Sendable {
     /// One key and its value in an object (dictionary), with the line it starts on when known.
-    public struct Entry: Hashable, Sendable {
-        public var key: String
-        public var value: ManifestDocument
-        public var line: Int?
+    package struct Entry: Hashable, Sendable {
+        package var key: String
+        package var value: ManifestDocument
+        package var line: Int?
 
-        public init(key: String, value: ManifestDocument, line: Int? = nil) {
+        package init(key: String, value: ManifestDocument, line: Int? = nil) {
             self.key = key
             self.value = value
             self.line = line
@@ -27,7 +27,7 @@ public indirect enum ManifestDocument: Hashable, Sendable {
     case other(String)
 
     /// What kind of value this is, for messages: "a string", "an array", "an object".
-    public var kindDescription: String {
+    package var kindDescription: String {
         switch self {
         case .string: return "a string"
         case .number: return "a number"
@@ -40,7 +40,7 @@ public indirect enum ManifestDocument: Hashable, Sendable {
     }
 
     /// A short rendering of the value for messages: strings quoted, containers summarised.
-    public var shortDescription: String {
+    package var shortDescription: String {
         switch self {
         case .string(let text): return ManifestDocument.quoted(text)
         case .number(let text): return text
@@ -82,21 +82,21 @@ public indirect enum ManifestDocument: Hashable, Sendable {
 }
 
 /// Why a manifest file could not be read as JSON or as an XML property list, with the place.
-public struct ManifestSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ManifestSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
     /// 1-based line of the problem, when known.
-    public var line: Int?
+    package var line: Int?
     /// 1-based column (in bytes) of the problem, when known.
-    public var column: Int?
+    package var column: Int?
     /// What is wrong, in words.
-    public var message: String
+    package var message: String
 
-    public init(line: Int? = nil, column: Int? = nil, message: String) {
+    package init(line: Int? = nil, column: Int? = nil, message: String) {
         self.line = line
         self.column = column
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         switch (line, column) {
         case let (line?, column?): return "line \(line), column \(column): \(message)"
         case let (line?, nil): return "line \(line): \(message)"

@@ -5,20 +5,20 @@ import Darwin
 #endif
 
 /// The two forms a manifest file may take.
-public enum ManifestFormat: String, Hashable, Sendable, CaseIterable {
+package enum ManifestFormat: String, Hashable, Sendable, CaseIterable {
     case json
     /// An XML property list with the same keys (so Info.plist entries can be reused).
     case propertyList = "plist"
 }
 
 /// Reads a manifest file (JSON or XML property list) and validates it: the one way into a ``Manifest``.
-public enum ManifestParser {
+package enum ManifestParser {
     /// Manifests are small; a larger file is refused before it is parsed.
-    public static let maxFileSize = 256 * 1024
+    package static let maxFileSize = 256 * 1024
 
     /// The format of a file from its first significant character: `{` (or `[`, `"`) for JSON, `<` for a
     /// property list.
-    public static func detectFormat(_ bytes: [UInt8]) -> ManifestFormat? {
+    package static func detectFormat(_ bytes: [UInt8]) -> ManifestFormat? {
         var rest = bytes[...]
         if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
         let whitespace: [UInt8] = [UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r")]
@@ -31,20 +31,20 @@ public enum ManifestParser {
     }
 
     /// Parses and validates a manifest. The format is detected unless given.
-    public static func parse(_ bytes: [UInt8], format: ManifestFormat? = nil)
+    package static func parse(_ bytes: [UInt8], format: ManifestFormat? = nil)
     throws(ManifestError) -> ValidatedManifest {
         try ManifestValidator.validate(document(bytes, format: format))
     }
 
     /// Reads and validates the manifest file at `path`.
-    public static func parse(contentsOf path: String) throws(ManifestError) -> ValidatedManifest {
+    package static func parse(contentsOf path: String) throws(ManifestError) -> ValidatedManifest {
         let bytes = try readFile(path)
         let format: ManifestFormat? = path.hasSuffix(".plist") ? .propertyList : path.hasSuffix(".json") ? .json : nil
         return try parse(bytes, format: format ?? detectFormat(bytes))
     }
 
     /// Reads the document tree of a manifest without validating it.
-    public static func document(_ bytes: [UInt8], format: ManifestFormat? = nil)
+    package static func document(_ bytes: [UInt8], format: ManifestFormat? = nil)
     throws(ManifestError) -> ManifestDocument {
         if bytes.count > maxFileSize { throw tooLarge(bytes.count) }
         guard let format = format ?? detectFormat(bytes) else {

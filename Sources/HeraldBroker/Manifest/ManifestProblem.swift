@@ -1,8 +1,8 @@
 /// One thing wrong (or worth a warning) in a manifest: the field, the value found there, and the rule it
 /// breaks, worded so that a person knows what to change.
-public struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
+package struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
     /// Whether the problem stops the manifest from being registered.
-    public enum Severity: String, Hashable, Sendable {
+    package enum Severity: String, Hashable, Sendable {
         /// The manifest is rejected.
         case error
         /// The manifest is accepted, but something will not work as the developer may expect.
@@ -10,7 +10,7 @@ public struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The rule broken, as a stable code for tests, scripts and `--json` output.
-    public enum Rule: String, Hashable, Sendable, CaseIterable {
+    package enum Rule: String, Hashable, Sendable, CaseIterable {
         /// The file could not be read at all (missing, not permitted).
         case unreadable
         /// The file could not be read as JSON or as an XML property list.
@@ -66,15 +66,15 @@ public struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
 
     /// The field, as a path into the manifest: `NSBonjourServices[2]`, `executableSHA256./usr/bin/x`;
     /// empty for the file as a whole.
-    public var field: String
+    package var field: String
     /// The offending value as found in the file, rendered for people (strings in quotes); nil when absent.
-    public var value: String?
-    public var rule: Rule
+    package var value: String?
+    package var rule: Rule
     /// What is wrong and how to fix it.
-    public var message: String
-    public var severity: Severity
+    package var message: String
+    package var severity: Severity
 
-    public init(field: String, value: String?, rule: Rule, message: String, severity: Severity = .error) {
+    package init(field: String, value: String?, rule: Rule, message: String, severity: Severity = .error) {
         self.field = field
         self.value = value
         self.rule = rule
@@ -84,10 +84,10 @@ public struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
 
     /// `NSBonjourServices[1] "_a_b._tcp": service name 'a_b' may contain only …`, with `warning: ` in front for a
     /// warning.
-    public var description: String { (severity == .warning ? "warning: " : "") + text }
+    package var description: String { (severity == .warning ? "warning: " : "") + text }
 
     /// The field, its value and the message, without the severity (for a list already titled "warnings").
-    public var text: String {
+    package var text: String {
         var head = field.isEmpty ? "manifest" : field
         if let value { head += " " + value }
         return head + ": " + message
@@ -95,19 +95,19 @@ public struct ManifestProblem: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A manifest that does not validate: every problem found, so that all can be fixed in one go.
-public struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The problems that reject the manifest, in file order; never empty.
-    public var problems: [ManifestProblem]
+    package var problems: [ManifestProblem]
     /// Warnings found along the way (they would not have rejected the manifest on their own).
-    public var warnings: [ManifestProblem]
+    package var warnings: [ManifestProblem]
 
-    public init(problems: [ManifestProblem], warnings: [ManifestProblem] = []) {
+    package init(problems: [ManifestProblem], warnings: [ManifestProblem] = []) {
         self.problems = problems
         self.warnings = warnings
     }
 
     /// One problem per line, after a summary line.
-    public var description: String {
+    package var description: String {
         let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
         return (["manifest rejected (\(count); nothing was stored):"]
             + (problems + warnings).map { "  " + $0.description }).joined(separator: "\n")

@@ -1,23 +1,23 @@
 import HeraldWire
 
 /// A manifest that passed validation, with the warnings found (a missing usage description, say).
-public struct ValidatedManifest: Hashable, Sendable {
-    public let manifest: Manifest
-    public let warnings: [ManifestProblem]
+package struct ValidatedManifest: Hashable, Sendable {
+    package let manifest: Manifest
+    package let warnings: [ManifestProblem]
 }
 
 /// The manifest rules (docs/permissions.md, "The app manifest"), applied to a document read from JSON or a
 /// property list. Every field is checked and every problem reported, so a developer can fix them all in one go.
-public enum ManifestValidator {
+package enum ManifestValidator {
     /// The longest `name`, in characters.
-    public static let maxNameLength = 128
+    package static let maxNameLength = 128
     /// The longest `NSLocalNetworkUsageDescription`, in characters.
-    public static let maxUsageDescriptionLength = 1000
+    package static let maxUsageDescriptionLength = 1000
     /// The longest executable path (PATH_MAX less the terminating NUL).
-    public static let maxPathLength = 4095
+    package static let maxPathLength = 4095
 
     /// Checks `document` and builds the manifest; throws every problem when one or more rules are broken.
-    public static func validate(_ document: ManifestDocument) throws(ManifestError) -> ValidatedManifest {
+    package static func validate(_ document: ManifestDocument) throws(ManifestError) -> ValidatedManifest {
         var check = Check()
         guard case .object(let entries) = document else {
             throw ManifestError(problems: [ManifestProblem(

@@ -8,7 +8,7 @@ import HeraldXML
 /// value), `<array>`, `<string>`, `<integer>`, `<real>`, `<true/>`, `<false/>`, `<date>` and `<data>`. Anything
 /// else is a syntax error with its line. The XML itself is read by `XMLReader` (no DTD, entities or processing
 /// instructions; the usual `<!DOCTYPE plist PUBLIC …>` line is accepted).
-public enum PropertyListDocumentReader {
+package enum PropertyListDocumentReader {
     /// How deep values may nest, as in JSON manifests.
     static let maxDepth = JSONDocumentReader.maxDepth
 
@@ -18,7 +18,7 @@ public enum PropertyListDocumentReader {
                                          maxElements: ManifestParser.maxFileSize / 4)
 
     /// Reads an XML property list.
-    public static func read(_ bytes: [UInt8]) throws(ManifestSyntaxError) -> ManifestDocument {
+    package static func read(_ bytes: [UInt8]) throws(ManifestSyntaxError) -> ManifestDocument {
         let root: XMLReader.Element
         do {
             root = try XMLReader(limits: limits).read(bytes)

@@ -1,6 +1,6 @@
 /// An operator's decision about an app (docs/permissions.md, "Deciding", rule 5). It belongs to the app, not to
 /// each service type.
-public enum AppDecision: String, Hashable, Sendable, CaseIterable {
+package enum AppDecision: String, Hashable, Sendable, CaseIterable {
     case granted
     case denied
     /// Nobody has decided yet (the state of a new app, and after `herald reset`).
@@ -9,23 +9,23 @@ public enum AppDecision: String, Hashable, Sendable, CaseIterable {
 
 /// What the permission rules read about registered apps at one moment: the manifests and the decisions.
 /// The store produces it; the daemon keeps one in memory and replaces it when something changes.
-public struct PermissionSnapshot: Hashable, Sendable {
-    public var registry: ManifestRegistry
+package struct PermissionSnapshot: Hashable, Sendable {
+    package var registry: ManifestRegistry
     /// The decided apps; an app missing here is not determined.
-    public var decisions: [AppID: AppDecision]
+    package var decisions: [AppID: AppDecision]
 
-    public init(registry: ManifestRegistry = ManifestRegistry(), decisions: [AppID: AppDecision] = [:]) {
+    package init(registry: ManifestRegistry = ManifestRegistry(), decisions: [AppID: AppDecision] = [:]) {
         self.registry = registry
         self.decisions = decisions
     }
 
     /// A snapshot of `manifests` and `decisions`.
-    public init(manifests: [Manifest], decisions: [AppID: AppDecision] = [:]) {
+    package init(manifests: [Manifest], decisions: [AppID: AppDecision] = [:]) {
         self.init(registry: ManifestRegistry(manifests), decisions: decisions)
     }
 
     /// The decision about `app`, `.notDetermined` when none was made.
-    public func decision(for app: AppID) -> AppDecision {
+    package func decision(for app: AppID) -> AppDecision {
         decisions[app] ?? .notDetermined
     }
 }

@@ -2,24 +2,24 @@
 /// in `herald requests`. The store deduplicates by app, operation and subject, counting repeats; an app's address
 /// lookups are one request whatever the names (``folded``), so that an app looking up many names neither fills
 /// the list nor floods `herald prompt`.
-public struct PendingRequest: Hashable, Sendable {
+package struct PendingRequest: Hashable, Sendable {
     /// The subject of an app's folded address lookups.
-    public static let addressLookupsSubject = "address lookups"
+    package static let addressLookupsSubject = "address lookups"
 
-    public var appID: AppID
+    package var appID: AppID
     /// The app's name, as its manifest had it when the request was made.
-    public var appName: String
+    package var appName: String
     /// The app's usage description, shown with the request.
-    public var usageDescription: String
-    public var operation: PermissionOperation
+    package var usageDescription: String
+    package var operation: PermissionOperation
     /// The service type concerned (`_tictactoe._tcp`), when the request concerns one.
-    public var serviceType: String?
+    package var serviceType: String?
     /// What was asked, normalised (see ``RequestTarget/subject``); ``addressLookupsSubject`` once folded.
-    public var subject: String
+    package var subject: String
     /// For a folded request: the latest name asked for.
-    public var latestSubject: String?
+    package var latestSubject: String?
 
-    public init(appID: AppID, appName: String, usageDescription: String, operation: PermissionOperation,
+    package init(appID: AppID, appName: String, usageDescription: String, operation: PermissionOperation,
                 serviceType: String?, subject: String, latestSubject: String? = nil) {
         self.appID = appID
         self.appName = appName
@@ -32,7 +32,7 @@ public struct PendingRequest: Hashable, Sendable {
 
     /// The request as the store keeps it: an address lookup becomes the app's one request for
     /// ``addressLookupsSubject``, remembering the name as the latest; any other request is unchanged.
-    public var folded: PendingRequest {
+    package var folded: PendingRequest {
         guard operation == .addressLookup, subject != Self.addressLookupsSubject else { return self }
         var request = self
         request.latestSubject = subject

@@ -1,7 +1,7 @@
 /// The answer of the permission rules for one request: what to do, why, and for which app.
-public struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
+package struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
     /// What the daemon does with the request (docs/permissions.md, "Deciding").
-    public enum Outcome: String, Hashable, Sendable {
+    package enum Outcome: String, Hashable, Sendable {
         /// Start the operation.
         case allow
         /// Fail at once with NoAuth and start nothing: rules 2–4, which only a new manifest can change.
@@ -10,16 +10,16 @@ public struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
         case park
     }
 
-    public let outcome: Outcome
-    public let reason: PermissionReason
-    public let request: PermissionRequest
-    public let target: RequestTarget
+    package let outcome: Outcome
+    package let reason: PermissionReason
+    package let request: PermissionRequest
+    package let target: RequestTarget
     /// The app the caller was recognised as; nil for operators matched by rule 1 and for unregistered callers.
-    public let app: AppID?
+    package let app: AppID?
     /// The request to record for operators, when the app is not determined yet.
-    public let pendingRequest: PendingRequest?
+    package let pendingRequest: PendingRequest?
     /// Why, in words, with the fix when there is one.
-    public let explanation: String
+    package let explanation: String
 
     init(outcome: Outcome, reason: PermissionReason, request: PermissionRequest, target: RequestTarget,
          app: AppID?, pendingRequest: PendingRequest? = nil, explanation: String) {
@@ -33,16 +33,16 @@ public struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when the operation may start now.
-    public var allows: Bool { outcome == .allow }
+    package var allows: Bool { outcome == .allow }
 
     /// kDNSServiceErr_NoAuth for refused and parked requests, nil when allowed.
-    public var errorCode: Int32? { allows ? nil : PermissionReason.noAuthErrorCode }
+    package var errorCode: Int32? { allows ? nil : PermissionReason.noAuthErrorCode }
 
     /// `refuse (undeclared-type): org.example.tictactoe does not declare _other._tcp …`.
-    public var description: String { "\(outcome.rawValue) (\(reason.rawValue)): \(explanation)" }
+    package var description: String { "\(outcome.rawValue) (\(reason.rawValue)): \(explanation)" }
 
     /// The audit trail's record of this decision for `caller`.
-    public func auditEvent(caller: CallerIdentity) -> AuditEvent {
+    package func auditEvent(caller: CallerIdentity) -> AuditEvent {
         var detail = request.description + " by " + caller.description
         if !allows { detail += ": " + explanation }
         return AuditEvent(app: app, operation: request.operation.rawValue, serviceType: target.serviceTypeText,

@@ -12,40 +12,40 @@
 ///
 /// Names outside `.local` and the link-local reverse zones are refused for everyone (`not-local`). Address lookups may
 /// be opened to every local user by configuration (`address-lookups-open`), checked after rule 1.
-public struct PermissionPolicy: Hashable, Sendable {
-    public var operatorRule: OperatorRule
+package struct PermissionPolicy: Hashable, Sendable {
+    package var operatorRule: OperatorRule
     /// When true, address lookups are allowed for every local user (docs/permissions.md, "Address lookups").
-    public var addressLookupsOpenToAllUsers: Bool
+    package var addressLookupsOpenToAllUsers: Bool
 
-    public init(operatorRule: OperatorRule, addressLookupsOpenToAllUsers: Bool = false) {
+    package init(operatorRule: OperatorRule, addressLookupsOpenToAllUsers: Bool = false) {
         self.operatorRule = operatorRule
         self.addressLookupsOpenToAllUsers = addressLookupsOpenToAllUsers
     }
 
     /// What the rules need to know about one caller, worked out once for any number of its requests against one
     /// snapshot: whether it is an operator, and which app it is (nil for an operator, whom rule 1 decides).
-    public struct JudgedCaller: Hashable, Sendable {
-        public let caller: CallerIdentity
-        public let isOperator: Bool
-        public let match: AppMatch?
+    package struct JudgedCaller: Hashable, Sendable {
+        package let caller: CallerIdentity
+        package let isOperator: Bool
+        package let match: AppMatch?
     }
 
     /// Works out `caller`'s standing against the apps in `snapshot`, for ``decide(_:for:snapshot:)``.
-    public func judge(_ caller: CallerIdentity, snapshot: PermissionSnapshot) -> JudgedCaller {
+    package func judge(_ caller: CallerIdentity, snapshot: PermissionSnapshot) -> JudgedCaller {
         let isOperator = operatorRule.isOperator(caller)
         return JudgedCaller(caller: caller, isOperator: isOperator,
                             match: isOperator ? nil : snapshot.registry.match(caller))
     }
 
     /// Decides `request` from `caller` against the apps in `snapshot`.
-    public func decide(_ request: PermissionRequest, caller: CallerIdentity, snapshot: PermissionSnapshot)
+    package func decide(_ request: PermissionRequest, caller: CallerIdentity, snapshot: PermissionSnapshot)
     -> PermissionDecision {
         decide(request, for: judge(caller, snapshot: snapshot), snapshot: snapshot)
     }
 
     /// Decides `request` from a caller judged against the same `snapshot` (``judge(_:snapshot:)``): judging every
     /// operation again after a change of decisions works out each caller once, not once per operation.
-    public func decide(_ request: PermissionRequest, for judged: JudgedCaller, snapshot: PermissionSnapshot)
+    package func decide(_ request: PermissionRequest, for judged: JudgedCaller, snapshot: PermissionSnapshot)
     -> PermissionDecision {
         let caller = judged.caller
         let target = RequestTarget(request)

@@ -2,7 +2,7 @@ import HeraldWire
 
 /// A request that needs a permission decision (docs/permissions.md, "Deciding"), as every front end that serves
 /// apps asks it (the session core for the app socket, the NSS socket).
-public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
+package enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     /// Browsing one service type, or a subtype of it.
     case browse(ServiceType)
     /// Browsing every service type (`_services._dns-sd._udp.local`).
@@ -30,7 +30,7 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     /// 5. A or AAAA of any other name under `local.` is an address lookup, however many labels it has;
     /// 6. PTR of a name under `in-addr.arpa.` or `ip6.arpa.` (not the zone itself) is an address lookup;
     /// 7. anything else is a query of an arbitrary name.
-    public static func forQuery(name: DNSName, type: RecordType) -> PermissionRequest {
+    package static func forQuery(name: DNSName, type: RecordType) -> PermissionRequest {
         guard name.isMulticastDNSName else { return .query(name: name, type: type) }
         if ServiceType.isServiceEnumeration(name) {
             return type == .ptr ? .browseAllTypes : .query(name: name, type: type)
@@ -51,7 +51,7 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The operation, as recorded in pending requests and the audit log.
-    public var operation: PermissionOperation {
+    package var operation: PermissionOperation {
         switch self {
         case .browse: return .browse
         case .browseAllTypes: return .browseAllTypes
@@ -63,7 +63,7 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `browse _tictactoe._tcp`, `query printer.local. TXT`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .browse(let type): return "browse \(type)"
         case .browseAllTypes: return "browse all service types"
@@ -77,7 +77,7 @@ public enum PermissionRequest: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// The kinds of request, with the stable names used in the store and in `--json` output.
-public enum PermissionOperation: String, Hashable, Sendable, CaseIterable {
+package enum PermissionOperation: String, Hashable, Sendable, CaseIterable {
     case browse
     case browseAllTypes = "browse-all-types"
     case resolve

@@ -9,7 +9,7 @@ import HeraldWire
 /// type), or else an arbitrary name. DNS-SD's own type, `_dns-sd._udp`, is never a declared service: whatever
 /// names it counts as all types. A record published under a name that is not a service's is an arbitrary name
 /// wherever it is, so that no app can publish a host's address in place of that host.
-public enum RequestTarget: Hashable, Sendable {
+package enum RequestTarget: Hashable, Sendable {
     /// A service type (its plain form: no subtype).
     case serviceType(ServiceType)
     /// Every service type (`_services._dns-sd._udp.local`).
@@ -22,7 +22,7 @@ public enum RequestTarget: Hashable, Sendable {
     case notLocal
 
     /// The target of `request`.
-    public init(_ request: PermissionRequest) {
+    package init(_ request: PermissionRequest) {
         switch request {
         case .browse(let type), .register(let type):
             self = type.domain.isMulticastDNSName ? Self.target(of: type) : .notLocal
@@ -57,14 +57,14 @@ public enum RequestTarget: Hashable, Sendable {
 
     /// The service type in the form recorded for people: `_tictactoe._tcp` (lower case); nil when the target
     /// is not one service type.
-    public var serviceTypeText: String? {
+    package var serviceTypeText: String? {
         guard case .serviceType(let type) = self else { return nil }
         return type.description.lowercased()
     }
 
     /// What was asked, normalised so that repeats of the same thing deduplicate in pending requests: the
     /// service type (an instance counts as its type), the enumeration name, the host name, or `name TYPE`.
-    public var subject: String {
+    package var subject: String {
         switch self {
         case .serviceType: return serviceTypeText ?? ""
         case .allServiceTypes: return "_services._dns-sd._udp"

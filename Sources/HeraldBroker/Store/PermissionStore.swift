@@ -15,26 +15,26 @@ import Glibc
 /// Every method that changes something runs in one transaction and returns only after it has committed, so a
 /// change reported as done survives a crash or `kill -9` of the daemon. Opening never recreates or rewrites an
 /// existing file that is not a healthy Herald store: it refuses with an error naming the problem.
-public final class PermissionStore: Sendable {
+package final class PermissionStore: Sendable {
     /// Limits that keep the store bounded whatever the clients do.
-    public struct Options: Hashable, Sendable {
+    package struct Options: Hashable, Sendable {
         /// The audit log keeps this many newest lines of decisions on requests.
-        public var auditLogLimit: Int
+        package var auditLogLimit: Int
         /// At most this many pending requests are kept. A new request of an app that has others evicts its own
         /// least recently seen; an app's first evicts the least recently seen of the app with the most.
-        public var pendingRequestLimit: Int
+        package var pendingRequestLimit: Int
         /// The audit log keeps this many newest operator actions, apart from the lines of requests: requests never
         /// push an operator action out.
-        public var operatorLogLimit: Int
+        package var operatorLogLimit: Int
         /// Of one user's decisions with one reason, this many a window are written one by one; the rest are
         /// counted into one folded line (``AuditWriter``).
-        public var auditLinesPerUser: Int
+        package var auditLinesPerUser: Int
         /// The window of ``auditLinesPerUser``, in seconds.
-        public var auditFoldWindow: TimeInterval
+        package var auditFoldWindow: TimeInterval
         /// At most this many pending requests are kept for one app; its least recently seen go first.
-        public var pendingRequestsPerApp: Int
+        package var pendingRequestsPerApp: Int
 
-        public init(auditLogLimit: Int = 10_000, pendingRequestLimit: Int = 1_000, operatorLogLimit: Int = 10_000,
+        package init(auditLogLimit: Int = 10_000, pendingRequestLimit: Int = 1_000, operatorLogLimit: Int = 10_000,
                     auditLinesPerUser: Int = 100, auditFoldWindow: TimeInterval = 60, pendingRequestsPerApp: Int = 50) {
             self.auditLogLimit = max(1, auditLogLimit)
             self.pendingRequestLimit = max(1, pendingRequestLimit)
@@ -46,20 +46,20 @@ public final class PermissionStore: Sendable {
     }
 
     /// The store's file name inside the daemon's state directory.
-    public static let defaultFileName = "permissions.sqlite"
+    package static let defaultFileName = "permissions.sqlite"
     /// The 16 bytes every SQLite 3 database file starts with.
     static let sqliteHeader = Array("SQLite format 3\0".utf8)
 
     /// The database file.
-    public let path: String
-    public let options: Options
+    package let path: String
+    package let options: Options
     /// The one connection, used by one caller at a time.
     private let connection: SharedConnection
     private let clock: @Sendable () -> Date
 
     /// Opens the store at `path`, creating it only when no file exists there. An existing file must be a
     /// healthy Herald store: anything else is refused and left as it was.
-    public init(path: String, options: Options = Options(), clock: @escaping @Sendable () -> Date = { Date() })
+    package init(path: String, options: Options = Options(), clock: @escaping @Sendable () -> Date = { Date() })
     throws(PermissionStoreError) {
         self.path = path
         self.options = options
@@ -88,12 +88,12 @@ public final class PermissionStore: Sendable {
     }
 
     /// Opens (or creates) the store in a state directory, as ``defaultFileName``.
-    public convenience init(stateDirectory: String, options: Options = Options()) throws(PermissionStoreError) {
+    package convenience init(stateDirectory: String, options: Options = Options()) throws(PermissionStoreError) {
         try self.init(path: PathName.joined(stateDirectory, Self.defaultFileName), options: options)
     }
 
     /// Closes the database; later calls fail. Closing is also done when the store is released.
-    public func close() throws(PermissionStoreError) {
+    package func close() throws(PermissionStoreError) {
         do throws(SQLiteError) {
             try connection.use { db throws(SQLiteError) in try db.close() }
         } catch {
@@ -106,7 +106,7 @@ public final class PermissionStore: Sendable {
     /// Registers `manifest`, or replaces the registered manifest with the same id. A changed manifest keeps the
     /// app's decision; the audit log records what changed. Refused when another app claims one of its selectors.
     @discardableResult
-    public func register(_ manifest: Manifest, by actor: String) throws(PermissionStoreError) -> ManifestChange {
+    package func register(_ manifest: Manifest, by actor: String) throws(PermissionStoreError) -> ManifestChange {
         try write { db in
             let stored = try Self.fetchManifests(db, path: self.path)
             let conflicts = ManifestRegistry(stored.map(\.manifest)).conflicts(with: manifest)
@@ -139,7 +139,7 @@ public final class PermissionStore: Sendable {
 
     /// Removes an app: its manifest, its decision and its pending requests. Returns the manifest removed.
     @discardableResult
-    public func removeApp(_ id: AppID, by actor: String) throws(PermissionStoreError) -> Manifest {
+    package func removeApp(_ id: AppID, by actor: String) throws(PermissionStoreError) -> Manifest {
         try write { db in
             guard let stored = try Self.fetchManifests(db, path: self.path, id: id).first else {
                 throw PermissionStoreError.unknownApp(id.rawValue)
@@ -153,12 +153,12 @@ public final class PermissionStore: Sendable {
     }
 
     /// The registered manifest with `id`, or nil.
-    public func manifest(_ id: AppID) throws(PermissionStoreError) -> StoredManifest? {
+    package func manifest(_ id: AppID) throws(PermissionStoreError) -> StoredManifest? {
         try read { db in try Self.fetchManifests(db, path: self.path, id: id).first }
     }
 
     /// Every registered manifest, ordered by id.
-    public func manifests() throws(PermissionStoreError) -> [StoredManifest] {
+    package func manifests() throws(PermissionStoreError) -> [StoredManifest] {
         try read { db in try Self.fetchManifests(db, path: self.path) }
     }
 
@@ -166,34 +166,34 @@ public final class PermissionStore: Sendable {
 
     /// Grants the app local network access; its pending requests are answered and removed.
     @discardableResult
-    public func grant(_ id: AppID, by actor: String) throws(PermissionStoreError) -> DecisionChange {
+    package func grant(_ id: AppID, by actor: String) throws(PermissionStoreError) -> DecisionChange {
         try decide(id, .granted, by: actor)
     }
 
     /// Denies the app local network access; its pending requests are answered and removed.
     @discardableResult
-    public func deny(_ id: AppID, by actor: String) throws(PermissionStoreError) -> DecisionChange {
+    package func deny(_ id: AppID, by actor: String) throws(PermissionStoreError) -> DecisionChange {
         try decide(id, .denied, by: actor)
     }
 
     /// Returns the app to not determined: its next requests are parked and recorded as pending again.
     @discardableResult
-    public func reset(_ id: AppID, by actor: String) throws(PermissionStoreError) -> DecisionChange {
+    package func reset(_ id: AppID, by actor: String) throws(PermissionStoreError) -> DecisionChange {
         try decide(id, .notDetermined, by: actor)
     }
 
     /// The decision about `id` (`.notDetermined` when none was made).
-    public func decision(for id: AppID) throws(PermissionStoreError) -> AppDecision {
+    package func decision(for id: AppID) throws(PermissionStoreError) -> AppDecision {
         try decisionRecord(for: id)?.decision ?? .notDetermined
     }
 
     /// The stored decision about `id` with who made it and when; nil when not determined.
-    public func decisionRecord(for id: AppID) throws(PermissionStoreError) -> DecisionRecord? {
+    package func decisionRecord(for id: AppID) throws(PermissionStoreError) -> DecisionRecord? {
         try read { db in try Self.fetchDecision(db, id) }
     }
 
     /// The manifests and decisions at one moment, for ``PermissionPolicy``.
-    public func snapshot() throws(PermissionStoreError) -> PermissionSnapshot {
+    package func snapshot() throws(PermissionStoreError) -> PermissionSnapshot {
         try read { db in
             let manifests = try Self.fetchManifests(db, path: self.path).map(\.manifest)
             var decisions: [AppID: AppDecision] = [:]
@@ -241,12 +241,12 @@ public final class PermissionStore: Sendable {
     /// lookups are one request, see ``PendingRequest/folded``). Nothing is recorded, and nil returned, when the app
     /// has been decided meanwhile.
     @discardableResult
-    public func recordPending(_ request: PendingRequest) throws(PermissionStoreError) -> StoredPendingRequest? {
+    package func recordPending(_ request: PendingRequest) throws(PermissionStoreError) -> StoredPendingRequest? {
         try write { db in try self.insertPending(db, request, now: self.now()) }
     }
 
     /// Records the audit line of a decision and, when there is one, its pending request, in one transaction.
-    public func record(_ decision: PermissionDecision, caller: CallerIdentity) throws(PermissionStoreError) {
+    package func record(_ decision: PermissionDecision, caller: CallerIdentity) throws(PermissionStoreError) {
         try record([(decision, caller)])
     }
 
@@ -255,7 +255,7 @@ public final class PermissionStore: Sendable {
     /// one of them recorded it for the first time). Each user's decisions are folded past
     /// ``Options/auditLinesPerUser`` a window (``AuditWriter``).
     @discardableResult
-    public func record(_ batch: [(decision: PermissionDecision, caller: CallerIdentity)])
+    package func record(_ batch: [(decision: PermissionDecision, caller: CallerIdentity)])
     throws(PermissionStoreError) -> [StoredPendingRequest] {
         guard !batch.isEmpty else { return [] }
         return try write { db in
@@ -281,7 +281,7 @@ public final class PermissionStore: Sendable {
     }
 
     /// The pending requests, most recently seen first; only those of `app` when given.
-    public func pendingRequests(for app: AppID? = nil) throws(PermissionStoreError) -> [StoredPendingRequest] {
+    package func pendingRequests(for app: AppID? = nil) throws(PermissionStoreError) -> [StoredPendingRequest] {
         try read { db in
             let filter = app == nil ? "" : "WHERE app_id = ?"
             return try db.rows("""
@@ -292,7 +292,7 @@ public final class PermissionStore: Sendable {
 
     /// Appends lines of `kind` to the audit log as they are (not folded), dropping the oldest of that kind beyond
     /// its bound (``Options/auditLogLimit``, ``Options/operatorLogLimit``).
-    public func appendAudit(_ events: [AuditEvent], kind: AuditLineKind = .request) throws(PermissionStoreError) {
+    package func appendAudit(_ events: [AuditEvent], kind: AuditLineKind = .request) throws(PermissionStoreError) {
         try write { db in
             let now = self.now()
             for event in events {
@@ -302,7 +302,7 @@ public final class PermissionStore: Sendable {
     }
 
     /// Audit lines with a sequence number above `sequence`, oldest first, at most `limit` of them.
-    public func auditLog(after sequence: Int64 = 0, limit: Int = .max) throws(PermissionStoreError) -> [AuditRecord] {
+    package func auditLog(after sequence: Int64 = 0, limit: Int = .max) throws(PermissionStoreError) -> [AuditRecord] {
         try auditLog(after: sequence, limit: limit, while: { _ in true }).records
     }
 
@@ -310,7 +310,7 @@ public final class PermissionStore: Sendable {
     /// `accept` takes them (it is asked about each line before the line is included; the first line is included
     /// whatever it says). `more` is true when `accept` stopped the page before the limit or the end: the next page
     /// starts after the last record. Lines are read one at a time, so a page costs only what it holds.
-    public func auditLog(after sequence: Int64, limit: Int, while accept: (AuditRecord) -> Bool)
+    package func auditLog(after sequence: Int64, limit: Int, while accept: (AuditRecord) -> Bool)
     throws(PermissionStoreError) -> (records: [AuditRecord], more: Bool) {
         try read { db in
             var records: [AuditRecord] = []
@@ -331,7 +331,7 @@ public final class PermissionStore: Sendable {
 
     /// The sequence number just before the newest `count` audit lines (0 when there are no more than `count`):
     /// ``auditLog(after:limit:while:)`` after it reads them page by page.
-    public func auditSequence(beforeNewest count: Int) throws(PermissionStoreError) -> Int64 {
+    package func auditSequence(beforeNewest count: Int) throws(PermissionStoreError) -> Int64 {
         guard count > 0 else {
             return try read { db in try db.firstRow("SELECT max(sequence) FROM audit_log") { $0.int64(at: 0) } ?? 0 }
         }
@@ -343,7 +343,7 @@ public final class PermissionStore: Sendable {
     }
 
     /// The newest `count` audit lines, oldest first.
-    public func recentAuditLog(_ count: Int) throws(PermissionStoreError) -> [AuditRecord] {
+    package func recentAuditLog(_ count: Int) throws(PermissionStoreError) -> [AuditRecord] {
         try read { db in
             try db.rows("SELECT * FROM audit_log ORDER BY sequence DESC LIMIT ?", [count], Self.audit).reversed()
         }
@@ -352,17 +352,17 @@ public final class PermissionStore: Sendable {
     // MARK: - Health
 
     /// The result of SQLite's `PRAGMA integrity_check`: `["ok"]` for a healthy file.
-    public func integrityCheck() throws(PermissionStoreError) -> [String] {
+    package func integrityCheck() throws(PermissionStoreError) -> [String] {
         try read { db in try db.texts("PRAGMA integrity_check") }
     }
 
     /// The migrations applied to this store, in order.
-    public func appliedMigrations() throws(PermissionStoreError) -> [String] {
+    package func appliedMigrations() throws(PermissionStoreError) -> [String] {
         try read { db in try StoreSchema.completedMigrations(db) }
     }
 
     /// The SQLite journal mode in force (`wal`).
-    public func journalMode() throws(PermissionStoreError) -> String {
+    package func journalMode() throws(PermissionStoreError) -> String {
         try read { db in try db.texts("PRAGMA journal_mode").first ?? "" }
     }
 

@@ -1,6 +1,6 @@
 /// Why the permission store could not be opened or changed. Each description names the file or app and
 /// what an operator can do about it.
-public enum PermissionStoreError: Error, Hashable, Sendable, CustomStringConvertible {
+package enum PermissionStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The directory that should hold a new store does not exist.
     case directoryMissing(String)
     /// The file exists but cannot be read or written (permissions, a directory in its place).
@@ -18,7 +18,7 @@ public enum PermissionStoreError: Error, Hashable, Sendable, CustomStringConvert
     /// A database error during an operation; nothing of that operation was committed.
     case database(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .directoryMissing(let path):
             return "cannot create the permission store: the directory \(path) does not exist"

@@ -5,22 +5,22 @@ import Foundation
 #endif
 
 /// One line of the audit trail, before the store stamps it with its time and sequence number.
-public struct AuditEvent: Hashable, Sendable {
+package struct AuditEvent: Hashable, Sendable {
     /// The app concerned; nil for unregistered callers and operators.
-    public var app: AppID?
+    package var app: AppID?
     /// `browse`, `resolve`, … for requests; `app-add`, `app-update`, `app-remove`, `grant`, `deny`, `reset` for
     /// operator actions.
-    public var operation: String
+    package var operation: String
     /// The service type concerned, when there is one.
-    public var serviceType: String?
+    package var serviceType: String?
     /// `allow`, `refuse`, `park` for requests; the resulting state for operator actions.
-    public var decision: String
+    package var decision: String
     /// The ``PermissionReason`` raw value for requests; `operator` for operator actions.
-    public var reason: String
+    package var reason: String
     /// Free text: the request and the caller, or what changed.
-    public var detail: String
+    package var detail: String
 
-    public init(app: AppID?, operation: String, serviceType: String? = nil, decision: String, reason: String,
+    package init(app: AppID?, operation: String, serviceType: String? = nil, decision: String, reason: String,
                 detail: String) {
         self.app = app
         self.operation = operation
@@ -33,7 +33,7 @@ public struct AuditEvent: Hashable, Sendable {
 
 /// What a line of the audit trail records, which decides how long it is kept: operator actions and decisions on
 /// requests are bounded apart (``PermissionStore/Options``), so that requests never push an operator action out.
-public enum AuditLineKind: Int, Hashable, Sendable {
+package enum AuditLineKind: Int, Hashable, Sendable {
     /// Registering, changing or removing a manifest; granting, denying or resetting an app.
     case operatorAction = 0
     /// The decision on a request of a client (an app, a user, an operator's own program).
@@ -41,50 +41,50 @@ public enum AuditLineKind: Int, Hashable, Sendable {
 }
 
 /// A line of the audit trail as stored.
-public struct AuditRecord: Hashable, Sendable {
+package struct AuditRecord: Hashable, Sendable {
     /// Increases with every line, never reused: `herald log --follow` asks for lines after the last it saw. A line
     /// that folds a user's decisions is written again, with a new sequence number, each time it counts more.
-    public var sequence: Int64
-    public var time: Date
+    package var sequence: Int64
+    package var time: Date
     /// The app id as recorded (kept as text: the app may have been removed since).
-    public var app: String?
-    public var event: AuditEvent
-    public var kind: AuditLineKind = .request
+    package var app: String?
+    package var event: AuditEvent
+    package var kind: AuditLineKind = .request
     /// The caller's uid, for decisions on requests.
-    public var uid: UInt32?
+    package var uid: UInt32?
     /// How many decisions the line stands for: 1, or more for a line that folds one user's decisions of one reason
     /// within a window (operation `folded`).
-    public var count: Int = 1
+    package var count: Int = 1
 }
 
 /// A registered manifest as stored.
-public struct StoredManifest: Hashable, Sendable {
-    public var manifest: Manifest
-    public var addedAt: Date
-    public var updatedAt: Date
+package struct StoredManifest: Hashable, Sendable {
+    package var manifest: Manifest
+    package var addedAt: Date
+    package var updatedAt: Date
 }
 
 /// An app's decision as stored: who made it and when. `.notDetermined` apps have none.
-public struct DecisionRecord: Hashable, Sendable {
-    public var app: AppID
-    public var decision: AppDecision
-    public var time: Date
+package struct DecisionRecord: Hashable, Sendable {
+    package var app: AppID
+    package var decision: AppDecision
+    package var time: Date
     /// Who decided, as the caller of the store described them (`uid 0`, `alice (uid 1000)`).
-    public var decidedBy: String
+    package var decidedBy: String
 }
 
 /// A pending request as stored, with when it was first and last seen and how many times.
-public struct StoredPendingRequest: Hashable, Sendable {
-    public var request: PendingRequest
-    public var firstSeen: Date
-    public var lastSeen: Date
-    public var count: Int
+package struct StoredPendingRequest: Hashable, Sendable {
+    package var request: PendingRequest
+    package var firstSeen: Date
+    package var lastSeen: Date
+    package var count: Int
     /// True when the call that returned it recorded it for the first time (not a repeat of a stored request).
-    public var isNew: Bool = false
+    package var isNew: Bool = false
 }
 
 /// What registering a manifest did.
-public enum ManifestChange: Hashable, Sendable {
+package enum ManifestChange: Hashable, Sendable {
     /// A new app.
     case added
     /// The app existed; its manifest changed (the summary lists what) and its decision was kept.
@@ -94,17 +94,17 @@ public enum ManifestChange: Hashable, Sendable {
 }
 
 /// What a grant, deny or reset did: the decision before and after.
-public struct DecisionChange: Hashable, Sendable {
-    public var app: AppID
-    public var previous: AppDecision
-    public var current: AppDecision
+package struct DecisionChange: Hashable, Sendable {
+    package var app: AppID
+    package var previous: AppDecision
+    package var current: AppDecision
 
-    public init(app: AppID, previous: AppDecision, current: AppDecision) {
+    package init(app: AppID, previous: AppDecision, current: AppDecision) {
         self.app = app
         self.previous = previous
         self.current = current
     }
 
     /// True when the decision actually changed.
-    public var changed: Bool { previous != current }
+    package var changed: Bool { previous != current }
 }

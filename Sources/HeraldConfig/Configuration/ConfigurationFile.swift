@@ -1,25 +1,25 @@
 /// The text form of heraldd's configuration file: INI-style `[section]` headers and `key = value` lines;
 /// `#` and `;` start comments; blank values mean "the default".
-public struct ConfigurationFile: Sendable {
+package struct ConfigurationFile: Sendable {
     /// One `key = value` line, with where it was found.
-    public struct Entry: Sendable, Hashable {
-        public var section: String
-        public var key: String
-        public var value: String
-        public var line: Int
+    package struct Entry: Sendable, Hashable {
+        package var section: String
+        package var key: String
+        package var value: String
+        package var line: Int
     }
 
-    public private(set) var entries: [Entry] = []
+    package private(set) var entries: [Entry] = []
 
     /// A problem with the file, naming the line and what to do.
-    public struct Problem: Error, CustomStringConvertible, Sendable, Hashable {
-        public var line: Int
-        public var message: String
-        public var description: String { "line \(line): \(message)" }
+    package struct Problem: Error, CustomStringConvertible, Sendable, Hashable {
+        package var line: Int
+        package var message: String
+        package var description: String { "line \(line): \(message)" }
     }
 
     /// Parses the text, collecting every problem rather than stopping at the first.
-    public init(parsing text: String) throws(ProblemList) {
+    package init(parsing text: String) throws(ProblemList) {
         var section = ""
         var problems: [Problem] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -56,9 +56,9 @@ public struct ConfigurationFile: Sendable {
     }
 
     /// Every problem found in a configuration file.
-    public struct ProblemList: Error, CustomStringConvertible, Sendable {
-        public var problems: [Problem]
-        public var description: String { problems.map(\.description).joined(separator: "\n") }
+    package struct ProblemList: Error, CustomStringConvertible, Sendable {
+        package var problems: [Problem]
+        package var description: String { problems.map(\.description).joined(separator: "\n") }
     }
 }
 

@@ -2,55 +2,55 @@ import HeraldWire
 
 /// Every setting of heraldd, with its default; read from the configuration file, then overridden by
 /// command-line options. Each setting is documented in `docs/heraldd.conf`.
-public struct DaemonConfiguration: Sendable, Hashable {
+package struct DaemonConfiguration: Sendable, Hashable {
     // [network]
-    public var hostName: String?
-    public var interfaces: [String] = []
-    public var denyInterfaces: [String] = []
-    public var useIPv4 = true
-    public var useIPv6 = true
-    public var publishAddresses = true
+    package var hostName: String?
+    package var interfaces: [String] = []
+    package var denyInterfaces: [String] = []
+    package var useIPv4 = true
+    package var useIPv6 = true
+    package var publishAddresses = true
     /// Ask for unicast replies in the first query of a question with nothing cached (QU, RFC 6762 §5.4).
-    public var unicastFirstQueries = true
-    public var maxMessageSize = MessageSizeLimit.maximumDatagram
+    package var unicastFirstQueries = true
+    package var maxMessageSize = MessageSizeLimit.maximumDatagram
     // [limits]
-    public var cacheEntriesPerInterface = 16_384
-    public var clients = 1024
-    public var clientsPerUser = 128
-    public var operationsPerClient = 1024
-    public var operationsPerUser = 4096
-    public var clientReplyBuffer = 1 << 20
-    public var idleClientSeconds = 60
-    public var packetsPerSecondPerSource = 1000
-    public var packetBurstPerSource = 1000
+    package var cacheEntriesPerInterface = 16_384
+    package var clients = 1024
+    package var clientsPerUser = 128
+    package var operationsPerClient = 1024
+    package var operationsPerUser = 4096
+    package var clientReplyBuffer = 1 << 20
+    package var idleClientSeconds = 60
+    package var packetsPerSecondPerSource = 1000
+    package var packetBurstPerSource = 1000
     // [permissions]
     /// Members of this group are operators (as is uid 0).
-    public var operatorGroup = "herald"
+    package var operatorGroup = "herald"
     /// When true, address lookups (A/AAAA of `name.local`, reverse lookups) are allowed for every local user.
-    public var addressLookupsOpenToAllUsers = false
-    public var auditLogLines = 10_000
+    package var addressLookupsOpenToAllUsers = false
+    package var auditLogLines = 10_000
     /// Operator actions kept in the audit log, apart from the lines of requests.
-    public var operatorLogLines = 10_000
+    package var operatorLogLines = 10_000
     /// Of one user's decisions with one reason, this many a minute are written one by one; the rest are folded.
-    public var auditLinesPerUser = 100
-    public var pendingRequestLimit = 1_000
-    public var pendingRequestsPerApp = 50
+    package var auditLinesPerUser = 100
+    package var pendingRequestLimit = 1_000
+    package var pendingRequestsPerApp = 50
     // [paths]
-    public var appSocket = DaemonPaths.system.appSocket
-    public var controlSocket = DaemonPaths.system.controlSocket
-    public var stateDirectory = DaemonPaths.system.stateDirectory
-    public var appsDirectory = DaemonPaths.system.appsDirectory
-    public var servicesDirectory = DaemonPaths.system.servicesDirectory
+    package var appSocket = DaemonPaths.system.appSocket
+    package var controlSocket = DaemonPaths.system.controlSocket
+    package var stateDirectory = DaemonPaths.system.stateDirectory
+    package var appsDirectory = DaemonPaths.system.appsDirectory
+    package var servicesDirectory = DaemonPaths.system.servicesDirectory
     /// Where to serve libnss-mdns's protocol; nil: not served.
-    public var nssSocket: String?
+    package var nssSocket: String?
     /// Another path the app protocol is served on, for programs built against Apple's libdns_sd, which look for
     /// mDNSResponder at `/var/run/mDNSResponder`; nil: only the app socket.
-    public var mdnsResponderSocket: String?
+    package var mdnsResponderSocket: String?
 
-    public init() {}
+    package init() {}
 
     /// Applies a parsed file; every unknown key and bad value is reported, with its line.
-    public mutating func apply(_ file: ConfigurationFile) throws(ConfigurationFile.ProblemList) {
+    package mutating func apply(_ file: ConfigurationFile) throws(ConfigurationFile.ProblemList) {
         var problems: [ConfigurationFile.Problem] = []
         for entry in file.entries {
             do throws(ConfigurationFile.Problem) {
@@ -145,7 +145,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
     }
 
     /// The settings as a configuration file would write them.
-    public var rendered: String {
+    package var rendered: String {
         func yes(_ value: Bool) -> String { value ? "yes" : "no" }
         return """
             [network]
@@ -193,7 +193,7 @@ public struct DaemonConfiguration: Sendable, Hashable {
 
 extension DaemonConfiguration {
     /// Why `name` cannot be the host's name label (published as `name.local.`), or nil when it can.
-    public static func hostNameProblem(_ name: String) -> String? {
+    package static func hostNameProblem(_ name: String) -> String? {
         guard !name.isEmpty, name.utf8.count <= 63, !name.contains(".") else {
             return "must be a single label of at most 63 bytes, without '.local'"
         }

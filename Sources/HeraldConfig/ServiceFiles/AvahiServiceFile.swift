@@ -20,17 +20,17 @@ import HeraldXML
 /// As in Avahi, a service group is published whole or not at all: any error refuses the file. Unknown
 /// elements and attributes are warnings. The XML is read by `XMLReader`: a `<!DOCTYPE service-group SYSTEM …>`
 /// line is accepted, but DTDs, entities and processing instructions are never read.
-public struct AvahiServiceFile: Sendable {
-    public var services: [StaticService]
+package struct AvahiServiceFile: Sendable {
+    package var services: [StaticService]
     /// Problems that did not stop the file from being used (unknown elements or attributes).
-    public var warnings: [ServiceFileProblem]
+    package var warnings: [ServiceFileProblem]
 
     /// The XML reader's limits: an Avahi file is a few hundred bytes; these leave room for large TXT records.
     static let limits = XMLReader.Limits(maxDocumentSize: 256 * 1024, maxDepth: 16, maxElements: 4096)
 
     /// Parses a file's contents (bytes: `[UInt8]`, `Data`, …). `file` names it in problems; `hostName` replaces
     /// `%h` in a name with `replace-wildcards="yes"`.
-    public init(data: some Sequence<UInt8>, file: String, hostName: String) throws(ServiceFileError) {
+    package init(data: some Sequence<UInt8>, file: String, hostName: String) throws(ServiceFileError) {
         var problems: [ServiceFileProblem] = []
         let root: ServiceXMLNode
         do {
@@ -49,12 +49,12 @@ public struct AvahiServiceFile: Sendable {
         self.warnings = problems
     }
 
-    public init(contents: String, file: String, hostName: String) throws(ServiceFileError) {
+    package init(contents: String, file: String, hostName: String) throws(ServiceFileError) {
         try self.init(data: contents.utf8, file: file, hostName: hostName)
     }
 
     /// Replaces `%h` with the host name (the only wildcard Avahi knows).
-    public static func replaceWildcards(in text: String, hostName: String) -> String {
+    package static func replaceWildcards(in text: String, hostName: String) -> String {
         text.replacing("%h", with: hostName)
     }
 }

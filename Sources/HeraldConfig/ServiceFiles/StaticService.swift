@@ -1,7 +1,7 @@
 import HeraldWire
 
 /// Which address family a static service is published on (Avahi's `protocol` attribute).
-public enum StaticServiceProtocol: String, Hashable, Sendable, CaseIterable {
+package enum StaticServiceProtocol: String, Hashable, Sendable, CaseIterable {
     case any
     case ipv4
     case ipv6
@@ -9,28 +9,28 @@ public enum StaticServiceProtocol: String, Hashable, Sendable, CaseIterable {
 
 /// A service read from a static definition file (Avahi `.service` XML or systemd-resolved `.dnssd`),
 /// with wildcards and specifiers already replaced.
-public struct StaticService: Hashable, Sendable {
+package struct StaticService: Hashable, Sendable {
     /// The instance name, e.g. `myhost SSH` (at most 63 bytes of UTF-8).
-    public var name: String
+    package var name: String
     /// The service type, in its domain (`local.` unless the file gives another).
-    public var type: ServiceType
+    package var type: ServiceType
     /// Subtype labels, e.g. `_printer`.
-    public var subtypes: [String]
+    package var subtypes: [String]
     /// The host the service runs on; nil for this host.
-    public var host: DNSName?
-    public var port: UInt16
+    package var host: DNSName?
+    package var port: UInt16
     /// SRV priority, where the file gives one (systemd `Priority=`).
-    public var priority: UInt16?
+    package var priority: UInt16?
     /// SRV weight, where the file gives one (systemd `Weight=`).
-    public var weight: UInt16?
+    package var weight: UInt16?
     /// The TXT record sets. Avahi files give exactly one; systemd files give one per `TxtText=`/`TxtData=`
     /// line (systemd publishes one TXT resource record per line). Never empty.
-    public var txtRecords: [TXTRecord]
-    public var `protocol`: StaticServiceProtocol
+    package var txtRecords: [TXTRecord]
+    package var `protocol`: StaticServiceProtocol
     /// Where the service was defined.
-    public var file: String
+    package var file: String
 
-    public init(name: String, type: ServiceType, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
+    package init(name: String, type: ServiceType, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
                 priority: UInt16? = nil, weight: UInt16? = nil, txtRecords: [TXTRecord] = [.empty],
                 protocol: StaticServiceProtocol = .any, file: String = "") {
         self.name = name
@@ -46,15 +46,15 @@ public struct StaticService: Hashable, Sendable {
     }
 
     /// The domain the service is published in.
-    public var domain: DNSName { type.domain }
+    package var domain: DNSName { type.domain }
 
     /// The (first) TXT record; see ``txtRecords``.
-    public var txt: TXTRecord { txtRecords.first ?? .empty }
+    package var txt: TXTRecord { txtRecords.first ?? .empty }
 }
 
 /// One thing wrong with a service definition file.
-public struct ServiceFileProblem: Hashable, Sendable, CustomStringConvertible {
-    public enum Severity: String, Hashable, Sendable {
+package struct ServiceFileProblem: Hashable, Sendable, CustomStringConvertible {
+    package enum Severity: String, Hashable, Sendable {
         /// The service (for Avahi: the whole service group) is not published.
         case error
         /// Ignored (an unknown key, element or attribute); the rest of the file is used.
@@ -62,15 +62,15 @@ public struct ServiceFileProblem: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The file's path (or name) as given to the parser.
-    public var file: String
+    package var file: String
     /// The 1-based line, where known (always for `.dnssd`; the parser's line for XML).
-    public var line: Int?
+    package var line: Int?
     /// For XML: the element path, e.g. `/service-group/service[2]/port`.
-    public var element: String?
-    public var severity: Severity
-    public var message: String
+    package var element: String?
+    package var severity: Severity
+    package var message: String
 
-    public init(file: String, line: Int? = nil, element: String? = nil, severity: Severity = .error, message: String) {
+    package init(file: String, line: Int? = nil, element: String? = nil, severity: Severity = .error, message: String) {
         self.file = file
         self.line = line
         self.element = element
@@ -78,7 +78,7 @@ public struct ServiceFileProblem: Hashable, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         var text = file
         if let line { text += ":\(line)" }
         if let element { text += " \(element)" }
@@ -87,16 +87,16 @@ public struct ServiceFileProblem: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Why a service definition file was refused: every problem found in it (errors, and any warnings).
-public struct ServiceFileError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var problems: [ServiceFileProblem]
+package struct ServiceFileError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var file: String
+    package var problems: [ServiceFileProblem]
 
-    public init(file: String, problems: [ServiceFileProblem]) {
+    package init(file: String, problems: [ServiceFileProblem]) {
         self.file = file
         self.problems = problems
     }
 
-    public var description: String { problems.map(\.description).joined(separator: "\n") }
+    package var description: String { problems.map(\.description).joined(separator: "\n") }
 }
 
 /// Shared helpers for both formats.

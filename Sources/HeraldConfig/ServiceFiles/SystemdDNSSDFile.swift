@@ -17,16 +17,16 @@ import HeraldWire
 /// Each `TxtText=`/`TxtData=` line makes its own TXT record set (as systemd publishes one TXT resource
 /// record per line); an empty assignment resets the list. `SubType=` may repeat; an empty assignment
 /// resets it too. Unknown keys and sections are warnings; any error refuses the file.
-public struct SystemdDNSSDFile: Sendable {
-    public var service: StaticService
+package struct SystemdDNSSDFile: Sendable {
+    package var service: StaticService
     /// Problems that did not stop the file from being used (unknown keys or sections).
-    public var warnings: [ServiceFileProblem]
+    package var warnings: [ServiceFileProblem]
 
-    public var services: [StaticService] { [service] }
+    package var services: [StaticService] { [service] }
 
     /// Reads a file and its drop-ins (the `.conf` files of `NAME.dnssd.d/`, in name order), which are read after it
     /// and change what it says as later lines do. Problems name the file they are in.
-    public init(contents: String, file: String, dropIns: [(file: String, contents: String)] = [],
+    package init(contents: String, file: String, dropIns: [(file: String, contents: String)] = [],
                 specifiers: Specifiers) throws(ServiceFileError) {
         var problems: [ServiceFileProblem] = []
         var currentFile = file
@@ -198,7 +198,7 @@ public struct SystemdDNSSDFile: Sendable {
         self.warnings = problems
     }
 
-    public init(contents: String, file: String, hostName: String) throws(ServiceFileError) {
+    package init(contents: String, file: String, hostName: String) throws(ServiceFileError) {
         try self.init(contents: contents, file: file, specifiers: Specifiers(hostName: hostName))
     }
 

@@ -1,21 +1,21 @@
 extension SystemdDNSSDFile {
     /// The values the specifiers in `Name=` expand to (systemd.dnssd(5), "Specifiers").
-    public struct Specifiers: Hashable, Sendable {
+    package struct Specifiers: Hashable, Sendable {
         /// `%H`; `%l` is its first label.
-        public var hostName: String
+        package var hostName: String
         /// `%m`
-        public var machineID: String?
+        package var machineID: String?
         /// `%b`
-        public var bootID: String?
+        package var bootID: String?
         /// `%v`
-        public var kernelRelease: String?
+        package var kernelRelease: String?
         /// `%a`
-        public var architecture: String?
+        package var architecture: String?
         /// The fields of os-release(5), for `%o` (ID), `%w` (VERSION_ID), `%W` (VARIANT_ID), `%B` (BUILD_ID),
         /// `%M` (IMAGE_ID) and `%A` (IMAGE_VERSION); a field the file does not set expands to nothing, as in systemd.
-        public var osRelease: [String: String]
+        package var osRelease: [String: String]
 
-        public init(hostName: String, machineID: String? = nil, bootID: String? = nil, kernelRelease: String? = nil,
+        package init(hostName: String, machineID: String? = nil, bootID: String? = nil, kernelRelease: String? = nil,
                     architecture: String? = nil, osRelease: [String: String] = [:]) {
             self.hostName = hostName
             self.machineID = machineID
@@ -27,7 +27,7 @@ extension SystemdDNSSDFile {
 
         /// The `KEY=value` lines of an os-release file. Values may be quoted with `"` or `'`; inside double quotes a
         /// backslash keeps the next character (`\"`, `\\`, `\$`, `` \` ``). Comments and other lines are skipped.
-        public static func parseOSRelease(_ text: String) -> [String: String] {
+        package static func parseOSRelease(_ text: String) -> [String: String] {
             var fields: [String: String] = [:]
             for line in text.split(separator: "\n") {
                 let trimmed = String(line).trimmingWhitespace()

@@ -8,20 +8,20 @@ import HeraldWire
 
 /// Who is on the other end of a socket connection, as the kernel reports it (SO_PEERCRED), with a pidfd
 /// that keeps naming that process even if its pid is reused later.
-public struct ClientIdentity: Hashable, Sendable {
-    public var pid: Int32
-    public var uid: UInt32
-    public var gid: UInt32
+package struct ClientIdentity: Hashable, Sendable {
+    package var pid: Int32
+    package var uid: UInt32
+    package var gid: UInt32
     /// A pidfd of the connecting process (owned by the connection), or nil when the kernel gave none.
-    public var pidfd: Int32?
+    package var pidfd: Int32?
     /// True when the pidfd came from SO_PEERPIDFD (the kernel's own record of the connecting process); false
     /// when it was opened from the pid afterwards.
-    public var pidfdIsExact: Bool
+    package var pidfdIsExact: Bool
     /// When the connecting process started (clock ticks after boot), read while its pidfd showed it running; nil
     /// when unknown. With the pid, it names the process for good: a later process given the same pid started later.
-    public var startTime: UInt64?
+    package var startTime: UInt64?
 
-    public init(pid: Int32, uid: UInt32, gid: UInt32, pidfd: Int32? = nil, pidfdIsExact: Bool = false,
+    package init(pid: Int32, uid: UInt32, gid: UInt32, pidfd: Int32? = nil, pidfdIsExact: Bool = false,
                 startTime: UInt64? = nil) {
         self.pid = pid
         self.uid = uid
@@ -32,7 +32,7 @@ public struct ClientIdentity: Hashable, Sendable {
     }
 
     /// The peer of a connected Unix socket; nil when the kernel does not say.
-    public static func ofPeer(_ fd: Int32) -> ClientIdentity? {
+    package static func ofPeer(_ fd: Int32) -> ClientIdentity? {
         guard let credentials = UnixSocket.peerCredentials(fd) else { return nil }
         var exact: Int32 = 0
         let pidfd = herald_peer_pidfd(fd, credentials.pid, &exact)
@@ -46,7 +46,7 @@ public struct ClientIdentity: Hashable, Sendable {
     }
 
     /// False once the connecting process has exited (its pid may then name another process).
-    public var processIsAlive: Bool {
+    package var processIsAlive: Bool {
         guard let pidfd else { return pid > 0 && kill(pid, 0) == 0 || errno == EPERM }
         return herald_pidfd_alive(pidfd) == 1
     }

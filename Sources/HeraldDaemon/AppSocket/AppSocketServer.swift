@@ -12,26 +12,26 @@ import Logging
 /// connection can hold has a share per user, a cap for everyone, and a timeout or an end (docs/permissions.md,
 /// "Limits"). Connections and operations are counted by the session core (``SessionLimits``); what only the socket
 /// holds, here.
-public struct ClientLimits: Sendable {
+package struct ClientLimits: Sendable {
     /// Connections, operations and added records, kept by the session core.
-    public var sessions = SessionLimits()
+    package var sessions = SessionLimits()
     /// Reply bytes queued for a client that does not read; past this the client is disconnected.
-    public var outputBytesPerClient = 1 << 20
+    package var outputBytesPerClient = 1 << 20
     /// Reply bytes queued for all of one user's connections, and for everyone's; past either, the connection that
     /// would queue more is disconnected.
-    public var outputBytesPerUser = 8 << 20
-    public var outputBytesTotal = 48 << 20
+    package var outputBytesPerUser = 8 << 20
+    package var outputBytesTotal = 48 << 20
     /// A connection that runs no operation and has sent nothing for this long is closed (milliseconds).
-    public var idleMilliseconds: Int64 = 60_000
+    package var idleMilliseconds: Int64 = 60_000
 
-    public init() {}
+    package init() {}
 }
 
 /// Serves apps on a Unix socket speaking mDNSResponder's dnssd IPC protocol (version 1): the shell around the
 /// ``SessionCore``. It owns the sockets and descriptors, decodes each request and hands it to the core with the time,
 /// writes the replies the core queues, carries out its engine commands, and answers the core's questions about
 /// callers through the ``AccessGate``.
-public final class AppSocketServer {
+package final class AppSocketServer {
     let loop: EventLoop
     let network: NetworkService
     let gate: AccessGate
@@ -42,13 +42,13 @@ public final class AppSocketServer {
     /// The sockets clients connect to: the app socket, then any other path it also serves (mDNSResponder's).
     private var listeners: [UnixListener]
     /// Where the app socket is.
-    public var path: String { listeners[0].path }
+    package var path: String { listeners[0].path }
     /// Every path the app protocol is served on.
-    public var paths: [String] { listeners.map(\.path) }
+    package var paths: [String] { listeners.map(\.path) }
 
     /// True when the app protocol is already served at `path`, however it is spelled (`/var/run` for `/run`, a
     /// doubled slash): the same file as one of the listeners'.
-    public func serves(_ path: String) -> Bool {
+    package func serves(_ path: String) -> Bool {
         if paths.contains(path) { return true }
         var wanted = stat()
         guard stat(path, &wanted) == 0 else { return false }
@@ -76,7 +76,7 @@ public final class AppSocketServer {
     private let sessionGate: SessionGateAdapter
 
     /// The version reported for the `DaemonVersion` property.
-    public static let daemonVersion = SessionCore.daemonVersion
+    package static let daemonVersion = SessionCore.daemonVersion
 
     /// Listens on `path`, or on `inherited`, a listening socket passed by the service manager (socket activation),
     /// whose file then belongs to the service manager.
@@ -103,14 +103,14 @@ public final class AppSocketServer {
 
     /// Also serves the app protocol on `path`, or on `inherited`, another listening socket the service manager
     /// passed: clients there are the same daemon's, under the same limits and permission rules.
-    public func listen(alsoAt path: String, inherited: Int32? = nil) throws(SystemError) {
+    package func listen(alsoAt path: String, inherited: Int32? = nil) throws(SystemError) {
         let listener = try UnixListener(path: path, inherited: inherited, loop: loop)
         listener.accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
         listeners.append(listener)
     }
 
     /// The number of connected clients.
-    public var clientCount: Int { clients.count }
+    package var clientCount: Int { clients.count }
 
     /// Operations of all clients: running, parked, and registrations among them.
     var operationCounts: (operations: Int, parked: Int, registrations: Int) { core.operationCounts }
@@ -302,7 +302,7 @@ public final class AppSocketServer {
 
     /// Re-asks the gate for every operation (after a grant, a deny, a reset): parked operations that are now allowed
     /// start; running ones that are no longer allowed stop with NoAuth (and registrations say goodbye).
-    public func accessChanged() {
+    package func accessChanged() {
         core.accessChanged()
         flushReplies()
     }
@@ -382,8 +382,8 @@ public final class AppSocketServer {
 }
 
 extension AppSocketServer: EngineEventReceiver {
-    public func receive(_ event: OperationEvent, for operation: OperationID) { core.receive(event, for: operation) }
-    public func engineBatchEnded() { flushReplies() }
+    package func receive(_ event: OperationEvent, for operation: OperationID) { core.receive(event, for: operation) }
+    package func engineBatchEnded() { flushReplies() }
 }
 
 /// The core's questions about callers, answered from the app socket's connections and its ``AccessGate``.

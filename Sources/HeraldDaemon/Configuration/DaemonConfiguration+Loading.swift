@@ -6,15 +6,15 @@ import HeraldFiles
 
 extension DaemonConfiguration {
     /// Why a configuration file could not be used.
-    public struct LoadError: Error, CustomStringConvertible {
-        public var description: String
+    package struct LoadError: Error, CustomStringConvertible {
+        package var description: String
     }
 
     /// The largest configuration file read; a bigger one (or an endless device) is refused.
     static let largestFile = 1 << 20
 
     /// Reads and applies a configuration file. A missing file is fine unless `required`.
-    public mutating func load(from path: String, required: Bool) throws {
+    package mutating func load(from path: String, required: Bool) throws {
         guard let kind = try? FileKind.of(path).get() else {
             if required { throw LoadError(description: "no such file") }
             return

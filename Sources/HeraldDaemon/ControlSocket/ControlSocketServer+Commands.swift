@@ -261,7 +261,7 @@ extension ControlSocketServer {
 
     /// Tells `requests` subscribers about pending requests recorded for the first time: for each app, the newest
     /// of a batch. Repeats are not announced: one prompt per app and request, not per repeat.
-    public func notifyPending(_ requests: [StoredPendingRequest]) {
+    package func notifyPending(_ requests: [StoredPendingRequest]) {
         var newest: [String: StoredPendingRequest] = [:]
         var order: [String] = []
         for request in requests where request.isNew {
@@ -281,7 +281,7 @@ extension ControlSocketServer {
     }
 
     /// Tells `decisions` subscribers that an app's decision changed.
-    public func notifyDecision(_ change: DecisionChange) {
+    package func notifyDecision(_ change: DecisionChange) {
         for client in clients.values where client.topics.contains("decisions") && isOperator(client) {
             var event = ControlReply(id: nil, event: "decision")
             event.change = "\(change.current.rawValue) (was \(change.previous.rawValue))"
@@ -297,7 +297,7 @@ extension ControlSocketServer {
     }
 
     /// Sends `log` subscribers the audit lines they have not seen.
-    public func notifyAuditLog() {
+    package func notifyAuditLog() {
         let followers = clients.values.filter { $0.topics.contains("log") }
         guard !followers.isEmpty else { return }
         for client in followers where isOperator(client) { sendLog(to: client) }

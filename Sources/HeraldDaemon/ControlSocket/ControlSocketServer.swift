@@ -10,13 +10,13 @@ import Logging
 /// grant/deny/reset, pending requests, the audit log, status, and live notifications. Only operators get in: the
 /// socket file is mode 0660 with the operator group, and every request is checked again against the peer's kernel
 /// credentials, so a socket whose mode was loosened still refuses everyone else.
-public final class ControlSocketServer {
+package final class ControlSocketServer {
     let loop: EventLoop
     let broker: PermissionBroker
     let operators: OperatorRule
     let logger: Logger
     private let listener: UnixListener
-    public var path: String { listener.path }
+    package var path: String { listener.path }
     var clients: [Int: ControlClient] = [:]
     private var nextClientID = 1
     /// Answers `status`.
@@ -29,7 +29,7 @@ public final class ControlSocketServer {
     static let outputLimit = 4 << 20
 
     /// Listens on `path` (or on `inherited`, a socket passed by the service manager).
-    public init(path: String, inherited: Int32? = nil, loop: EventLoop, broker: PermissionBroker, operators: OperatorRule,
+    package init(path: String, inherited: Int32? = nil, loop: EventLoop, broker: PermissionBroker, operators: OperatorRule,
                 logger: Logger, status: @escaping () -> ControlStatus) throws(SystemError) {
         self.loop = loop
         self.broker = broker

@@ -7,21 +7,21 @@ import Glibc
 ///
 /// Everything the daemon does runs on the loop's thread, so the protocol engine and the client tables need
 /// no locks. Other threads talk to it only through file descriptors (signalfd, eventfd).
-public final class EventLoop {
-    public struct Events: OptionSet, Sendable {
-        public let rawValue: UInt32
-        public init(rawValue: UInt32) { self.rawValue = rawValue }
-        public static let readable = Events(rawValue: herald_epollin())
-        public static let writable = Events(rawValue: herald_epollout())
+package final class EventLoop {
+    package struct Events: OptionSet, Sendable {
+        package let rawValue: UInt32
+        package init(rawValue: UInt32) { self.rawValue = rawValue }
+        package static let readable = Events(rawValue: herald_epollin())
+        package static let writable = Events(rawValue: herald_epollout())
     }
 
     private let epollFD: Int32
     private var handlers: [Int32: (Events) -> Void] = [:]
     private var running = false
     /// How many times a descriptor's handler has run: a count that moves when the loop handled I/O.
-    public private(set) var handledEvents: UInt64 = 0
+    package private(set) var handledEvents: UInt64 = 0
 
-    public init() throws(SystemError) {
+    package init() throws(SystemError) {
         let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard fd >= 0 else { throw SystemError("epoll_create1") }
         epollFD = fd
@@ -30,25 +30,25 @@ public final class EventLoop {
     deinit { close(epollFD) }
 
     /// Watches `fd`; `handler` runs on the loop with the events that occurred (errors and hang-ups count as readable).
-    public func register(_ fd: Int32, for events: Events, handler: @escaping (Events) -> Void) throws(SystemError) {
+    package func register(_ fd: Int32, for events: Events, handler: @escaping (Events) -> Void) throws(SystemError) {
         guard herald_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events.rawValue) == 0 else { throw SystemError("epoll_ctl(ADD)") }
         handlers[fd] = handler
     }
 
     /// Changes the events watched for `fd`.
-    public func modify(_ fd: Int32, for events: Events) {
+    package func modify(_ fd: Int32, for events: Events) {
         _ = herald_epoll_ctl(epollFD, EPOLL_CTL_MOD, fd, events.rawValue)
     }
 
     /// Stops watching `fd` (the caller closes it).
-    public func unregister(_ fd: Int32) {
+    package func unregister(_ fd: Int32) {
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
         handlers[fd] = nil
     }
 
     /// Runs until ``stop()``. Before each wait, `nextDeadline` gives the monotonic millisecond at which
     /// `onDeadline` must run (nil: no deadline).
-    public func run(nextDeadline: () -> Int64?, onDeadline: () -> Void) {
+    package func run(nextDeadline: () -> Int64?, onDeadline: () -> Void) {
         running = true
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while running {
@@ -74,12 +74,12 @@ public final class EventLoop {
     }
 
     /// Makes ``run(nextDeadline:onDeadline:)`` return after the current iteration.
-    public func stop() { running = false }
+    package func stop() { running = false }
 }
 
 /// The monotonic clock the daemon drives its engine with.
-public enum MonotonicClock {
-    public static func milliseconds() -> Int64 {
+package enum MonotonicClock {
+    package static func milliseconds() -> Int64 {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
@@ -87,14 +87,14 @@ public enum MonotonicClock {
 }
 
 /// A failed system call, with errno and its text.
-public struct SystemError: Error, CustomStringConvertible, Sendable {
-    public let call: String
-    public let code: Int32
+package struct SystemError: Error, CustomStringConvertible, Sendable {
+    package let call: String
+    package let code: Int32
 
-    public init(_ call: String, code: Int32 = errno) {
+    package init(_ call: String, code: Int32 = errno) {
         self.call = call
         self.code = code
     }
 
-    public var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
+    package var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
 }

@@ -4,14 +4,14 @@ import Glibc
 #endif
 
 /// A one-shot timer on the event loop (a timerfd), for parts of the daemon that keep their own deadlines.
-public final class LoopTimer {
+package final class LoopTimer {
     private let fd: Int32
     private let loop: EventLoop
     /// The monotonic millisecond the timer is armed for.
-    public private(set) var deadline: Int64?
+    package private(set) var deadline: Int64?
 
     /// `handler` runs on the loop each time the timer fires.
-    public init(loop: EventLoop, handler: @escaping () -> Void) throws(SystemError) {
+    package init(loop: EventLoop, handler: @escaping () -> Void) throws(SystemError) {
         let fd = herald_timerfd_create()
         guard fd >= 0 else { throw SystemError("timerfd_create") }
         self.fd = fd
@@ -35,7 +35,7 @@ public final class LoopTimer {
     }
 
     /// Fires at the monotonic millisecond `time` (at once if it has passed); nil disarms the timer.
-    public func schedule(at time: Int64?) {
+    package func schedule(at time: Int64?) {
         guard time != deadline else { return }
         deadline = time
         guard let time else {

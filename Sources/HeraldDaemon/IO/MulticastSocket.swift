@@ -7,25 +7,25 @@ import HeraldWire
 
 /// A datagram as it arrived: the bytes, who sent it, the interface it came in on, and whether it was sent
 /// to the mDNS group or to one of our own addresses.
-public struct ReceivedDatagram: Sendable {
-    public var bytes: [UInt8]
-    public var source: HeraldEngine.SocketAddress
-    public var interfaceIndex: Int
-    public var toUnicast: Bool
+package struct ReceivedDatagram: Sendable {
+    package var bytes: [UInt8]
+    package var source: HeraldEngine.SocketAddress
+    package var interfaceIndex: Int
+    package var toUnicast: Bool
 }
 
 /// The UDP socket of one IP family on port 5353 (RFC 6762 §3): it joins the mDNS group per interface,
 /// reports the arriving interface and destination of each packet (IP_PKTINFO / IPV6_PKTINFO), and sends
 /// each packet out of the interface the engine chose, with IP TTL / hop limit 255 (RFC 6762 §11).
-public final class MulticastSocket {
-    public let family: IPFamily
-    public let fd: Int32
+package final class MulticastSocket {
+    package let family: IPFamily
+    package let fd: Int32
     private var joined = Set<Int>()
     private var receiveBuffer = [UInt8](repeating: 0, count: 65_536)
     private var controlBuffer = [UInt8](repeating: 0, count: 256)
 
     /// Opens and binds the socket on `port` (5353 except in tests that need another).
-    public init(family: IPFamily, port: UInt16 = HeraldWire.mdnsPort) throws(SystemError) {
+    package init(family: IPFamily, port: UInt16 = HeraldWire.mdnsPort) throws(SystemError) {
         self.family = family
         let domain = family == .ipv4 ? AF_INET : AF_INET6
         let fd = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -79,14 +79,14 @@ public final class MulticastSocket {
     }
 
     /// Joins the mDNS group on an interface (idempotent).
-    public func join(interfaceIndex: Int) throws(SystemError) {
+    package func join(interfaceIndex: Int) throws(SystemError) {
         guard !joined.contains(interfaceIndex) else { return }
         try membership(add: true, interfaceIndex: interfaceIndex)
         joined.insert(interfaceIndex)
     }
 
     /// Leaves the group on an interface (ignores an interface that is already gone).
-    public func leave(interfaceIndex: Int) {
+    package func leave(interfaceIndex: Int) {
         guard joined.remove(interfaceIndex) != nil else { return }
         try? membership(add: false, interfaceIndex: interfaceIndex)
     }
@@ -118,7 +118,7 @@ public final class MulticastSocket {
 
     /// Reads one datagram, or nil when none is waiting. Datagrams that cannot be attributed to an interface
     /// are dropped.
-    public func receive() -> ReceivedDatagram? {
+    package func receive() -> ReceivedDatagram? {
         while true {
             var storage = sockaddr_storage()
             let (received, control) = receiveBuffer.withUnsafeMutableBytes { data in
@@ -154,7 +154,7 @@ public final class MulticastSocket {
     /// Sends `bytes` out of `interfaceIndex`, to the mDNS group or to one peer. Returns false when the kernel
     /// refused (e.g. the interface just went away); the daemon logs and carries on.
     @discardableResult
-    public func send(_ bytes: [UInt8], interfaceIndex: Int, to destination: PacketDestination) -> Bool {
+    package func send(_ bytes: [UInt8], interfaceIndex: Int, to destination: PacketDestination) -> Bool {
         let target: HeraldEngine.SocketAddress
         switch destination {
         case .multicast:

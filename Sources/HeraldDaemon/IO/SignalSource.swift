@@ -5,11 +5,11 @@ import Glibc
 
 /// Delivers SIGTERM, SIGINT and SIGHUP through a file descriptor (signalfd), so that the event loop handles
 /// them like any other input instead of in an asynchronous signal handler.
-public final class SignalSource {
-    public let fd: Int32
+package final class SignalSource {
+    package let fd: Int32
 
     /// Blocks the signals for normal delivery (in this thread and those it starts) and opens the descriptor.
-    public init(signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]) throws(SystemError) {
+    package init(signals: [Int32] = [SIGTERM, SIGINT, SIGHUP]) throws(SystemError) {
         var mask = sigset_t()
         sigemptyset(&mask)
         for signal in signals { sigaddset(&mask, signal) }
@@ -22,7 +22,7 @@ public final class SignalSource {
     deinit { close(fd) }
 
     /// The signals received since the last call, in order.
-    public func take() -> [Int32] {
+    package func take() -> [Int32] {
         var signals: [Int32] = []
         var info = [UInt8](repeating: 0, count: 128)  // struct signalfd_siginfo
         while read(fd, &info, info.count) == info.count {

@@ -5,10 +5,10 @@ import Glibc
 
 /// Unix stream sockets: a listening socket at a path, and the reads and writes of accepted connections,
 /// including file descriptors passed with SCM_RIGHTS (the dnssd protocol's error-return sockets).
-public enum UnixSocket {
+package enum UnixSocket {
     /// Creates, binds and listens on `path` with the given permission bits. A stale socket file left by a
     /// previous run is replaced; a path held by a live daemon is refused.
-    public static func listen(at path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> Int32 {
+    package static func listen(at path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> Int32 {
         guard path.utf8.count < 108 else { throw SystemError("socket path too long (\(path))", code: ENAMETOOLONG) }
         try makeParentDirectory(of: path)
         if access(path, F_OK) == 0 {
@@ -41,7 +41,7 @@ public enum UnixSocket {
 
     /// Connects to the socket at `path`. Blocking, unless `nonBlocking`: then a listener whose backlog is full
     /// fails the call (EAGAIN) instead of holding the caller.
-    public static func connect(to path: String, nonBlocking: Bool = false) throws(SystemError) -> Int32 {
+    package static func connect(to path: String, nonBlocking: Bool = false) throws(SystemError) -> Int32 {
         let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
         let fd = socket(AF_UNIX, flags, 0)
         guard fd >= 0 else { throw SystemError("socket(AF_UNIX)") }
@@ -60,7 +60,7 @@ public enum UnixSocket {
     /// Connects, without blocking, to the socket at `path` if it is a socket owned by `owner` (any owner when nil),
     /// not a symbolic link to one. The file is opened once, checked, and connected to through that descriptor
     /// (/proc/self/fd/N), so nothing can be swapped in between the check and the connect.
-    public static func connectChecked(to path: String, owner: UInt32?) throws(SystemError) -> Int32 {
+    package static func connectChecked(to path: String, owner: UInt32?) throws(SystemError) -> Int32 {
         let file = herald_open_path_nofollow(path)
         guard file >= 0 else { throw SystemError("open(\(path))") }
         defer { close(file) }
@@ -89,7 +89,7 @@ public enum UnixSocket {
     }
 
     /// Accepts one pending connection (non-blocking), or nil.
-    public static func accept(_ listener: Int32) -> Int32? {
+    package static func accept(_ listener: Int32) -> Int32? {
         let fd = Glibc.accept(listener, nil, nil)
         guard fd >= 0 else {
             if errno == EMFILE || errno == ENFILE { shedOneConnection(listener) }
@@ -117,7 +117,7 @@ public enum UnixSocket {
     /// client limits, not the default of 1024, decide how many apps can connect. Returns the limit in force.
     /// Also sets the reserve descriptor aside (a lazily opened one would be opened too late: when none is left).
     @discardableResult
-    public static func raiseDescriptorLimit(to wanted: UInt = 65_536) -> UInt {
+    package static func raiseDescriptorLimit(to wanted: UInt = 65_536) -> UInt {
         _ = reserve
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
@@ -132,20 +132,20 @@ public enum UnixSocket {
     /// Who sent the bytes of one read, as the kernel attached it (SCM_CREDENTIALS, and SCM_PIDFD where the kernel
     /// has it) on a socket that asked for it (``passCredentials(_:)``). The kernel never merges the bytes of two
     /// senders into one read. The receiver owns `pidfd` and must close it.
-    public struct Sender: Hashable, Sendable {
+    package struct Sender: Hashable, Sendable {
         /// The sending process (its thread group): filled in by the kernel, which lets no unprivileged process
         /// claim another's.
-        public var pid: Int32
+        package var pid: Int32
         /// The sender's real uid and gid at the time it sent (one of its real, effective or saved ids if it chose
         /// to say so).
-        public var uid: UInt32
-        public var gid: UInt32
+        package var uid: UInt32
+        package var gid: UInt32
         /// A pidfd naming the sending process itself, so that what is read about it in `/proc` can be checked.
-        public var pidfd: Int32?
+        package var pidfd: Int32?
     }
 
     /// The result of one read.
-    public enum ReadResult {
+    package enum ReadResult {
         case data([UInt8], descriptors: [Int32], sender: Sender?)
         case wouldBlock
         case closed
@@ -153,10 +153,10 @@ public enum UnixSocket {
 
     /// Makes the kernel attach the sender to every message on `fd` (a listening socket: its connections inherit it).
     @discardableResult
-    public static func passCredentials(_ fd: Int32) -> Bool { herald_pass_credentials(fd) >= 0 }
+    package static func passCredentials(_ fd: Int32) -> Bool { herald_pass_credentials(fd) >= 0 }
 
     /// Reads up to `maximum` bytes, any descriptors passed with them and their sender.
-    public static func read(_ fd: Int32, maximum: Int) -> ReadResult {
+    package static func read(_ fd: Int32, maximum: Int) -> ReadResult {
         var buffer = [UInt8](repeating: 0, count: max(1, maximum))
         var control = [UInt8](repeating: 0, count: 256)
         var controlLength = 0
@@ -239,7 +239,7 @@ public enum UnixSocket {
     static let scmPidfd: Int32 = 4
 
     /// Writes as much as the socket takes now; returns the number of bytes written, or nil if the peer is gone.
-    public static func write(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Int? {
+    package static func write(_ fd: Int32, _ bytes: ArraySlice<UInt8>) -> Int? {
         guard !bytes.isEmpty else { return 0 }
         let written = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         if written < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : nil }
@@ -247,7 +247,7 @@ public enum UnixSocket {
     }
 
     /// Sends `bytes` with `descriptor` attached (SCM_RIGHTS), blocking until sent.
-    public static func send(_ fd: Int32, _ bytes: [UInt8], passing descriptor: Int32) -> Bool {
+    package static func send(_ fd: Int32, _ bytes: [UInt8], passing descriptor: Int32) -> Bool {
         let headerSize = MemoryLayout<Int>.size + 8
         var control = [UInt8](repeating: 0, count: ControlMessages.align(headerSize + 4))
         let length = headerSize + 4
@@ -273,7 +273,7 @@ public enum UnixSocket {
     }
 
     /// The peer's process, user and group (SO_PEERCRED), as the kernel recorded them at connect time.
-    public static func peerCredentials(_ fd: Int32) -> (pid: Int32, uid: UInt32, gid: UInt32)? {
+    package static func peerCredentials(_ fd: Int32) -> (pid: Int32, uid: UInt32, gid: UInt32)? {
         var pid: Int32 = 0
         var uid: UInt32 = 0
         var gid: UInt32 = 0

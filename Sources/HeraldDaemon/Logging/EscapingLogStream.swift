@@ -10,16 +10,16 @@ import Logging
 /// forged line on the screen of an operator reading the log, or start a journal entry of its own.
 ///
 /// A log handler writes one line per call, ending with its newline: everything before that newline is escaped.
-public struct EscapingLogStream: TextOutputStream, Sendable {
+package struct EscapingLogStream: TextOutputStream, Sendable {
     private let sink: @Sendable (String) -> Void
 
     /// A stream that hands each escaped line (newline included) to `sink`.
-    public init(sink: @escaping @Sendable (String) -> Void) {
+    package init(sink: @escaping @Sendable (String) -> Void) {
         self.sink = sink
     }
 
     /// Standard error, written at once (each line in one `write`, so that lines of several threads never mix).
-    public static let standardError = EscapingLogStream { line in
+    package static let standardError = EscapingLogStream { line in
         var bytes = Array(line.utf8)
         var offset = 0
         while offset < bytes.count {
@@ -33,7 +33,7 @@ public struct EscapingLogStream: TextOutputStream, Sendable {
         bytes.removeAll()
     }
 
-    public mutating func write(_ string: String) {
+    package mutating func write(_ string: String) {
         guard let last = string.unicodeScalars.last else { return }
         if last == "\n" {
             sink(OperatorText.escaped(String(string.unicodeScalars.dropLast())) + "\n")
@@ -43,7 +43,7 @@ public struct EscapingLogStream: TextOutputStream, Sendable {
     }
 
     /// A log handler in swift-log's usual format (time, level, label, metadata, message) writing to `stream`.
-    public static func handler(label: String, stream: EscapingLogStream = .standardError) -> StreamLogHandler {
+    package static func handler(label: String, stream: EscapingLogStream = .standardError) -> StreamLogHandler {
         StreamLogHandler(label: label, stream: stream)
     }
 }

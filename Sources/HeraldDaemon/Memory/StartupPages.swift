@@ -12,14 +12,14 @@ import Synchronization
 /// steps together: for heraldd's release build 9 MiB (14 MiB with the kernel's fault-around), against 24 MiB with
 /// neither (VmHWM, with an empty state directory). Each step maps back what it shares with the last: with reading
 /// `/proc/self/smaps`, the releases add about 5 ms to start-up (16 to 21 ms until the control socket accepts).
-public enum StartupPages {
+package enum StartupPages {
     /// What releases made before logging was set up would have logged, after how file pages map (decided before
     /// the first release); logged with the first release that can.
     private static let unlogged = Mutex<[String]>(["start-up: " + ProcessMemory.filePageMapping()])
 
     /// Releases the pages mapped so far and logs (at debug level) the resident set before and after. `logger` is
     /// nil only before logging is set up.
-    public static func release(after step: String, logger: Logger? = nil) {
+    package static func release(after step: String, logger: Logger? = nil) {
         let before = ProcessMemory.residentKiB()
         let line = ProcessMemory.releaseFilePages() == nil
             ? "start-up: pages not released after \(step): /proc/self/smaps is unreadable"

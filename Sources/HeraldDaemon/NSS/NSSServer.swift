@@ -8,19 +8,19 @@ import HeraldWire
 import Logging
 
 /// Limits that keep NSS clients from taking the daemon down.
-public struct NSSLimits: Hashable, Sendable {
+package struct NSSLimits: Hashable, Sendable {
     /// Connections at once; more are answered "too many clients" and closed.
-    public var clients = 256
+    package var clients = 256
     /// Connections of one user at once (operators are held only to ``clients``), so that no user can hold every
     /// connection and blind the others' name lookups.
-    public var clientsPerUser = 32
+    package var clientsPerUser = 32
     /// Distinct lookups running at once (each keeps querying the network for a few seconds); a new
     /// question past this is refused with "too many objects".
-    public var lookups = 128
+    package var lookups = 128
     /// How long a client may take to send its request line.
-    public var requestMilliseconds: Int64 = 5000
+    package var requestMilliseconds: Int64 = 5000
 
-    public init() {}
+    package init() {}
 }
 
 /// Serves `.local` host names and reverse lookups to libnss-mdns (and so to every program that resolves
@@ -29,7 +29,7 @@ public struct NSSLimits: Hashable, Sendable {
 /// queries the network and the reply waits at most ``NSSTiming/missAfter``. Every lookup is judged as an app's
 /// A/AAAA or PTR query of the name is (``NSSLookupKey/permissionRequest``): an address lookup, unless the name
 /// is a service's; one that is not allowed is answered as not found.
-public final class NSSServer {
+package final class NSSServer {
     private let loop: EventLoop
     private let network: NetworkService
     private let gate: AccessGate
@@ -37,7 +37,7 @@ public final class NSSServer {
     private let limits: NSSLimits
     private let logger: Logger
     private let listener: UnixListener
-    public var path: String { listener.path }
+    package var path: String { listener.path }
     private var timer: LoopTimer!
     private var clients: [Int: NSSClient] = [:]
     private var nextClientID = 1
@@ -66,9 +66,9 @@ public final class NSSServer {
     }
 
     /// Connections open now.
-    public var clientCount: Int { clients.count }
+    package var clientCount: Int { clients.count }
     /// Lookups running or kept now.
-    public var lookupCount: Int { lookups.count }
+    package var lookupCount: Int { lookups.count }
 
     // MARK: - Connections
 
@@ -375,9 +375,9 @@ public final class NSSServer {
 }
 
 extension NSSServer: EngineEventReceiver {
-    public func receive(_ event: OperationEvent, for operation: OperationID) {
+    package func receive(_ event: OperationEvent, for operation: OperationID) {
         if let key = lookupOfOperation[operation] { deliver(event, to: key) }
     }
 
-    public func engineBatchEnded() {}
+    package func engineBatchEnded() {}
 }

@@ -6,27 +6,27 @@ import HeraldEngine
 import HeraldWire
 
 /// One network interface as the daemon sees it.
-public struct NetworkInterface: Hashable, Sendable {
-    public var name: String
-    public var index: Int
-    public var isUp: Bool
-    public var isLoopback: Bool
-    public var supportsMulticast: Bool
+package struct NetworkInterface: Hashable, Sendable {
+    package var name: String
+    package var index: Int
+    package var isUp: Bool
+    package var isLoopback: Bool
+    package var supportsMulticast: Bool
     /// The largest packet the interface sends without fragments, IP header included.
-    public var mtu: Int
+    package var mtu: Int
     /// The interface's IPv6 MTU as the kernel keeps it (`net.ipv6.conf.NAME.mtu`, which a router's advertisement
     /// may lower); only a value below `mtu` counts. Read at each scan of the interfaces: the kernel announces no
     /// change of it, so a change is seen at the next change of the interfaces.
-    public var ipv6MTU: Int?
-    public var addresses: [LinkAddress]
+    package var ipv6MTU: Int?
+    package var addresses: [LinkAddress]
 
     /// The MTU of the interface's link of `family`.
-    public func mtu(for family: IPFamily) -> Int {
+    package func mtu(for family: IPFamily) -> Int {
         family == .ipv6 ? min(mtu, ipv6MTU ?? mtu) : mtu
     }
 
     /// The links (interface × family) mDNS would use on it, with their addresses.
-    public var links: [LinkID: [LinkAddress]] {
+    package var links: [LinkID: [LinkAddress]] {
         var result: [LinkID: [LinkAddress]] = [:]
         for family in IPFamily.allCases {
             let addresses = self.addresses.filter { $0.address.family == family }.sorted { $0.address < $1.address }
@@ -38,16 +38,16 @@ public struct NetworkInterface: Hashable, Sendable {
 
 /// Which interfaces mDNS runs on (RFC 6762 §20: every up, multicast-capable, non-loopback interface,
 /// narrowed by the configuration's allow and deny lists).
-public struct InterfacePolicy: Sendable {
-    public var allow: [String]
-    public var deny: [String]
+package struct InterfacePolicy: Sendable {
+    package var allow: [String]
+    package var deny: [String]
 
-    public init(allow: [String] = [], deny: [String] = []) {
+    package init(allow: [String] = [], deny: [String] = []) {
         self.allow = allow
         self.deny = deny
     }
 
-    public func accepts(_ interface: NetworkInterface) -> Bool {
+    package func accepts(_ interface: NetworkInterface) -> Bool {
         guard interface.isUp, interface.supportsMulticast, !interface.isLoopback else { return false }
         if !allow.isEmpty && !allow.contains(interface.name) { return false }
         return !deny.contains(interface.name)
@@ -55,12 +55,12 @@ public struct InterfacePolicy: Sendable {
 }
 
 /// Reads the system's interfaces and addresses, and hears from the kernel (rtnetlink) when they change.
-public final class InterfaceMonitor {
+package final class InterfaceMonitor {
     /// The netlink socket that wakes the daemon on link and address changes; -1 if it could not be opened.
-    public let fd: Int32
+    package let fd: Int32
 
     /// Opens the netlink socket subscribed to link, IPv4-address and IPv6-address events.
-    public init() {
+    package init() {
         let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd >= 0 {
             var address = sockaddr_nl()
@@ -83,7 +83,7 @@ public final class InterfaceMonitor {
 
     /// Empties the netlink socket; returns true when any notification was waiting (the caller re-reads
     /// the interface list rather than decoding each message).
-    public func drainNotifications() -> Bool {
+    package func drainNotifications() -> Bool {
         guard fd >= 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: 16_384)
         var any = false
@@ -93,7 +93,7 @@ public final class InterfaceMonitor {
 
     /// The current interfaces with their usable addresses (not IPv6 addresses still tentative, see
     /// ``TentativeAddresses``).
-    public static func snapshot() -> [NetworkInterface] {
+    package static func snapshot() -> [NetworkInterface] {
         let unusable = TentativeAddresses.current()
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }

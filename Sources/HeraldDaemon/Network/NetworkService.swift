@@ -6,15 +6,15 @@ import Logging
 /// Runs the mDNS engine on real interfaces: feeds it packets from the multicast sockets and interface changes
 /// from the kernel, carries out what it asks (sending packets, delivering events), and wakes it on time.
 /// Lives on the event loop's thread.
-public final class NetworkService {
-    public private(set) var engine: MDNSEngine
+package final class NetworkService {
+    package private(set) var engine: MDNSEngine
     private let loop: EventLoop
     private let sockets: [IPFamily: MulticastSocket]
     private let monitor: InterfaceMonitor
     private let policy: InterfacePolicy
     private let logger: Logger
     /// The interfaces in use, by index.
-    public private(set) var interfaces: [Int: NetworkInterface] = [:]
+    package private(set) var interfaces: [Int: NetworkInterface] = [:]
     /// The links whose multicast group was joined and which the engine runs on. A link whose join failed (too many
     /// groups, an interface still being set up) is not among them, so the next rescan tries it again.
     private var linksInUse: Set<LinkID> = []
@@ -26,18 +26,18 @@ public final class NetworkService {
     private var warnedUnusable: Set<String> = []
     /// Hands each operation event the engine delivers to the owner of the operation, and tells the owners when a
     /// batch of engine actions is over (so replies can be sent together).
-    public let router = EngineEventRouter()
+    package let router = EngineEventRouter()
     /// Runs after the engine took another host name, for what is named after the host (`%h` in service files).
-    public var onHostRenamed: () -> Void = {}
+    package var onHostRenamed: () -> Void = {}
     /// Packets the kernel refused to send (an interface that just went away, a full buffer).
-    public private(set) var sendFailures = 0
+    package private(set) var sendFailures = 0
     /// Drops floods from any one source before they reach the engine.
     private var rateLimiter: SourceRateLimiter
     private var lastDropReport = Instant.zero
     /// The host name last seen published, to report conflict renames (RFC 6762 §9).
     private var publishedHostName: DNSName?
 
-    public init(configuration: EngineConfiguration, policy: InterfacePolicy, loop: EventLoop, logger: Logger,
+    package init(configuration: EngineConfiguration, policy: InterfacePolicy, loop: EventLoop, logger: Logger,
                 port: UInt16 = HeraldWire.mdnsPort, families: [IPFamily] = IPFamily.allCases,
                 rateLimiter: SourceRateLimiter = SourceRateLimiter(rate: 1000, burst: 1000)) throws(SystemError) {
         self.engine = MDNSEngine(configuration: configuration)
@@ -63,13 +63,13 @@ public final class NetworkService {
     }
 
     /// The engine's clock: monotonic milliseconds.
-    public var now: Instant { Instant(milliseconds: MonotonicClock.milliseconds()) }
+    package var now: Instant { Instant(milliseconds: MonotonicClock.milliseconds()) }
 
     /// When the engine next needs to run (or a failed multicast join is due to be tried again).
-    public var nextDeadline: Int64? { [engine.nextDeadline?.milliseconds, joinRetry.dueAt].compactMap { $0 }.min() }
+    package var nextDeadline: Int64? { [engine.nextDeadline?.milliseconds, joinRetry.dueAt].compactMap { $0 }.min() }
 
     /// Runs the engine's timers.
-    public func runDue() {
+    package func runDue() {
         let time = now
         if let due = joinRetry.dueAt, due <= time.milliseconds {
             rescanInterfaces()
@@ -79,13 +79,13 @@ public final class NetworkService {
     }
 
     /// Changes the engine and carries out what it asks.
-    public func perform(_ body: (inout MDNSEngine, Instant) -> Void) {
+    package func perform(_ body: (inout MDNSEngine, Instant) -> Void) {
         body(&engine, now)
         performActions()
     }
 
     /// Says goodbye for everything published and stops listening.
-    public func shutdown() {
+    package func shutdown() {
         engine.shutdown(at: now)
         performActions()
     }
@@ -144,7 +144,7 @@ public final class NetworkService {
     }
 
     /// Re-reads the interfaces and tells the engine what came, changed and went.
-    public func rescanInterfaces() {
+    package func rescanInterfaces() {
         let all = InterfaceMonitor.snapshot()
         let current = all.filter(policy.accepts)
         warnAboutUnusableAllowedInterfaces(all: all, used: current)

@@ -3,10 +3,10 @@ import HeraldEngine
 /// A token bucket per sending address: each source may send `burst` packets at once and `rate` packets per
 /// second after that; the rest are dropped before they reach the engine, so one noisy or hostile host
 /// cannot starve the others. The table of sources is bounded; the least recently heard are forgotten.
-public struct SourceRateLimiter: Sendable {
-    public let rate: Int
-    public let burst: Int
-    public let maximumSources: Int
+package struct SourceRateLimiter: Sendable {
+    package let rate: Int
+    package let burst: Int
+    package let maximumSources: Int
 
     private struct Bucket {
         var tokens: Double
@@ -17,14 +17,14 @@ public struct SourceRateLimiter: Sendable {
     /// Packets dropped since the last call to ``takeDropped()``, per source.
     private var dropped: [IPAddress: Int] = [:]
 
-    public init(rate: Int, burst: Int, maximumSources: Int = 4096) {
+    package init(rate: Int, burst: Int, maximumSources: Int = 4096) {
         self.rate = max(1, rate)
         self.burst = max(1, burst)
         self.maximumSources = max(1, maximumSources)
     }
 
     /// True when a packet from `source` at `now` may be processed.
-    public mutating func admit(_ source: IPAddress, at now: Instant) -> Bool {
+    package mutating func admit(_ source: IPAddress, at now: Instant) -> Bool {
         var bucket = buckets[source] ?? Bucket(tokens: Double(burst), updated: now)
         let elapsed = max(0, now - bucket.updated)
         bucket.tokens = min(Double(burst), bucket.tokens + Double(elapsed) * Double(rate) / 1000)
@@ -37,13 +37,13 @@ public struct SourceRateLimiter: Sendable {
     }
 
     /// The sources that had packets dropped, and how many, since the last call.
-    public mutating func takeDropped() -> [IPAddress: Int] {
+    package mutating func takeDropped() -> [IPAddress: Int] {
         defer { dropped.removeAll() }
         return dropped
     }
 
     /// The number of sources being tracked.
-    public var trackedSources: Int { buckets.count }
+    package var trackedSources: Int { buckets.count }
 
     /// Forgets the least recently heard half of the table at once, so that a flood of ever-new (spoofed)
     /// sources costs amortised O(log n) per packet rather than a scan each time.

@@ -9,18 +9,18 @@ import Logging
 /// running `herald app add`. Read at start and on SIGHUP; each valid file is registered (a changed file updates
 /// its app and keeps its decision), each broken one is reported with every problem and skipped. Removing a
 /// file does not remove the app: that is `herald app remove ID`, so that a decision is never lost by accident.
-public struct AppsDirectory {
-    public let path: String
+package struct AppsDirectory {
+    package let path: String
 
-    public init(path: String) {
+    package init(path: String) {
         self.path = path
     }
 
     /// What one reading found.
-    public struct Outcome: Sendable {
-        public var registered: [String] = []
-        public var unchanged = 0
-        public var failed: [(file: String, problem: String)] = []
+    package struct Outcome: Sendable {
+        package var registered: [String] = []
+        package var unchanged = 0
+        package var failed: [(file: String, problem: String)] = []
     }
 
     /// Registers every manifest in the directory through `broker`. A missing directory is not an error. A
@@ -28,7 +28,7 @@ public struct AppsDirectory {
     /// refused whole, as sshd refuses keys with loose permissions: whoever can write a manifest there can name
     /// any program an app.
     @discardableResult
-    public func load(into broker: PermissionBroker, logger: Logger) -> Outcome {
+    package func load(into broker: PermissionBroker, logger: Logger) -> Outcome {
         var outcome = Outcome()
         guard let names = try? DirectoryEntries.names(in: path).get() else { return outcome }
         if let problem = Self.looseness(of: path, directory: true) {

@@ -13,15 +13,15 @@ import Logging
 /// Decisions are recorded (audit lines, pending requests) in batches: ``flush()`` writes everything decided since
 /// the last call in one transaction, and the daemon calls it as soon as its loop is idle, so that a burst of
 /// requests costs one commit instead of one per request. Operator actions are committed before they are reported.
-public final class PermissionBroker: AccessGate {
-    public let store: PermissionStore
-    public private(set) var policy: PermissionPolicy
+package final class PermissionBroker: AccessGate {
+    package let store: PermissionStore
+    package private(set) var policy: PermissionPolicy
     /// The manifests and decisions the gate decides with; refreshed after every change.
-    public private(set) var snapshot: PermissionSnapshot
+    package private(set) var snapshot: PermissionSnapshot
     private let callers = CallerInspector()
 
     /// Hashes pinned executables a chunk per turn of `loop` from now on, instead of in one piece.
-    public func hashDigests(on loop: EventLoop) throws(SystemError) {
+    package func hashDigests(on loop: EventLoop) throws(SystemError) {
         try callers.digests.start(on: loop)
     }
     private let logger: Logger
@@ -32,23 +32,23 @@ public final class PermissionBroker: AccessGate {
     private var unreadableExecutables: Set<UInt32> = []
 
     /// Called after an operator action changed manifests or decisions: running operations are judged again.
-    public var onAccessChanged: () -> Void = {}
+    package var onAccessChanged: () -> Void = {}
     /// Called with new or repeated pending requests, after they are committed.
-    public var onPendingRequests: ([StoredPendingRequest]) -> Void = { _ in }
+    package var onPendingRequests: ([StoredPendingRequest]) -> Void = { _ in }
     /// Called when a decision changed (grant, deny, reset, or an app removed).
-    public var onDecisionChanged: (DecisionChange) -> Void = { _ in }
+    package var onDecisionChanged: (DecisionChange) -> Void = { _ in }
     /// Called after new audit lines were committed.
-    public var onAuditLogGrew: () -> Void = {}
+    package var onAuditLogGrew: () -> Void = {}
 
     /// Opens the store in `stateDirectory` (created if missing; an existing store is never recreated).
-    public convenience init(stateDirectory: String, policy: PermissionPolicy, options: PermissionStore.Options = .init(),
+    package convenience init(stateDirectory: String, policy: PermissionPolicy, options: PermissionStore.Options = .init(),
                             logger: Logger) throws(PermissionStoreError) {
         try self.init(store: Self.openStore(stateDirectory: stateDirectory, options: options), policy: policy,
                       logger: logger)
     }
 
     /// The broker of an open store, which must pass SQLite's integrity check.
-    public init(store: PermissionStore, policy: PermissionPolicy, logger: Logger) throws(PermissionStoreError) {
+    package init(store: PermissionStore, policy: PermissionPolicy, logger: Logger) throws(PermissionStoreError) {
         let integrity = try store.integrityCheck()
         guard integrity == ["ok"] else {
             throw .corrupt(path: store.path, reason: integrity.prefix(3).joined(separator: "; "))
@@ -61,7 +61,7 @@ public final class PermissionBroker: AccessGate {
 
     /// Opens the store in `stateDirectory`, creating the directory (mode 0700) and the store if missing; only its
     /// owner may read the files.
-    public static func openStore(stateDirectory: String, options: PermissionStore.Options = .init())
+    package static func openStore(stateDirectory: String, options: PermissionStore.Options = .init())
     throws(PermissionStoreError) -> PermissionStore {
         // A directory that cannot be made is reported by opening the store in it.
         try? Directories.make(stateDirectory, mode: 0o700, parentMode: 0o755)
@@ -72,7 +72,7 @@ public final class PermissionBroker: AccessGate {
     }
 
     /// True when decisions wait to be written.
-    public var hasUnrecordedDecisions: Bool { !unrecorded.isEmpty }
+    package var hasUnrecordedDecisions: Bool { !unrecorded.isEmpty }
 
     // MARK: - The gate
 
@@ -150,7 +150,7 @@ public final class PermissionBroker: AccessGate {
     }
 
     /// Writes the decisions made since the last call, in one transaction.
-    public func flush() {
+    package func flush() {
         guard !unrecorded.isEmpty else { return }
         let batch = unrecorded
         unrecorded.removeAll()
@@ -167,7 +167,7 @@ public final class PermissionBroker: AccessGate {
 
     /// Registers (or replaces) a validated manifest. Committed before it returns.
     @discardableResult
-    public func register(_ manifest: Manifest, by actor: String) throws(PermissionStoreError) -> ManifestChange {
+    package func register(_ manifest: Manifest, by actor: String) throws(PermissionStoreError) -> ManifestChange {
         let change = try store.register(manifest, by: actor)
         if change != .unchanged { try changed() }
         return change
@@ -175,7 +175,7 @@ public final class PermissionBroker: AccessGate {
 
     /// Removes an app with its decision and pending requests.
     @discardableResult
-    public func removeApp(_ id: AppID, by actor: String) throws(PermissionStoreError) -> Manifest {
+    package func removeApp(_ id: AppID, by actor: String) throws(PermissionStoreError) -> Manifest {
         let previous = snapshot.decision(for: id)
         let manifest = try store.removeApp(id, by: actor)
         try changed()
@@ -185,7 +185,7 @@ public final class PermissionBroker: AccessGate {
 
     /// Grants, denies or resets an app's access; running and parked operations follow at once.
     @discardableResult
-    public func decide(_ id: AppID, _ decision: AppDecision, by actor: String) throws(PermissionStoreError)
+    package func decide(_ id: AppID, _ decision: AppDecision, by actor: String) throws(PermissionStoreError)
     -> DecisionChange {
         let change: DecisionChange
         switch decision {

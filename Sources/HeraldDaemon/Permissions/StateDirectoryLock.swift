@@ -6,15 +6,15 @@ import Glibc
 /// permission store would each keep in memory decisions that the other changes. The lock is `flock(2)` on
 /// `heraldd.lock` in the directory, so the kernel releases it when the daemon exits however it exits; the file
 /// holds the pid of the daemon that has it, for the message a second daemon gives.
-public final class StateDirectoryLock {
-    public static let fileName = "heraldd.lock"
+package final class StateDirectoryLock {
+    package static let fileName = "heraldd.lock"
     private let fd: Int32
     /// Why no lock could be taken on a directory that cannot be written (nil when it is held).
-    public let unavailable: String?
+    package let unavailable: String?
 
     /// Takes the lock, creating the directory (mode 0700) when missing; throws when another process holds it. On a
     /// read-only directory without a lock file it holds nothing and says why in `unavailable`.
-    public init(directory: String) throws(DaemonStartError) {
+    package init(directory: String) throws(DaemonStartError) {
         if access(directory, F_OK) != 0 {
             // Missing parents are made as `mkdir -p` would (the umask decides); the directory itself is the daemon's
             // alone, made 0700 from the start.

@@ -9,24 +9,24 @@ import HeraldFiles
 import HeraldWire
 
 /// A `services.d` directory: every `*.service` (Avahi XML) and `*.dnssd` (systemd-resolved) file in it.
-public enum ServiceDirectory {
+package enum ServiceDirectory {
     /// What a directory held.
-    public struct Contents: Sendable {
+    package struct Contents: Sendable {
         /// The services of every usable file, in file-name order.
-        public var services: [StaticService]
+        package var services: [StaticService]
         /// Every problem found, errors (the file was refused) and warnings (something was ignored), in
         /// file-name order.
-        public var problems: [ServiceFileProblem]
+        package var problems: [ServiceFileProblem]
 
-        public init(services: [StaticService] = [], problems: [ServiceFileProblem] = []) {
+        package init(services: [StaticService] = [], problems: [ServiceFileProblem] = []) {
             self.services = services
             self.problems = problems
         }
 
         /// The files refused, each with its problems.
-        public var errors: [ServiceFileProblem] { problems.filter { $0.severity == .error } }
+        package var errors: [ServiceFileProblem] { problems.filter { $0.severity == .error } }
 
-        public func registrations(autoRename: Bool = true) -> [ServiceRegistration] {
+        package func registrations(autoRename: Bool = true) -> [ServiceRegistration] {
             StaticService.registrations(for: services, autoRename: autoRename)
         }
     }
@@ -34,11 +34,11 @@ public enum ServiceDirectory {
     /// Reads every `*.service` and `*.dnssd` file of `path` (not recursively; hidden files are skipped).
     /// A broken file is reported and skipped; the others are still used. A missing or unreadable
     /// directory is itself reported as a problem. Problems name files by their full path.
-    public static func load(path: String, hostName: String) -> Contents {
+    package static func load(path: String, hostName: String) -> Contents {
         load(path: path, hostName: hostName, specifiers: .system(hostName: hostName))
     }
 
-    public static func load(path: String, hostName: String, specifiers: SystemdDNSSDFile.Specifiers) -> Contents {
+    package static func load(path: String, hostName: String, specifiers: SystemdDNSSDFile.Specifiers) -> Contents {
         var contents = Contents()
         let names: [String]
         // No directory means no static services, as for Avahi without /etc/avahi/services.

@@ -7,7 +7,7 @@ extension StaticService {
     /// The registration the responder publishes for this service: every TXT record in the instance's TXT
     /// record set, the SRV priority and weight the file gives (0 otherwise), on the links of the family its
     /// `protocol` names.
-    public func registration(autoRename: Bool = true, interfaceIndex: Int? = nil) -> ServiceRegistration {
+    package func registration(autoRename: Bool = true, interfaceIndex: Int? = nil) -> ServiceRegistration {
         var registration = ServiceRegistration(instance: name, type: type.baseTypeName, subtypes: subtypes, host: host,
                                                port: port, txt: txt, autoRename: autoRename, interfaceIndex: interfaceIndex)
         switch self.protocol {
@@ -23,7 +23,7 @@ extension StaticService {
     }
 
     /// Registrations for a list of services, in order.
-    public static func registrations(for services: [StaticService], autoRename: Bool = true,
+    package static func registrations(for services: [StaticService], autoRename: Bool = true,
                                      interfaceIndex: Int? = nil) -> [ServiceRegistration] {
         services.map { $0.registration(autoRename: autoRename, interfaceIndex: interfaceIndex) }
     }

@@ -4,7 +4,7 @@ import HeraldFiles
 extension SystemdDNSSDFile.Specifiers {
     /// The values of this machine (machine ID, boot ID, kernel release, architecture and os-release read from
     /// the system where available).
-    public static func system(hostName: String) -> Self {
+    package static func system(hostName: String) -> Self {
         func firstLine(_ path: String) -> String? {
             guard let text = FileContents.text(path) else { return nil }
             let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: true).first

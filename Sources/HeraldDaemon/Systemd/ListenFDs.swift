@@ -5,45 +5,45 @@ import Glibc
 /// start at 3 (`SD_LISTEN_FDS_START`), `LISTEN_FDS` says how many, `LISTEN_FDNAMES` names them
 /// (colon-separated, from each socket unit's `FileDescriptorName=`), and `LISTEN_PID` must be this process,
 /// otherwise the variables were inherited from a parent and the descriptors are not ours.
-public struct ListenFDs: Sendable, Equatable {
+package struct ListenFDs: Sendable, Equatable {
     /// `SD_LISTEN_FDS_START`.
-    public static let firstDescriptor: Int32 = 3
+    package static let firstDescriptor: Int32 = 3
 
     /// One passed descriptor and its name (`unknown` when systemd gave none, as libsystemd reports).
-    public struct Entry: Sendable, Equatable {
-        public var name: String
-        public var fd: Int32
-        public init(name: String, fd: Int32) {
+    package struct Entry: Sendable, Equatable {
+        package var name: String
+        package var fd: Int32
+        package init(name: String, fd: Int32) {
             self.name = name
             self.fd = fd
         }
     }
 
     /// The descriptors in the order systemd passed them.
-    public var entries: [Entry]
+    package var entries: [Entry]
 
-    public init(entries: [Entry] = []) { self.entries = entries }
+    package init(entries: [Entry] = []) { self.entries = entries }
 
     /// Name to descriptor (for the daemon: `dnssd` and `control`). When several descriptors share a name
     /// (a socket unit with several `ListenStream=` lines) the first is kept; `descriptors(named:)` has all.
-    public var byName: [String: Int32] {
+    package var byName: [String: Int32] {
         var result: [String: Int32] = [:]
         for entry in entries where result[entry.name] == nil { result[entry.name] = entry.fd }
         return result
     }
 
-    public func descriptors(named name: String) -> [Int32] {
+    package func descriptors(named name: String) -> [Int32] {
         entries.filter { $0.name == name }.map(\.fd)
     }
 
-    public var isEmpty: Bool { entries.isEmpty }
+    package var isEmpty: Bool { entries.isEmpty }
 
     /// Parses the activation variables as seen by process `pid` and marks every passed descriptor
     /// close-on-exec. Returns no descriptors when `LISTEN_PID` or `LISTEN_FDS` is absent or `LISTEN_PID`
     /// is another process (as `sd_listen_fds` returns 0). Throws on malformed values, on a name count
     /// that differs from `LISTEN_FDS`, and on a descriptor that is not open. `firstDescriptor` is 3 except
     /// in tests, which cannot own fds 3, 4, … in a shared test process.
-    public static func parse(
+    package static func parse(
         environment: [String: String], pid: pid_t = getpid(), firstDescriptor: Int32 = ListenFDs.firstDescriptor
     ) throws -> ListenFDs {
         guard let pidText = environment["LISTEN_PID"], let countText = environment["LISTEN_FDS"] else {
@@ -84,7 +84,7 @@ public struct ListenFDs: Sendable, Equatable {
 
     /// The descriptors systemd passed to this process. With `unsetEnvironment`, removes `LISTEN_PID`,
     /// `LISTEN_FDS` and `LISTEN_FDNAMES` (whatever the outcome) so children do not see them.
-    public static func fromProcessEnvironment(unsetEnvironment: Bool = true) throws -> ListenFDs {
+    package static func fromProcessEnvironment(unsetEnvironment: Bool = true) throws -> ListenFDs {
         let keys = ["LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"]
         defer { if unsetEnvironment { for key in keys { unsetenv(key) } } }
         return try parse(environment: SystemdNotifier.processEnvironment(keys))
@@ -92,7 +92,7 @@ public struct ListenFDs: Sendable, Equatable {
 
     /// Whether `fd` is a socket of the given type listening (for stream sockets) on a Unix path, e.g. to
     /// check that the `dnssd` descriptor really is `/run/herald/dnssd.sock` (as `sd_is_socket_unix`).
-    public static func isUnixSocket(_ fd: Int32, path: String? = nil) -> Bool {
+    package static func isUnixSocket(_ fd: Int32, path: String? = nil) -> Bool {
         var address = sockaddr_un()
         var length = socklen_t(MemoryLayout<sockaddr_un>.size)
         let result = withUnsafeMutablePointer(to: &address) { pointer in

@@ -8,15 +8,15 @@ import Glibc
 /// written with a leading `@`. Without it (not started by systemd, or not `Type=notify`) every send is a
 /// no-op that reports `false`. Each message opens, sends on and closes its own socket, as `sd_notify`
 /// does, so the notifier holds no descriptor and can be copied freely.
-public struct SystemdNotifier: Sendable, Equatable {
+package struct SystemdNotifier: Sendable, Equatable {
     /// Where messages go, as written in `NOTIFY_SOCKET`; nil when the daemon is not under systemd.
-    public let socketAddress: String?
+    package let socketAddress: String?
     /// The `WatchdogSec=` interval from `WATCHDOG_USEC`, or nil when no watchdog is set for this process
     /// (unset, zero, malformed, or `WATCHDOG_PID` naming another process). Ping at about half of it.
-    public let watchdogInterval: Duration?
+    package let watchdogInterval: Duration?
 
     /// Reads `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID` from `environment`, as seen by process `pid`.
-    public init(environment: [String: String], pid: pid_t = getpid()) {
+    package init(environment: [String: String], pid: pid_t = getpid()) {
         if let address = environment["NOTIFY_SOCKET"], !address.isEmpty {
             socketAddress = address
         } else {
@@ -27,7 +27,7 @@ public struct SystemdNotifier: Sendable, Equatable {
 
     /// The notifier for this process's own environment. With `unsetEnvironment`, removes the three
     /// variables afterwards so that child processes do not inherit them (as `sd_notify(1, …)` does).
-    public static func fromProcessEnvironment(unsetEnvironment: Bool = false) -> SystemdNotifier {
+    package static func fromProcessEnvironment(unsetEnvironment: Bool = false) -> SystemdNotifier {
         let keys = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
         let notifier = SystemdNotifier(environment: processEnvironment(keys))
         if unsetEnvironment { for key in keys { unsetenv(key) } }
@@ -35,7 +35,7 @@ public struct SystemdNotifier: Sendable, Equatable {
     }
 
     /// Whether a notification socket is configured.
-    public var isEnabled: Bool { socketAddress != nil }
+    package var isEnabled: Bool { socketAddress != nil }
 
     /// `WATCHDOG_USEC` as a duration, honouring `WATCHDOG_PID` (see `sd_watchdog_enabled`).
     static func watchdogInterval(environment: [String: String], pid: pid_t) -> Duration? {
@@ -52,40 +52,40 @@ public struct SystemdNotifier: Sendable, Equatable {
 
     /// `READY=1`, with an optional `STATUS=`: start-up (or a reload) is complete.
     @discardableResult
-    public func ready(status: String? = nil) throws -> Bool {
+    package func ready(status: String? = nil) throws -> Bool {
         try send(["READY=1"] + (status.map { ["STATUS=\($0)"] } ?? []))
     }
 
     /// `RELOADING=1` with `MONOTONIC_USEC=` (which `Type=notify-reload` requires and older systemd
     /// ignores): a reload has begun; send `ready()` when it is done.
     @discardableResult
-    public func reloading(status: String? = nil) throws -> Bool {
+    package func reloading(status: String? = nil) throws -> Bool {
         try send(["RELOADING=1", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"]
             + (status.map { ["STATUS=\($0)"] } ?? []))
     }
 
     /// `STOPPING=1`: shutdown has begun.
     @discardableResult
-    public func stopping(status: String? = nil) throws -> Bool {
+    package func stopping(status: String? = nil) throws -> Bool {
         try send(["STOPPING=1"] + (status.map { ["STATUS=\($0)"] } ?? []))
     }
 
     /// `STATUS=…`: a one-line status shown by `systemctl status`.
     @discardableResult
-    public func status(_ text: String) throws -> Bool {
+    package func status(_ text: String) throws -> Bool {
         try send(["STATUS=\(text)"])
     }
 
     /// `WATCHDOG=1`: the keep-alive ping.
     @discardableResult
-    public func watchdog() throws -> Bool {
+    package func watchdog() throws -> Bool {
         try send(["WATCHDOG=1"])
     }
 
     /// Sends the assignments as one datagram, one per line. Returns false without sending when no socket
     /// is configured. Newlines inside a value would start a new assignment, so they are replaced by spaces.
     @discardableResult
-    public func send(_ assignments: [String]) throws -> Bool {
+    package func send(_ assignments: [String]) throws -> Bool {
         guard let socketAddress else { return false }
         let message = assignments.map { line in
             String(line.map { $0 == "\n" || $0 == "\r" ? " " : $0 })
@@ -155,7 +155,7 @@ public struct SystemdNotifier: Sendable, Equatable {
 }
 
 /// Failures of the systemd integration (sd_notify and socket activation).
-public enum SystemdError: Error, Equatable, CustomStringConvertible {
+package enum SystemdError: Error, Equatable, CustomStringConvertible {
     /// A system call failed with the errno.
     case system(String, Int32)
     case shortSend(sent: Int, expected: Int)
@@ -165,7 +165,7 @@ public enum SystemdError: Error, Equatable, CustomStringConvertible {
     /// A `LISTEN_*` variable is malformed.
     case invalidEnvironment(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .system(let call, let code): "\(call): \(String(cString: strerror(code)))"
         case .shortSend(let sent, let expected): "sd_notify: sent \(sent) of \(expected) bytes"

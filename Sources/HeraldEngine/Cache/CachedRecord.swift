@@ -3,22 +3,22 @@ import HeraldWire
 /// One cached record and what the querier needs to know about it.
 ///
 /// The small fields come right after the record so that they fill its padding: the cache holds many of these.
-public struct CachedRecord: Sendable {
+package struct CachedRecord: Sendable {
     /// The record as received (its TTL is the one it arrived with).
-    public var record: ResourceRecord
+    package var record: ResourceRecord
     /// True for this host's own published records, which never expire from the cache on their own.
-    public var isLocal: Bool
+    package var isLocal: Bool
     /// This record's share of the refresh jitter, in hundredths of a percent of the TTL (0–200).
     var refreshJitter: UInt8
     /// How many of the refresh queries at 80/85/90/95 % of the TTL have been sent (RFC 6762 §5.2).
     var refreshesSent: UInt8 = 0
     /// A hash of the record's data, so that finding a record among the others of its name compares integers first.
     var dataHash: UInt32
-    public var receivedAt: Instant
+    package var receivedAt: Instant
     /// When the record leaves the cache unless refreshed.
-    public var expiresAt: Instant
+    package var expiresAt: Instant
     /// Who sent it (nil for this host's own records).
-    public var source: IPAddress?
+    package var source: IPAddress?
 
     init(record: ResourceRecord, dataHash: UInt32, receivedAt: Instant, expiresAt: Instant, source: IPAddress?,
          isLocal: Bool, refreshJitter: UInt8) {
@@ -32,10 +32,10 @@ public struct CachedRecord: Sendable {
     }
 
     /// Milliseconds of life left at `now`.
-    public func remaining(at now: Instant) -> Int { max(0, expiresAt - now) }
+    package func remaining(at now: Instant) -> Int { max(0, expiresAt - now) }
 
     /// The TTL left at `now`, in whole seconds, as it would be sent in a known-answer list.
-    public func remainingTTL(at now: Instant) -> UInt32 { UInt32(clamping: remaining(at: now) / 1000) }
+    package func remainingTTL(at now: Instant) -> UInt32 { UInt32(clamping: remaining(at: now) / 1000) }
 
     /// True when a querier may list the record as a known answer (RFC 6762 §7.1: at least half its TTL left).
     func isWorthListing(at now: Instant) -> Bool { remaining(at: now) * 2 >= Int(record.ttl) * 1000 }

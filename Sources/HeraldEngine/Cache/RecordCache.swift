@@ -2,7 +2,7 @@ import HeapModule
 import HeraldWire
 
 /// A change the cache made that operations may need to hear about.
-public enum CacheChange: Sendable, Hashable {
+package enum CacheChange: Sendable, Hashable {
     case added(ResourceRecord)
     case removed(ResourceRecord)
 }
@@ -18,10 +18,10 @@ public enum CacheChange: Sendable, Hashable {
 /// remote record nobody asks for that is closest to expiry, among a bounded number of candidates
 /// (``evictOne(except:newcomerExpiry:keepNewcomer:isWanted:)``), so a flood of short-lived junk pushes out itself
 /// rather than the records people are using.
-public struct RecordCache: Sendable {
+package struct RecordCache: Sendable {
     /// The most records kept (own records included).
-    public let limit: Int
-    public private(set) var count = 0
+    package let limit: Int
+    package private(set) var count = 0
 
     /// Names a cached record for as long as it stays cached: a slot, and how many times that slot was freed before.
     struct Handle: Hashable, Sendable {
@@ -69,14 +69,14 @@ public struct RecordCache: Sendable {
     private var peerCopies: [Int32: CachedRecord] = [:]
     private var nextRecentName = 0
 
-    public init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(1, limit)
     }
 
     // MARK: - Reading
 
     /// Every cached record, name by name, each name's records in the order they arrived.
-    public var allRecords: [CachedRecord] {
+    package var allRecords: [CachedRecord] {
         var result: [CachedRecord] = []
         result.reserveCapacity(count)
         for chain in chains.values {
@@ -90,7 +90,7 @@ public struct RecordCache: Sendable {
     }
 
     /// The records of one set (no ANY), in the order they arrived.
-    public func records(for key: RecordKey) -> [CachedRecord] {
+    package func records(for key: RecordKey) -> [CachedRecord] {
         var result: [CachedRecord] = []
         forEachRecord(named: key.name) { _, cached in
             if cached.pointee.record.type == key.type && cached.pointee.record.recordClass == key.recordClass {
@@ -101,7 +101,7 @@ public struct RecordCache: Sendable {
     }
 
     /// The records answering a question (ANY type or class matches every set of the name).
-    public func answers(to question: RecordKey) -> [CachedRecord] {
+    package func answers(to question: RecordKey) -> [CachedRecord] {
         var result: [CachedRecord] = []
         forEachAnswer(to: question) { _, cached in result.append(cached.pointee) }
         return result
@@ -212,7 +212,7 @@ public struct RecordCache: Sendable {
     }
 
     /// The earliest instant at which something may expire (possibly earlier: a refreshed record's old deadline).
-    public var nextExpiry: Instant? { deadlines.min?.at }
+    package var nextExpiry: Instant? { deadlines.min?.at }
 
     // MARK: - Changing
 
@@ -269,7 +269,7 @@ public struct RecordCache: Sendable {
     }
 
     /// Adds or refreshes a record, returning the changes (for callers that do not collect them).
-    public mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+    package mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
                                 isLocal: Bool = false, refreshJitter: Int = 0,
                                 isWanted: (RecordKey) -> Bool = { _ in false }) -> [CacheChange] {
         var changes: [CacheChange] = []
@@ -280,7 +280,7 @@ public struct RecordCache: Sendable {
 
     /// Removes this host's own record (a withdrawn registration), reporting it; when a peer publishes it too, the
     /// peer's copy stays, with the peer's TTL, and nothing is reported.
-    public mutating func removeLocal(_ record: ResourceRecord, at now: Instant) -> [CacheChange] {
+    package mutating func removeLocal(_ record: ResourceRecord, at now: Instant) -> [CacheChange] {
         guard let chain = chains[record.name] else { return [] }
         let hash = CachedRecord.dataHash(record.data)
         var slot = chain.first
@@ -309,7 +309,7 @@ public struct RecordCache: Sendable {
     }
 
     /// Removes every record whose time is up at `now`.
-    public mutating func expire(at now: Instant) -> [CacheChange] {
+    package mutating func expire(at now: Instant) -> [CacheChange] {
         var changes: [CacheChange] = []
         while let first = deadlines.min, first.at <= now {
             _ = deadlines.removeMin()
@@ -327,7 +327,7 @@ public struct RecordCache: Sendable {
     }
 
     /// Removes everything (the link went away), reporting each record.
-    public mutating func removeAll() -> [CacheChange] {
+    package mutating func removeAll() -> [CacheChange] {
         let changes = allRecords.map { CacheChange.removed($0.record) }
         slots = []
         firstFree = -1
@@ -524,5 +524,5 @@ public struct RecordCache: Sendable {
 
 extension Instant {
     /// Later than any instant the engine will reach.
-    public static let distantFuture = Instant(milliseconds: Int64.max / 4)
+    package static let distantFuture = Instant(milliseconds: Int64.max / 4)
 }

@@ -1,13 +1,13 @@
 import HeraldWire
 
 /// Where an outgoing packet goes on its link.
-public enum PacketDestination: Hashable, Sendable, CustomStringConvertible {
+package enum PacketDestination: Hashable, Sendable, CustomStringConvertible {
     /// The mDNS group of the link's family (224.0.0.251 or ff02::fb), port 5353.
     case multicast
     /// One peer: a unicast reply to a QU question or to a legacy (non-5353) querier.
     case unicast(SocketAddress)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .multicast: return "multicast"
         case .unicast(let address): return "unicast \(address)"
@@ -16,12 +16,12 @@ public enum PacketDestination: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// A packet the engine wants sent.
-public struct OutgoingPacket: Hashable, Sendable {
-    public var link: LinkID
-    public var destination: PacketDestination
-    public var bytes: [UInt8]
+package struct OutgoingPacket: Hashable, Sendable {
+    package var link: LinkID
+    package var destination: PacketDestination
+    package var bytes: [UInt8]
 
-    public init(link: LinkID, destination: PacketDestination, bytes: [UInt8]) {
+    package init(link: LinkID, destination: PacketDestination, bytes: [UInt8]) {
         self.link = link
         self.destination = destination
         self.bytes = bytes
@@ -29,34 +29,34 @@ public struct OutgoingPacket: Hashable, Sendable {
 }
 
 /// Identifies one client operation (a browse, resolve, query or registration) for its whole life.
-public struct OperationID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public var rawValue: UInt64
-    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
-    public static func < (lhs: OperationID, rhs: OperationID) -> Bool { lhs.rawValue < rhs.rawValue }
-    public var description: String { "op\(rawValue)" }
+package struct OperationID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package var rawValue: UInt64
+    package init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    package static func < (lhs: OperationID, rhs: OperationID) -> Bool { lhs.rawValue < rhs.rawValue }
+    package var description: String { "op\(rawValue)" }
 }
 
 /// A service whose SRV and TXT records are known (RFC 6763 §6, §5), with the target's addresses so far.
-public struct ResolvedService: Hashable, Sendable {
-    public var instance: DNSName
-    public var link: LinkID
-    public var target: DNSName
-    public var port: UInt16
-    public var priority: UInt16
-    public var weight: UInt16
-    public var txt: TXTRecord
+package struct ResolvedService: Hashable, Sendable {
+    package var instance: DNSName
+    package var link: LinkID
+    package var target: DNSName
+    package var port: UInt16
+    package var priority: UInt16
+    package var weight: UInt16
+    package var txt: TXTRecord
     /// The target host's addresses known on this link, in order.
-    public var addresses: [IPAddress]
+    package var addresses: [IPAddress]
 }
 
 /// Why a registration failed.
-public enum RegistrationFailure: Hashable, Sendable {
+package enum RegistrationFailure: Hashable, Sendable {
     /// Another host owns the name and the client asked for no automatic renaming.
     case nameConflict
 }
 
 /// Something an operation's client should hear about.
-public enum OperationEvent: Hashable, Sendable {
+package enum OperationEvent: Hashable, Sendable {
     /// A query's answer appeared (or changed: the old data is removed separately).
     case recordAdded(ResourceRecord, LinkID)
     /// A query's answer went away (goodbye, expiry, flush or a vanished peer).
@@ -79,7 +79,7 @@ public enum OperationEvent: Hashable, Sendable {
 }
 
 /// What the engine asks of whoever drives it.
-public enum EngineAction: Hashable, Sendable {
+package enum EngineAction: Hashable, Sendable {
     case send(OutgoingPacket)
     case deliver(OperationID, OperationEvent)
 }

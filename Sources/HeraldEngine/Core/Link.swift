@@ -1,54 +1,54 @@
 import HeraldWire
 
 /// An IP version. mDNS runs separately over each (RFC 6762 §20): a link is one interface with one family.
-public enum IPFamily: String, Hashable, Sendable, Comparable, CaseIterable {
+package enum IPFamily: String, Hashable, Sendable, Comparable, CaseIterable {
     case ipv4, ipv6
-    public static func < (lhs: IPFamily, rhs: IPFamily) -> Bool { lhs == .ipv4 && rhs == .ipv6 }
+    package static func < (lhs: IPFamily, rhs: IPFamily) -> Bool { lhs == .ipv4 && rhs == .ipv6 }
 
     // Compared and hashed as cases, not through their raw strings (every table keyed by link hashes one).
-    public static func == (lhs: IPFamily, rhs: IPFamily) -> Bool {
+    package static func == (lhs: IPFamily, rhs: IPFamily) -> Bool {
         switch (lhs, rhs) {
         case (.ipv4, .ipv4), (.ipv6, .ipv6): return true
         default: return false
         }
     }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(self == .ipv4 ? 4 as UInt8 : 6) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(self == .ipv4 ? 4 as UInt8 : 6) }
 }
 
 /// One interface used with one IP family: the unit that mDNS caches, probes and rate-limits on.
-public struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
+package struct LinkID: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// The kernel's interface index.
-    public var interfaceIndex: Int
-    public var family: IPFamily
+    package var interfaceIndex: Int
+    package var family: IPFamily
 
-    public init(interfaceIndex: Int, family: IPFamily) {
+    package init(interfaceIndex: Int, family: IPFamily) {
         self.interfaceIndex = interfaceIndex
         self.family = family
     }
 
-    public static func < (lhs: LinkID, rhs: LinkID) -> Bool {
+    package static func < (lhs: LinkID, rhs: LinkID) -> Bool {
         (lhs.interfaceIndex, lhs.family == .ipv6 ? 1 : 0) < (rhs.interfaceIndex, rhs.family == .ipv6 ? 1 : 0)
     }
 
-    public var description: String { "if\(interfaceIndex)/\(family.rawValue)" }
+    package var description: String { "if\(interfaceIndex)/\(family.rawValue)" }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(interfaceIndex << 1 | (family == .ipv6 ? 1 : 0)) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(interfaceIndex << 1 | (family == .ipv6 ? 1 : 0)) }
 }
 
 /// An IPv4 or IPv6 address.
-public enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
+package enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
     case v4(IPv4Address)
     case v6(IPv6Address)
 
-    public var family: IPFamily {
+    package var family: IPFamily {
         switch self {
         case .v4: return .ipv4
         case .v6: return .ipv6
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .v4(let address): return address.description
         case .v6(let address): return address.description
@@ -56,7 +56,7 @@ public enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     /// Parses either family's text form.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         if let v4 = IPv4Address(text) {
             self = .v4(v4)
         } else if let v6 = IPv6Address(text) {
@@ -67,7 +67,7 @@ public enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     /// The address record that publishes this address for a host name.
-    public var recordData: RecordData {
+    package var recordData: RecordData {
         switch self {
         case .v4(let address): return .a(address)
         case .v6(let address): return .aaaa(address)
@@ -75,14 +75,14 @@ public enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
     }
 
     /// The reverse-mapping name (`in-addr.arpa.` or `ip6.arpa.`).
-    public var reverseName: DNSName {
+    package var reverseName: DNSName {
         switch self {
         case .v4(let address): return address.reverseName
         case .v6(let address): return address.reverseName
         }
     }
 
-    public static func < (lhs: IPAddress, rhs: IPAddress) -> Bool {
+    package static func < (lhs: IPAddress, rhs: IPAddress) -> Bool {
         switch (lhs, rhs) {
         case (.v4(let a), .v4(let b)): return a < b
         case (.v6(let a), .v6(let b)): return a < b
@@ -93,16 +93,16 @@ public enum IPAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
 }
 
 /// An address and UDP port of a peer.
-public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
-    public var address: IPAddress
-    public var port: UInt16
+package struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
+    package var address: IPAddress
+    package var port: UInt16
 
-    public init(_ address: IPAddress, port: UInt16) {
+    package init(_ address: IPAddress, port: UInt16) {
         self.address = address
         self.port = port
     }
 
-    public var description: String {
+    package var description: String {
         switch address {
         case .v4: return "\(address):\(port)"
         case .v6: return "[\(address)]:\(port)"
@@ -111,17 +111,17 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// An address this host has on a link, with its prefix length (used to check that a sender is on the link).
-public struct LinkAddress: Hashable, Sendable {
-    public var address: IPAddress
-    public var prefixLength: Int
+package struct LinkAddress: Hashable, Sendable {
+    package var address: IPAddress
+    package var prefixLength: Int
 
-    public init(_ address: IPAddress, prefixLength: Int) {
+    package init(_ address: IPAddress, prefixLength: Int) {
         self.address = address
         self.prefixLength = prefixLength
     }
 
     /// True when `other` is in the same subnet (RFC 6762 §11: a response must come from the local link).
-    public func sharesSubnet(with other: IPAddress) -> Bool {
+    package func sharesSubnet(with other: IPAddress) -> Bool {
         switch (address, other) {
         case (.v4(let mine), .v4(let theirs)):
             let bits = min(max(prefixLength, 0), 32)

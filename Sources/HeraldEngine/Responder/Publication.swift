@@ -1,25 +1,25 @@
 import HeraldWire
 
 /// A record this host answers for.
-public struct AuthoritativeRecord: Hashable, Sendable {
+package struct AuthoritativeRecord: Hashable, Sendable {
     /// The record with its full TTL. `cacheFlush` is set exactly when the record is unique.
-    public var record: ResourceRecord
+    package var record: ResourceRecord
     /// Unique records (SRV, TXT, addresses, reverse PTR) are probed and defended; shared ones (PTR of a
     /// service type) are not (RFC 6762 §2, §8).
-    public var isUnique: Bool { record.cacheFlush }
+    package var isUnique: Bool { record.cacheFlush }
     /// A unique record whose name no rename can change (a reverse-mapping PTR, named after an address): it is
     /// announced with the cache-flush bit and defended, but not probed, and another host's claim on it is no
     /// conflict, since taking another host name would not end it (as mDNSResponder's "known unique" records).
-    public var isKnownUnique = false
+    package var isKnownUnique = false
 
-    public init(_ record: ResourceRecord, unique: Bool) {
+    package init(_ record: ResourceRecord, unique: Bool) {
         var record = record
         record.cacheFlush = unique
         self.record = record
     }
 
     /// A unique record that is not probed (see ``isKnownUnique``).
-    public static func knownUnique(_ record: ResourceRecord) -> AuthoritativeRecord {
+    package static func knownUnique(_ record: ResourceRecord) -> AuthoritativeRecord {
         var authoritative = AuthoritativeRecord(record, unique: true)
         authoritative.isKnownUnique = true
         return authoritative
@@ -66,13 +66,13 @@ enum PublicationKind: Hashable, Sendable {
 
 /// A record published beside a service's SRV and TXT, at the instance name (`DNSServiceAddRecord`): unique,
 /// renamed with the service, withdrawn with it.
-public struct ServiceExtraRecord: Hashable, Sendable {
-    public var type: RecordType
-    public var data: RecordData
+package struct ServiceExtraRecord: Hashable, Sendable {
+    package var type: RecordType
+    package var data: RecordData
     /// The TTL; nil for the default of records that do not name a host (4500 s).
-    public var ttl: UInt32?
+    package var ttl: UInt32?
 
-    public init(type: RecordType, data: RecordData, ttl: UInt32? = nil) {
+    package init(type: RecordType, data: RecordData, ttl: UInt32? = nil) {
         self.type = type
         self.data = data
         self.ttl = ttl
@@ -81,16 +81,16 @@ public struct ServiceExtraRecord: Hashable, Sendable {
 
 /// One record a client publishes by itself (`DNSServiceRegisterRecord`): a unique record is probed and
 /// defended and, on a conflict, fails (never renamed); a shared one is announced at once.
-public struct RecordRegistration: Hashable, Sendable {
-    public var name: DNSName
-    public var type: RecordType
-    public var data: RecordData
-    public var ttl: UInt32
-    public var unique: Bool
+package struct RecordRegistration: Hashable, Sendable {
+    package var name: DNSName
+    package var type: RecordType
+    package var data: RecordData
+    package var ttl: UInt32
+    package var unique: Bool
     /// Publish only on this interface (nil: every interface).
-    public var interfaceIndex: Int?
+    package var interfaceIndex: Int?
 
-    public init(name: DNSName, type: RecordType, data: RecordData, ttl: UInt32, unique: Bool, interfaceIndex: Int? = nil) {
+    package init(name: DNSName, type: RecordType, data: RecordData, ttl: UInt32, unique: Bool, interfaceIndex: Int? = nil) {
         self.name = name
         self.type = type
         self.data = data
@@ -101,33 +101,33 @@ public struct RecordRegistration: Hashable, Sendable {
 }
 
 /// A registration as a client asked for it (RFC 6763 §4–§7).
-public struct ServiceRegistration: Hashable, Sendable {
+package struct ServiceRegistration: Hashable, Sendable {
     /// The instance label; empty means "use the host name" (DNSServiceRegister convention).
-    public var instance: String
+    package var instance: String
     /// The service type, e.g. `_http._tcp.local.`.
-    public var type: DNSName
+    package var type: DNSName
     /// Subtype labels, e.g. `_printer` (published as `_printer._sub._http._tcp.local.`).
-    public var subtypes: [String]
+    package var subtypes: [String]
     /// The host the service runs on; nil for this host (follows its name through renames).
-    public var host: DNSName?
-    public var port: UInt16
-    public var txt: TXTRecord
+    package var host: DNSName?
+    package var port: UInt16
+    package var txt: TXTRecord
     /// Rename on conflict (`Name (2)` …); otherwise fail with a name conflict.
-    public var autoRename: Bool
+    package var autoRename: Bool
     /// Publish only on this interface (nil: every interface).
-    public var interfaceIndex: Int?
+    package var interfaceIndex: Int?
     /// Publish only on the links of this IP family (an Avahi service file's `protocol="ipv4"`); nil: both.
-    public var family: IPFamily?
+    package var family: IPFamily?
     /// The SRV record's priority and weight (RFC 2782); 0 unless a service file sets them.
-    public var priority: UInt16 = 0
-    public var weight: UInt16 = 0
+    package var priority: UInt16 = 0
+    package var weight: UInt16 = 0
     /// More TXT records published beside `txt` in the instance's TXT record set (a systemd `.dnssd` file
     /// with several `TxtText=`/`TxtData=` lines).
-    public var additionalTXT: [TXTRecord] = []
+    package var additionalTXT: [TXTRecord] = []
     /// Records added to the registration by the client (`DNSServiceAddRecord`), published at the instance name.
-    public var extraRecords: [ServiceExtraRecord] = []
+    package var extraRecords: [ServiceExtraRecord] = []
 
-    public init(instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
+    package init(instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
                 txt: TXTRecord = .empty, autoRename: Bool = true, interfaceIndex: Int? = nil) {
         self.instance = instance
         self.type = type
