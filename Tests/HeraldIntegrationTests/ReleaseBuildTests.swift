@@ -157,26 +157,6 @@ extension HeraldOnTestLANs {
             let resolved = HeraldJSON.objects(browse.stdout).first { $0["event"] as? String == "resolved" }
             #expect(resolved?["port"] as? Int == 7700, "\(browse)\n\(daemon.log)")
         }
-
-        @Test("release heraldd's code is laid out in the profiled order, and the order still names its functions")
-        func codeFollowsTheHotCodeOrder() throws {
-            let heraldd = try ReleaseBinaries.directory() + "/heraldd"
-            let orderFile = InstallTests.repository.path + "/Sources/heraldd/hot-code.order"
-            let order = try String(contentsOfFile: orderFile, encoding: .utf8).split(separator: "\n").map(String.init)
-            let symbols = try ReleaseBinaries.codeSymbols(of: heraldd)
-            // Renamed and removed functions drop out of the order as the code changes: past a point, serving's code
-            // is spread out again without anything failing, so this says when to profile again.
-            let named = order.filter { symbols[$0] != nil }
-            #expect(named.count * 10 >= order.count * 8,
-                    "only \(named.count) of the \(order.count) functions in \(orderFile) are in heraldd: run Scripts/hot-code/update.sh")
-            // The link followed the order: the functions listed come first. (Not one after another: the standard
-            // library's archive keeps many functions in one section, which moves as a whole.) Linked in the default
-            // order, they are spread over all of the code.
-            let text = try ReleaseBinaries.textSection(of: heraldd)
-            let last = named.compactMap { symbols[$0] }.max() ?? 0
-            #expect(text.contains(last) && last - text.lowerBound < (text.upperBound - text.lowerBound) / 2,
-                    "the functions of \(orderFile) reach \(last - text.lowerBound) bytes into heraldd's \(text.count)-byte .text: was it linked with the order Package.swift gives?")
-        }
     }
 }
 
@@ -193,34 +173,6 @@ enum ReleaseBinaries {
                                      "Scripts/test.sh does")
         }
         return directory
-    }
-
-    /// The functions an executable defines, each with its address (`nm --defined-only`).
-    static func codeSymbols(of binary: String) throws -> [String: UInt64] {
-        let result = try Command.run(["nm", "--defined-only", binary], timeout: 120)
-        guard result.status == 0 else { throw HarnessError.setup("nm \(binary) failed:\n\(result)") }
-        var symbols: [String: UInt64] = [:]
-        // Lines like: 000000000077e310 t swift_release
-        for line in result.stdout.split(separator: "\n") {
-            let fields = line.split(separator: " ", maxSplits: 2)
-            guard fields.count == 3, "tTwW".contains(fields[1]), let address = UInt64(fields[0], radix: 16) else { continue }
-            symbols[String(fields[2])] = address
-        }
-        return symbols
-    }
-
-    /// The addresses of an executable's `.text` section (`readelf -S`).
-    static func textSection(of binary: String) throws -> Range<UInt64> {
-        let result = try Command.run(["readelf", "-SW", binary])
-        // Lines like:   [33] .text             PROGBITS        000000000077e310 77d310 126135e 00 AXo  0   0 16
-        for line in result.stdout.split(separator: "\n") where line.contains(" .text ") {
-            let fields = line.split(separator: " ")
-            guard let name = fields.firstIndex(of: ".text"), fields.count > name + 4,
-                  let address = UInt64(fields[name + 2], radix: 16), let size = UInt64(fields[name + 4], radix: 16)
-            else { break }
-            return address..<(address + size)
-        }
-        throw HarnessError.setup("no .text section in readelf -SW \(binary):\n\(result)")
     }
 
     /// The shared libraries an executable names as needed (its dynamic section's NEEDED entries).
