@@ -16,9 +16,6 @@ import PackageDescription
 //   HeraldKit     the async client library for apps, on top of HeraldClient
 //   heraldd, herald  the daemon and the command-line tool
 
-/// This package's directory, for paths handed to tools that do not run in it.
-let packageDirectory = String(#filePath.dropLast("/Package.swift".count))
-
 let package = Package(
     name: "Herald",
     platforms: [.macOS(.v15)],
@@ -79,15 +76,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            exclude: ["hot-code.order"],
-            linkerSettings: [
-                // The functions that serving runs, packed together so that they take few pages (Scripts/hot-code/
-                // update.sh writes the order): 0.3 MiB fewer resident at scale where heraldd has the kernel map pages
-                // one at a time, 2–3 MiB where each first call maps the 64 KiB around it (Sources/CHeralddEarly).
-                .unsafeFlags(["-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(packageDirectory)/Sources/heraldd/hot-code.order",
-                              "-Xlinker", "--no-warn-symbol-ordering"],
-                             .when(platforms: [.linux], configuration: .release)),
-            ]
         ),
         .executableTarget(
             name: "herald",

@@ -6,8 +6,8 @@ import Logging
 /// runtime's and Foundation's initialisation, opening the permission store, probing and announcing the host
 /// name; so does serving clients. Those pages are clean copies of the executable's and the libraries' files (mapped
 /// with their neighbours where the kernel cannot be asked to map them one at a time: its fault-around), and they stay
-/// mapped: with the Swift libraries linked dynamically and the fault-around, about 20 of an idle heraldd's 29 MiB
-/// after start, 15 more after a few clients.
+/// mapped: in the release build, 14 MiB of file pages after start, so that an idle heraldd would hold 15.5 MiB
+/// instead of 2.4 (Benchmarks/README.md, 2026-11-27).
 /// `ProcessMemory.releaseFilePages` unmaps them; they stay in the page cache, and what the loop needs again is mapped
 /// back on first use (minor faults, a few milliseconds of them for a burst of work). Start-up releases what each of
 /// its steps mapped as the step ends (``StartupPages``); this type releases what the running daemon maps.

@@ -9,9 +9,10 @@ import Synchronization
 /// maps 2–7 MiB of code and constant data (3–10 MiB where the kernel maps 64 KiB around every page touched, see
 /// `herald_map_file_pages_one_by_one`). Releasing them as each step ends (the same unmapping as ``IdlePages``: the
 /// pages stay in the page cache) makes heraldd's peak resident set at start that of its largest step, not of all
-/// steps together: for heraldd's release build 9 MiB (14 MiB with the kernel's fault-around), against 24 MiB with
-/// neither (VmHWM, with an empty state directory). Each step maps back what it shares with the last: with reading
-/// `/proc/self/smaps`, the releases add about 5 ms to start-up (16 to 21 ms until the control socket accepts).
+/// steps together: for heraldd's release build 5.6 MiB (11 MiB with the kernel's fault-around), against 15.5 MiB
+/// with neither (VmHWM, with an empty state directory; Benchmarks/README.md, 2026-11-27). Each step maps back what
+/// it shares with the last: with reading `/proc/self/smaps`, the releases add about 5 ms to start-up (measured with
+/// the Foundation image: 16 to 21 ms until the control socket accepts).
 package enum StartupPages {
     /// What releases made before logging was set up would have logged, after how file pages map (decided before
     /// the first release); logged with the first release that can.
