@@ -61,7 +61,8 @@ let package = Package(
         .target(
             name: "HeraldDaemon",
             dependencies: [
-                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "HeraldControl", "HeraldSession", "HeraldFiles",
+                "HeraldWire", "HeraldEngine", "HeraldBroker", "HeraldIPC", "HeraldControl", "HeraldSession",
+                "HeraldFiles",
                 "HeraldConfig", "HeraldNSS",
                 "CHeraldSystem",
                 .product(name: "Logging", package: "swift-log"),
@@ -116,7 +117,9 @@ let package = Package(
         ),
         .testTarget(name: "HeraldIntegrationTests", dependencies: [], exclude: ["CPrograms"]),
         .testTarget(name: "HeraldKitTests", dependencies: ["HeraldKit", "HeraldClient", "HeraldIPC"]),
-        .testTarget(name: "HeraldSessionTests", dependencies: ["HeraldSession", "HeraldEngine", "HeraldWire", "HeraldIPC", "HeraldBroker"]),
+        .testTarget(
+            name: "HeraldSessionTests",
+            dependencies: ["HeraldSession", "HeraldEngine", "HeraldWire", "HeraldIPC", "HeraldBroker"]),
     ]
 )
 
@@ -140,8 +143,10 @@ package.targets += [
     .executableTarget(name: "wire-fuzzer", dependencies: ["FuzzSupport", "HeraldWire"], path: "Fuzz/wire"),
     .executableTarget(name: "ipc-fuzzer", dependencies: ["FuzzSupport", "HeraldIPC", "HeraldWire"], path: "Fuzz/ipc"),
     .executableTarget(name: "control-fuzzer", dependencies: ["FuzzSupport", "HeraldControl"], path: "Fuzz/control"),
-    .executableTarget(name: "manifest-fuzzer", dependencies: ["FuzzSupport", "HeraldBroker", "HeraldWire"], path: "Fuzz/manifest"),
-    .executableTarget(name: "services-fuzzer", dependencies: ["FuzzSupport", "HeraldConfig", "HeraldWire"], path: "Fuzz/services"),
+    .executableTarget(
+        name: "manifest-fuzzer", dependencies: ["FuzzSupport", "HeraldBroker", "HeraldWire"], path: "Fuzz/manifest"),
+    .executableTarget(
+        name: "services-fuzzer", dependencies: ["FuzzSupport", "HeraldConfig", "HeraldWire"], path: "Fuzz/services"),
 ]
 
 // Every Swift target sees only the members of modules it imports itself (SE-0444), so that a file's imports say

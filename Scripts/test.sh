@@ -7,6 +7,17 @@ cd "$(dirname "$0")/.."
 
 bash Scripts/install-test-deps.sh
 
+echo "== checking the formatting (swift format lint --strict, configuration in .swift-format)"
+format_log=$(mktemp /tmp/herald-format.XXXXXX)
+if ! swift format lint --strict --parallel -r Package.swift Sources Tests Examples Benchmarks Fuzz >"$format_log" 2>&1; then
+    cat "$format_log"
+    echo "formatting: run \`swift format -i -r --parallel Package.swift Sources Tests Examples Benchmarks Fuzz\` and fix what it leaves"
+    rm -f "$format_log"
+    exit 1
+fi
+echo "formatting: clean"
+rm -f "$format_log"
+
 echo "== building (debug, with tests)"
 build_log=$(mktemp /tmp/herald-build.XXXXXX)
 if ! swift build --build-tests >"$build_log" 2>&1; then

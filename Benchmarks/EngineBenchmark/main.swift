@@ -27,7 +27,10 @@ if let index = arguments.firstIndex(of: "--passes"), index + 1 < arguments.count
     arguments.removeSubrange(index...(index + 1))
 }
 guard let path = arguments.first, let data = FileManager.default.contents(atPath: path) else {
-    FileHandle.standardError.write(Data("usage: herald-engine-benchmark CORPUS [--seconds S | --passes N] [--throughput-only | --memory-only]\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            "usage: herald-engine-benchmark CORPUS [--seconds S | --passes N] [--throughput-only | --memory-only]\n"
+                .utf8))
     exit(64)
 }
 let messages = try CorpusReader.messages(in: Array(data))
@@ -56,7 +59,9 @@ func threadCPUSeconds() -> Double {
 // Kept alive to the end (as before the memory figures were measured), so that its freed memory cannot flatter them.
 var engine = makeEngine(cacheLimit: 16_384)
 if !memoryOnly {
-    for (index, type) in ["_http._tcp.local.", "_ipp._tcp.local.", "_airplay._tcp.local.", "_hap._tcp.local."].enumerated() {
+    for (index, type) in ["_http._tcp.local.", "_ipp._tcp.local.", "_airplay._tcp.local.", "_hap._tcp.local."]
+        .enumerated()
+    {
         engine.browse(OperationID(UInt64(index + 1)), type: DNSName(stringLiteral: type), at: .zero)
     }
     engine.resolve(OperationID(10), instance: "Living Room._airplay._tcp.local.", at: .zero)
@@ -72,15 +77,20 @@ if !memoryOnly {
         for message in messages {
             clock += 1  // one message per virtual millisecond
             engine.receive(message, from: peer, on: link, at: Instant(milliseconds: clock))
-            if let deadline = engine.nextDeadline, deadline.milliseconds <= clock { engine.advance(to: Instant(milliseconds: clock)) }
+            if let deadline = engine.nextDeadline, deadline.milliseconds <= clock {
+                engine.advance(to: Instant(milliseconds: clock))
+            }
             actions += engine.takeActions().count
         }
         processed += messages.count
         elapsed = Date().timeIntervalSince(start)
     } while passes.map { processed < $0 * messages.count } ?? (elapsed < seconds)
     let cpu = threadCPUSeconds() - cpuStart
-    print(String(format: "engine throughput: %.0f messages/s (%d messages in %.2f s, %d actions produced); %.0f messages per CPU second (%.2f s of CPU time)",
-                 Double(processed) / elapsed, processed, elapsed, actions, Double(processed) / cpu, cpu))
+    print(
+        String(
+            format:
+                "engine throughput: %.0f messages/s (%d messages in %.2f s, %d actions produced); %.0f messages per CPU second (%.2f s of CPU time)",
+            Double(processed) / elapsed, processed, elapsed, actions, Double(processed) / cpu, cpu))
 }
 
 // MARK: 2. Memory per cached record
@@ -101,9 +111,14 @@ func syntheticResponse(batch: Int, count: Int) -> [UInt8] {
         let host = try! DNSName(labelStrings: ["host-\(batch)-\(index)", "local"])
         let txt = try! TXTRecord(["id": Array("\(batch)-\(index)".utf8), "model": Array("Bench 3000".utf8)])
         writer.append(ResourceRecord(name: "_bench._tcp.local.", ttl: 4500, data: .ptr(instance)), to: .answer)
-        writer.append(ResourceRecord(name: instance, ttl: 120, data: .srv(SRVData(port: 8080, target: host)), cacheFlush: true), to: .answer)
+        writer.append(
+            ResourceRecord(name: instance, ttl: 120, data: .srv(SRVData(port: 8080, target: host)), cacheFlush: true),
+            to: .answer)
         writer.append(ResourceRecord(name: instance, ttl: 4500, data: .txt(txt), cacheFlush: true), to: .answer)
-        writer.append(ResourceRecord(name: host, ttl: 120, data: .a(IPv4Address(UInt32(0x0A00_0000 + batch * 64 + index))), cacheFlush: true), to: .answer)
+        writer.append(
+            ResourceRecord(
+                name: host, ttl: 120, data: .a(IPv4Address(UInt32(0x0A00_0000 + batch * 64 + index))), cacheFlush: true),
+            to: .answer)
     }
     return writer.message
 }
@@ -117,15 +132,18 @@ if !throughputOnly {
         while records < target {
             let perMessage = min(25, (target - records) / 4)
             guard perMessage > 0 else { break }
-            cacheEngine.receive(syntheticResponse(batch: batch, count: perMessage), from: peer, on: link,
-                                at: Instant(milliseconds: Int64(batch)))
+            cacheEngine.receive(
+                syntheticResponse(batch: batch, count: perMessage), from: peer, on: link,
+                at: Instant(milliseconds: Int64(batch)))
             _ = cacheEngine.takeActions()
             records += perMessage * 4
             batch += 1
         }
         let after = heapInUse()
-        print(String(format: "memory: %d records cached, resident memory grew by %.1f MiB: %.0f bytes per record",
-                     records, Double(after - before) / 1_048_576, Double(after - before) / Double(records)))
+        print(
+            String(
+                format: "memory: %d records cached, resident memory grew by %.1f MiB: %.0f bytes per record",
+                records, Double(after - before) / 1_048_576, Double(after - before) / Double(records)))
         withExtendedLifetime(cacheEngine) {}
     }
 }

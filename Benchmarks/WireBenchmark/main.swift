@@ -52,11 +52,14 @@ let parse = try measure {
     for message in messages { total &+= try DNSMessage(parsing: message).entryCount }
     return total
 }
-let serialize = parseOnly ? nil : try measure {
-    var total = 0
-    for message in parsed { total &+= try message.serialized().count }
-    return total
-}
+let serialize =
+    parseOnly
+    ? nil
+    : try measure {
+        var total = 0
+        for message in parsed { total &+= try message.serialized().count }
+        return total
+    }
 
 @MainActor func report(_ name: String, _ result: (passes: Int, elapsed: Double)) {
     let messageCount = Double(messages.count * result.passes)
@@ -65,10 +68,14 @@ let serialize = parseOnly ? nil : try measure {
     let nsPerMessage = result.elapsed * 1e9 / messageCount
     let megabytesPerSecond = Double(bytesPerPass * result.passes) / result.elapsed / 1e6
     if json {
-        print(#"{"implementation":"herald","operation":"\#(name)","messages_per_s":\#(Int(perSecond)),"records_per_s":\#(Int(recordsPerSecond)),"ns_per_message":\#(String(format: "%.1f", nsPerMessage)),"mb_per_s":\#(String(format: "%.1f", megabytesPerSecond))}"#)
+        print(
+            #"{"implementation":"herald","operation":"\#(name)","messages_per_s":\#(Int(perSecond)),"records_per_s":\#(Int(recordsPerSecond)),"ns_per_message":\#(String(format: "%.1f", nsPerMessage)),"mb_per_s":\#(String(format: "%.1f", megabytesPerSecond))}"#
+        )
     } else {
-        print(String(format: "%-10@ %12.0f msg/s %14.0f records/s %9.1f ns/msg %8.1f MB/s",
-                     name as NSString, perSecond, recordsPerSecond, nsPerMessage, megabytesPerSecond))
+        print(
+            String(
+                format: "%-10@ %12.0f msg/s %14.0f records/s %9.1f ns/msg %8.1f MB/s",
+                name as NSString, perSecond, recordsPerSecond, nsPerMessage, megabytesPerSecond))
     }
 }
 if !json {

@@ -18,7 +18,9 @@ final class PlayerListener: Sendable {
         address.sin6_family = sa_family_t(AF_INET6)
         address.sin6_port = requested.bigEndian
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+            }
         }
         guard bound == 0, listen(fd, 8) == 0 else {
             let code = errno

@@ -47,13 +47,19 @@ struct Output: Sendable {
     var json: Bool
 
     func advertising(_ name: String, port: UInt16) {
-        if json { line(["event": "advertising", "name": name, "port": Int(port)]) }
-        else { say("advertising \"\(name)\" (_tictactoe._tcp) on port \(port)") }
+        if json {
+            line(["event": "advertising", "name": name, "port": Int(port)])
+        } else {
+            say("advertising \"\(name)\" (_tictactoe._tcp) on port \(port)")
+        }
     }
 
     func waiting(_ what: String, reason: String) {
-        if json { line(["event": "waiting", "operation": what, "reason": reason]) }
-        else { say("waiting for permission: \(reason) (\(what))") }
+        if json {
+            line(["event": "waiting", "operation": what, "reason": reason])
+        } else {
+            say("waiting for permission: \(reason) (\(what))")
+        }
     }
 
     func player(_ change: BrowseChange) {
@@ -61,17 +67,26 @@ struct Output: Sendable {
         let interface = Self.interfaceName(result.interfaceIndex)
         switch change {
         case .added:
-            if json { line(["event": "player-found", "name": result.instance.name, "interface": interface]) }
-            else { say("+ player \"\(result.instance.name)\" on \(interface)") }
+            if json {
+                line(["event": "player-found", "name": result.instance.name, "interface": interface])
+            } else {
+                say("+ player \"\(result.instance.name)\" on \(interface)")
+            }
         case .removed:
-            if json { line(["event": "player-gone", "name": result.instance.name, "interface": interface]) }
-            else { say("- player \"\(result.instance.name)\" on \(interface)") }
+            if json {
+                line(["event": "player-gone", "name": result.instance.name, "interface": interface])
+            } else {
+                say("- player \"\(result.instance.name)\" on \(interface)")
+            }
         }
     }
 
     func failure(_ text: String) {
-        if json { line(["event": "error", "message": text]) }
-        else { FileHandle.standardError.write(Data("tictactoe: \(text)\n".utf8)) }
+        if json {
+            line(["event": "error", "message": text])
+        } else {
+            FileHandle.standardError.write(Data("tictactoe: \(text)\n".utf8))
+        }
     }
 
     /// One line of text, written at once (also into a pipe), so that a watcher sees each event as it happens.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import HeraldKit
 import HeraldIPC
+import HeraldKit
 
 /// A Tic Tac Toe player that advertises itself on the local network and lists the other players it finds.
 @main
@@ -30,7 +30,8 @@ struct TicTacToe: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line instead of text.")
     var json = false
 
-    @Option(help: ArgumentHelp("The daemon's app socket (default: DNSSD_UDS_PATH, else the system's).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp("The daemon's app socket (default: DNSSD_UDS_PATH, else the system's).", valueName: "path"))
     var socket: String?
 
     func validate() throws {
@@ -53,8 +54,9 @@ struct TicTacToe: AsyncParsableCommand {
         }
 
         // Advertise, and report what happens to the advertisement.
-        let advertisement = ServiceAdvertisement(name: playerName, type: Self.serviceType, port: listener.port,
-                                                 txt: ["player": .data(Array(playerName.utf8)), "board": "3x3"])
+        let advertisement = ServiceAdvertisement(
+            name: playerName, type: Self.serviceType, port: listener.port,
+            txt: ["player": .data(Array(playerName.utf8)), "board": "3x3"])
         let registration: ServiceRegistration
         do {
             registration = try await herald.register(advertisement)

@@ -2,8 +2,9 @@
 // several targets need.
 
 import CFuzzDriver
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 public enum FuzzSupport {
@@ -12,14 +13,14 @@ public enum FuzzSupport {
     /// command line through `run`.
     public static func main(_ run: ([UInt8]) -> Void) -> Never {
         #if FUZZING
-        let status = herald_fuzz_run_driver(CommandLine.argc, CommandLine.unsafeArgv)
-        guard status >= 0 else {
-            printError("built with -DFUZZING but without libFuzzer (-sanitize=fuzzer)")
-            exit(2)
-        }
-        exit(status)
+            let status = herald_fuzz_run_driver(CommandLine.argc, CommandLine.unsafeArgv)
+            guard status >= 0 else {
+                printError("built with -DFUZZING but without libFuzzer (-sanitize=fuzzer)")
+                exit(2)
+            }
+            exit(status)
         #else
-        replay(run)
+            replay(run)
         #endif
     }
 
@@ -29,7 +30,8 @@ public enum FuzzSupport {
     public static func replay(_ run: ([UInt8]) -> Void) -> Never {
         let paths = CommandLine.arguments.dropFirst().filter { !$0.hasPrefix("-") }
         guard !paths.isEmpty else {
-            printError("usage: \(CommandLine.arguments[0]) FILE...   (replays inputs; build with Fuzz/build.sh to fuzz)")
+            printError(
+                "usage: \(CommandLine.arguments[0]) FILE...   (replays inputs; build with Fuzz/build.sh to fuzz)")
             exit(2)
         }
         for path in paths {

@@ -47,7 +47,9 @@ enum ControlFuzzer {
         let piecewise = splitLines(pieces, limit: limit)
         for (split, how) in [(whole, "in one read"), (piecewise, "in \(pieces.count) reads")] {
             guard split.tooLong == expected.tooLong else {
-                fail("ControlLineBuffer \(split.tooLong ? "refuses" : "accepts") the stream read \(how) (limit \(limit))")
+                fail(
+                    "ControlLineBuffer \(split.tooLong ? "refuses" : "accepts") the stream read \(how) (limit \(limit))"
+                )
             }
             // A read that fails returns none of the lines it completed; otherwise every line comes out.
             guard expected.lines.starts(with: split.lines), split.tooLong || split.lines == expected.lines else {
@@ -76,7 +78,9 @@ enum ControlFuzzer {
             do {
                 split.lines += try buffer.feed(piece)
             } catch {
-                guard error.limit == limit, !error.description.isEmpty else { fail("LineTooLong names the wrong limit") }
+                guard error.limit == limit, !error.description.isEmpty else {
+                    fail("LineTooLong names the wrong limit")
+                }
                 split.tooLong = true
                 return split
             }
@@ -119,7 +123,9 @@ enum ControlFuzzer {
             fail("a decoded \(name) does not encode: \(error)\nvalue: \(value)")
         }
         guard encoded.last == newline, encoded.firstIndex(of: newline) == encoded.count - 1 else {
-            fail("ControlProtocol.line(\(name)) is not exactly one line: \(String(decoding: encoded, as: UTF8.self).debugDescription)")
+            fail(
+                "ControlProtocol.line(\(name)) is not exactly one line: \(String(decoding: encoded, as: UTF8.self).debugDescription)"
+            )
         }
         let body = encoded.dropLast()
         let again: Value
@@ -134,7 +140,9 @@ enum ControlFuzzer {
         guard (try? ControlProtocol.line(again)) == encoded else { fail("line(\(name)) is not stable") }
         // The line buffer gives the line back.
         var buffer = ControlLineBuffer()
-        guard (try? buffer.feed(encoded)) == [Array(body)] else { fail("ControlLineBuffer does not give back our line") }
+        guard (try? buffer.feed(encoded)) == [Array(body)] else {
+            fail("ControlLineBuffer does not give back our line")
+        }
     }
 
     // MARK: - Seeds
@@ -145,9 +153,11 @@ enum ControlFuzzer {
         for (index, command) in ControlRequest.Command.allCases.enumerated() {
             let request = ControlRequest(
                 id: index + 1, command: command, app: "org.example.tictactoe",
-                manifest: command == .appAdd ? "{\"id\": \"org.example.tictactoe\", \"name\": \"Tic \\\"Tac\\\" Toe\"}" : nil,
+                manifest: command == .appAdd
+                    ? "{\"id\": \"org.example.tictactoe\", \"name\": \"Tic \\\"Tac\\\" Toe\"}" : nil,
                 fileName: command == .appAdd ? "tictactoe.json" : nil, after: command == .log ? 41 : nil,
-                limit: command == .log ? 10 : nil, topics: command == .subscribe ? ["requests", "decisions", "log"] : nil)
+                limit: command == .log ? 10 : nil,
+                topics: command == .subscribe ? ["requests", "decisions", "log"] : nil)
             if let line = try? ControlProtocol.line(request) { lines.append(line) }
         }
         let app = ControlApp(
@@ -166,11 +176,15 @@ enum ControlFuzzer {
             count: 2)
         reply.requests = [pending]
         reply.request = pending
-        reply.log = [ControlAuditLine(
-            sequence: 42, time: date, app: "org.example.tictactoe", operation: "browse", serviceType: "_tictactoe._tcp",
-            decision: "allow", reason: "granted", detail: "pid 1234")]
+        reply.log = [
+            ControlAuditLine(
+                sequence: 42, time: date, app: "org.example.tictactoe", operation: "browse",
+                serviceType: "_tictactoe._tcp",
+                decision: "allow", reason: "granted", detail: "pid 1234")
+        ]
         if let line = try? ControlProtocol.line(reply) { lines.append(line) }
-        let failure = ControlReply.failure(id: 4, .invalidManifest, "the manifest is invalid", problems: ["id: missing"])
+        let failure = ControlReply.failure(
+            id: 4, .invalidManifest, "the manifest is invalid", problems: ["id: missing"])
         if let line = try? ControlProtocol.line(failure) { lines.append(line) }
         let event = ControlReply(id: nil, event: "pending-request")
         if let line = try? ControlProtocol.line(event) { lines.append(line) }

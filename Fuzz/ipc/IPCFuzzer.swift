@@ -43,7 +43,7 @@ enum IPCFuzzer {
         // not returned; read in smaller pieces, those frames come out before the failing read. Otherwise the
         // read boundaries make no difference.
         guard whole.error == piecewise.error, piecewise.frames.starts(with: whole.frames),
-              whole.error != nil || whole.frames == piecewise.frames
+            whole.error != nil || whole.frames == piecewise.frames
         else {
             fail("the frame decoder gives different frames or errors for the same bytes read in \(pieces.count) pieces")
         }
@@ -115,7 +115,9 @@ enum IPCFuzzer {
                 fail("the decoder holds \(decoder.bufferedByteCount) bytes, but \(held) were fed after the last frame")
             }
             guard decoder.bytesWanted > 0, decoder.isIdle == (held == 0) else {
-                fail("bytesWanted (\(decoder.bytesWanted)) or isIdle (\(decoder.isIdle)) is wrong with \(held) bytes held")
+                fail(
+                    "bytesWanted (\(decoder.bytesWanted)) or isIdle (\(decoder.isIdle)) is wrong with \(held) bytes held"
+                )
             }
             guard decoder.bufferedByteCount <= IPCHeader.length + decoder.maximumDataLength else {
                 fail("the decoder holds more than one frame")
@@ -153,7 +155,7 @@ enum IPCFuzzer {
             fail("the decoded request's operation or header differs from the frame's")
         }
         guard decoded.ignoredTrailingByteCount >= 0, decoded.ignoredTrailingByteCount <= frame.body.count,
-              decoded.trailingTLVs.isEmpty || header.flags.contains(.trailingTLVs)
+            decoded.trailingTLVs.isEmpty || header.flags.contains(.trailingTLVs)
         else { fail("ignoredTrailingByteCount \(decoded.ignoredTrailingByteCount) or TLVs without the flag") }
         let operation = decoded.request.operation
         var path = ""
@@ -164,7 +166,8 @@ enum IPCFuzzer {
         case .passedSocket, .asyncErrorReply, .inBand: break
         }
         // A get-property request drops the path it read, so its bytes cannot be compared.
-        let pathLost = operation == .getProperty
+        let pathLost =
+            operation == .getProperty
             && connection.bodyStartsWithErrorReturnPath(operation: header.operation, flags: header.flags)
 
         let encoded: IPCRequestFrame
@@ -177,9 +180,12 @@ enum IPCFuzzer {
         }
         let kept = frame.body.count - decoded.ignoredTrailingByteCount
         guard pathLost || encoded.frame.body == Array(frame.body.prefix(kept)) else {
-            fail("encode(decode(\(operation))) is not the bytes read\nbody:    \(FuzzSupport.hex(frame.body))\nencoded: \(FuzzSupport.hex(encoded.frame.body))")
+            fail(
+                "encode(decode(\(operation))) is not the bytes read\nbody:    \(FuzzSupport.hex(frame.body))\nencoded: \(FuzzSupport.hex(encoded.frame.body))"
+            )
         }
-        guard encoded.header.context == header.context, encoded.header.registrationIndex == header.registrationIndex
+        guard encoded.header.context == header.context,
+            encoded.header.registrationIndex == header.registrationIndex
                 || decoded.request.message.registrationIndex == 0
         else { fail("encoding a decoded \(operation) request loses the context or registration index") }
         let again: DecodedRequest
@@ -189,7 +195,7 @@ enum IPCFuzzer {
             fail("our encoding of a decoded \(operation) request does not decode: \(error)")
         }
         guard again.request == decoded.request, again.trailingTLVs == decoded.trailingTLVs,
-              again.ignoredTrailingByteCount == 0, pathLost || again.statusReturn == decoded.statusReturn
+            again.ignoredTrailingByteCount == 0, pathLost || again.statusReturn == decoded.statusReturn
         else { fail("decode(encode(decode(\(operation)))) differs\nfirst:  \(decoded)\nsecond: \(again)") }
         guard pathLost || encoded.passesErrorSocket == (again.statusReturn == .passedSocket) else {
             fail("passesErrorSocket disagrees with the status route of \(operation)")
@@ -215,10 +221,12 @@ enum IPCFuzzer {
             written = Array(written.prefix(12))
         }
         guard read.starts(with: written) else {
-            fail("encode(decode(\(reply.operation))) is not the bytes read\nbody:    \(FuzzSupport.hex(frame.body))\nencoded: \(FuzzSupport.hex(body))")
+            fail(
+                "encode(decode(\(reply.operation))) is not the bytes read\nbody:    \(FuzzSupport.hex(frame.body))\nencoded: \(FuzzSupport.hex(body))"
+            )
         }
         guard let header = try? IPCHeader.decode(bytes), header.context == frame.header.context,
-              let again = try? Reply.decode(header: header, body: body), again == reply, again.error == reply.error
+            let again = try? Reply.decode(header: header, body: body), again == reply, again.error == reply.error
         else { fail("decode(encode(decode(\(reply.operation)))) differs") }
     }
 
@@ -226,8 +234,8 @@ enum IPCFuzzer {
         guard let reply = try? GetPropertyReply.decode(bytes, maximumValueLength: 4096) else { return }
         let encoded = reply.encoded
         guard bytes.starts(with: encoded), GetPropertyReply.totalLength(ofPrefix: encoded) == encoded.count,
-              GetPropertyReply.totalLength(ofPrefix: bytes) == encoded.count,
-              (try? GetPropertyReply.decode(encoded, maximumValueLength: 4096)) == reply
+            GetPropertyReply.totalLength(ofPrefix: bytes) == encoded.count,
+            (try? GetPropertyReply.decode(encoded, maximumValueLength: 4096)) == reply
         else { fail("get-property reply round trip or totalLength is wrong for \(FuzzSupport.hex(bytes.prefix(64)))") }
     }
 
@@ -261,21 +269,32 @@ enum IPCFuzzer {
             (.connection(ConnectionRequest()), .new, [], ""),
             (.browse(BrowseRequest(regtype: "_http._tcp", domain: "local.")), .new, [], ""),
             (.browse(BrowseRequest(regtype: "_ipp._tcp,_printer", domain: "")), .established, [], ""),
-            (.registerService(RegisterServiceRequest(
-                flags: .noAutoRename, interfaceIndex: 2, name: "Game", regtype: "_tictactoe._tcp", port: 8080,
-                txt: txt)), .new, [], ""),
-            (.registerService(RegisterServiceRequest(flags: .shareConnection, regtype: "_http._tcp", port: 80)),
-             .established, [], ""),
-            (.resolve(ResolveRequest(name: "Game", regtype: "_tictactoe._tcp", domain: "local.")), .established,
-             [.noErrorSocket], ""),
+            (
+                .registerService(
+                    RegisterServiceRequest(
+                        flags: .noAutoRename, interfaceIndex: 2, name: "Game", regtype: "_tictactoe._tcp", port: 8080,
+                        txt: txt)), .new, [], ""
+            ),
+            (
+                .registerService(RegisterServiceRequest(flags: .shareConnection, regtype: "_http._tcp", port: 80)),
+                .established, [], ""
+            ),
+            (
+                .resolve(ResolveRequest(name: "Game", regtype: "_tictactoe._tcp", domain: "local.")), .established,
+                [.noErrorSocket], ""
+            ),
             (.query(QueryRecordRequest(name: "host.local.", rrtype: 28)), .established, [], "/tmp/err"),
             (.addrInfo(AddrInfoRequest(hostname: "host.local.")), .new, [], ""),
             (.getProperty(GetPropertyRequest(name: "DaemonVersion")), .new, [], ""),
             (.enumeration(EnumerationRequest(flags: .browseDomains)), .new, [], ""),
             (.setDomain(SetDomainRequest(domain: "local.")), .new, [], ""),
-            (.registerRecord(RegisterRecordRequest(
-                recordIndex: 3, flags: .unique, fullname: "host.local.", rrtype: 1, rdata: [10, 0, 0, 1], ttl: 120)),
-             .established, [], ""),
+            (
+                .registerRecord(
+                    RegisterRecordRequest(
+                        recordIndex: 3, flags: .unique, fullname: "host.local.", rrtype: 1, rdata: [10, 0, 0, 1],
+                        ttl: 120)),
+                .established, [], ""
+            ),
             (.addRecord(AddRecordRequest(recordIndex: 1, rrtype: 16, rdata: txt, ttl: 4500)), .established, [], ""),
             (.updateRecord(UpdateRecordRequest(recordIndex: 0, rdata: txt, ttl: 4500)), .established, [], ""),
             (.removeRecord(RemoveRecordRequest(recordIndex: 1)), .established, [], ""),
@@ -285,16 +304,21 @@ enum IPCFuzzer {
         var seeds: [(name: String, bytes: [UInt8])] = []
         for (index, (request, connection, flags, path)) in requests.enumerated() {
             let tlvs = index % 3 == 0 ? [IPCTLV(type: IPCTLV.aaaaPolicy, value: [0, 0, 0, 1])] : []
-            guard let frame = try? request.encodeFrame(
-                context: context, flags: flags, connection: connection, errorReturnPath: path, tlvs: tlvs)
+            guard
+                let frame = try? request.encodeFrame(
+                    context: context, flags: flags, connection: connection, errorReturnPath: path, tlvs: tlvs)
             else { continue }
             seeds.append(("request-\(index)", [UInt8(index * 4)] + frame.bytes))
         }
         let replies: [Reply] = [
-            .browse(BrowseReply(flags: .add, interfaceIndex: 2, name: "Game", regtype: "_tictactoe._tcp.",
-                                domain: "local.")),
-            .resolve(ResolveReply(fullname: "Game._tictactoe._tcp.local.", hostTarget: "host.local.", port: 8080,
-                                  txt: txt)),
+            .browse(
+                BrowseReply(
+                    flags: .add, interfaceIndex: 2, name: "Game", regtype: "_tictactoe._tcp.",
+                    domain: "local.")),
+            .resolve(
+                ResolveReply(
+                    fullname: "Game._tictactoe._tcp.local.", hostTarget: "host.local.", port: 8080,
+                    txt: txt)),
             .registerService(RegisterServiceReply(name: "Game", regtype: "_tictactoe._tcp.", domain: "local.")),
             .query(QueryRecordReply(fullname: "host.local.", rrtype: 1, rdata: [10, 0, 0, 1], ttl: 120)),
             .addrInfo(AddrInfoReply(hostname: "host.local.", rrtype: 1, rrclass: 1, rdata: [10, 0, 0, 1], ttl: 120)),

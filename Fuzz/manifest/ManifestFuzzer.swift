@@ -67,7 +67,8 @@ enum ManifestFuzzer {
         guard !error.problems.isEmpty, !error.description.isEmpty else {
             fail("a refused manifest has no problems or no description")
         }
-        for problem in error.problems where problem.severity != .error || problem.message.isEmpty || problem.description.isEmpty {
+        for problem in error.problems
+        where problem.severity != .error || problem.message.isEmpty || problem.description.isEmpty {
             fail("a problem of a refused manifest is not an error with a message: \(problem)")
         }
         for warning in error.warnings where warning.severity != .warning {
@@ -91,10 +92,14 @@ enum ManifestFuzzer {
         } catch {
             fail("the canonical JSON of a valid manifest is refused: \(error)\n\(text)")
         }
-        guard again.manifest == manifest, again.manifest.id.rawValue == manifest.id.rawValue, again.warnings == result.warnings else {
+        guard again.manifest == manifest, again.manifest.id.rawValue == manifest.id.rawValue,
+            again.warnings == result.warnings
+        else {
             fail("parse(jsonText) differs from the manifest\n\(text)")
         }
-        guard again.manifest.jsonText == text else { fail("jsonText is not stable\n\(text)\n\(again.manifest.jsonText)") }
+        guard again.manifest.jsonText == text else {
+            fail("jsonText is not stable\n\(text)\n\(again.manifest.jsonText)")
+        }
         guard ManifestParser.detectFormat(Array(text.utf8)) == .json else { fail("jsonText is not detected as JSON") }
         guard manifest.changes(from: manifest).isEmpty else { fail("a manifest has changes from itself") }
 
@@ -104,7 +109,8 @@ enum ManifestFuzzer {
                 id: manifest.id.rawValue, name: manifest.name, executables: manifest.executables,
                 systemdUnits: manifest.systemdUnits,
                 executableSHA256: manifest.executableSHA256.mapValues(\.hex),
-                bonjourServices: manifest.bonjourServices.map(\.description), usageDescription: manifest.usageDescription,
+                bonjourServices: manifest.bonjourServices.map(\.description),
+                usageDescription: manifest.usageDescription,
                 entitlements: manifest.entitlements)
         } catch {
             fail("Manifest(values of a valid manifest) throws \(error)")

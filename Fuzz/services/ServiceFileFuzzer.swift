@@ -36,9 +36,13 @@ enum ServiceFileFuzzer {
             checkServices(group.services, warnings: group.warnings, format: "Avahi")
             guard !group.services.isEmpty else { fail("an accepted Avahi file has no service") }
             if let xml = renderAvahi(group.services) {
-                guard let again = avahi(text: xml) else { fail("our Avahi rendering of an accepted group is refused\n\(xml)") }
+                guard let again = avahi(text: xml) else {
+                    fail("our Avahi rendering of an accepted group is refused\n\(xml)")
+                }
                 guard again.services == group.services else {
-                    fail("an Avahi group rendered as Avahi XML reads back differently\n\(xml)\nfirst:  \(group.services)\nsecond: \(again.services)")
+                    fail(
+                        "an Avahi group rendered as Avahi XML reads back differently\n\(xml)\nfirst:  \(group.services)\nsecond: \(again.services)"
+                    )
                 }
             }
             for service in group.services.prefix(4) {
@@ -62,11 +66,15 @@ enum ServiceFileFuzzer {
                     fail("our .dnssd rendering of an accepted file is refused\n\(rendered)")
                 }
                 guard again.service == service else {
-                    fail("a .dnssd service rendered as .dnssd reads back differently\n\(rendered)\nfirst:  \(service)\nsecond: \(again.service)")
+                    fail(
+                        "a .dnssd service rendered as .dnssd reads back differently\n\(rendered)\nfirst:  \(service)\nsecond: \(again.service)"
+                    )
                 }
             }
             if let xml = renderAvahi([service]) {
-                guard let again = avahi(text: xml) else { fail("a .dnssd service written as Avahi XML is refused\n\(xml)") }
+                guard let again = avahi(text: xml) else {
+                    fail("a .dnssd service written as Avahi XML is refused\n\(xml)")
+                }
                 guard again.services.count == 1, core(again.services[0]) == core(service) else {
                     fail("a .dnssd service reads back differently from Avahi XML\n\(xml)")
                 }
@@ -82,10 +90,12 @@ enum ServiceFileFuzzer {
             // A continued line (a backslash at its end, before any \r) would swallow the header in the whole.
             if !(main.hasSuffix("\r") ? String(main.dropLast()) : main).hasSuffix("\\") {
                 let whole = try? SystemdDNSSDFile(contents: main + "\n" + rest, file: file, specifiers: specifiers)
-                let split = try? SystemdDNSSDFile(contents: main, file: file, dropIns: [(file + ".d/fuzz.conf", rest)],
-                                                  specifiers: specifiers)
+                let split = try? SystemdDNSSDFile(
+                    contents: main, file: file, dropIns: [(file + ".d/fuzz.conf", rest)],
+                    specifiers: specifiers)
                 guard (whole == nil) == (split == nil), whole?.service == split?.service else {
-                    fail("a .dnssd file with a drop-in reads differently from the two as one file\n\(main)\n--\n\(rest)")
+                    fail(
+                        "a .dnssd file with a drop-in reads differently from the two as one file\n\(main)\n--\n\(rest)")
                 }
             }
         }
@@ -164,8 +174,9 @@ enum ServiceFileFuzzer {
     }
 
     static func core(_ service: StaticService) -> Core {
-        Core(name: service.name, type: service.type, subtypes: service.subtypes, host: service.host, port: service.port,
-             txt: service.txt)
+        Core(
+            name: service.name, type: service.type, subtypes: service.subtypes, host: service.host, port: service.port,
+            txt: service.txt)
     }
 
     // MARK: - Rendering
@@ -173,11 +184,15 @@ enum ServiceFileFuzzer {
     /// A .dnssd file for a service, or nil when it holds what a .dnssd file cannot say (a host name, a name or
     /// subtype that a line cannot carry as it is).
     static func renderDNSSD(_ service: StaticService) -> String? {
-        guard service.host == nil, fitsOnALine(service.name), service.subtypes.allSatisfy(isPlainSubtype) else { return nil }
+        guard service.host == nil, fitsOnALine(service.name), service.subtypes.allSatisfy(isPlainSubtype) else {
+            return nil
+        }
         // A `%` that is part of a larger character would not be read as a specifier's `%`.
         for character in service.name where character != "%" && character.unicodeScalars.contains("%") { return nil }
-        var lines = ["[Service]", "Name=" + service.name.replacing("%", with: "%%"),
-                     "Type=" + service.type.description]
+        var lines = [
+            "[Service]", "Name=" + service.name.replacing("%", with: "%%"),
+            "Type=" + service.type.description,
+        ]
         lines += service.subtypes.map { "SubType=" + $0 }
         lines.append("Port=\(service.port)")
         if let priority = service.priority { lines.append("Priority=\(priority)") }
@@ -201,7 +216,9 @@ enum ServiceFileFuzzer {
         guard let name = services.first?.name, let escapedName = escapeXML(name) else { return nil }
         var xml = "<?xml version=\"1.0\" standalone='no'?>\n<service-group>\n  <name>\(escapedName)</name>\n"
         for service in services {
-            guard service.subtypes.allSatisfy(isPlainSubtype), let type = escapeXML(service.type.description) else { return nil }
+            guard service.subtypes.allSatisfy(isPlainSubtype), let type = escapeXML(service.type.description) else {
+                return nil
+            }
             xml += "  <service protocol=\"\(service.protocol.rawValue)\">\n    <type>\(type)</type>\n"
             for subtype in service.subtypes {
                 guard let text = escapeXML(subtype) else { return nil }
@@ -218,7 +235,8 @@ enum ServiceFileFuzzer {
                     let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.count
                     guard let key = escapeXML(String(decoding: bytes[..<equals], as: UTF8.self)) else { return nil }
                     if equals < bytes.count {
-                        xml += "    <txt-record value-format=\"binary-hex\">\(key)=\(FuzzSupport.hex(bytes[(equals + 1)...]))</txt-record>\n"
+                        xml +=
+                            "    <txt-record value-format=\"binary-hex\">\(key)=\(FuzzSupport.hex(bytes[(equals + 1)...]))</txt-record>\n"
                     } else {
                         xml += "    <txt-record>\(key)</txt-record>\n"
                     }

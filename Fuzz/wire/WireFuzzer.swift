@@ -46,7 +46,9 @@ enum WireFuzzer {
         if let text = String(validating: input, as: UTF8.self) {
             checkPresentation(text)
             if text.contains("\n") {
-                for line in text.split(separator: "\n", omittingEmptySubsequences: false) { checkPresentation(String(line)) }
+                for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                    checkPresentation(String(line))
+                }
             }
             checkRenaming(text)
             // Addresses in text form: when one parses, its canonical text parses back to it.
@@ -115,9 +117,12 @@ enum WireFuzzer {
         guard wire.count >= 12, wire[0..<4].elementsEqual(input[0..<4]) else {
             fail("serialization changed the id or flags")
         }
-        let counts = [original.questions.count, original.answers.count, original.authorities.count,
-                      original.additionals.count]
-        for (section, expected) in counts.enumerated() where Int(wire[4 + 2 * section]) << 8 | Int(wire[5 + 2 * section]) != expected {
+        let counts = [
+            original.questions.count, original.answers.count, original.authorities.count,
+            original.additionals.count,
+        ]
+        for (section, expected) in counts.enumerated()
+        where Int(wire[4 + 2 * section]) << 8 | Int(wire[5 + 2 * section]) != expected {
             fail("header count of section \(section) does not match its \(expected) entries")
         }
 
@@ -132,14 +137,16 @@ enum WireFuzzer {
             fail("our serialization still parses with its last byte removed\nwire: \(hex(wire))")
         }
         guard let padded = try? DNSMessage(parsing: wire + input.prefix(64)), padded == reparsed,
-              firstDifference(padded, reparsed) == nil
+            firstDifference(padded, reparsed) == nil
         else {
             fail("trailing bytes after a message changed how it parses")
         }
 
         // The size limit: the default (65535) and an exact limit.
         if wire.count <= Int(UInt16.max) {
-            guard (try? original.serialized()) == wire else { fail("serialized() differs from serialized(limit: .max)") }
+            guard (try? original.serialized()) == wire else {
+                fail("serialized() differs from serialized(limit: .max)")
+            }
         } else {
             expectTooLarge(original, limit: Int(UInt16.max), size: wire.count)
         }
@@ -197,8 +204,8 @@ enum WireFuzzer {
         let bytes = writer.message
         guard bytes.count <= limit else { fail("writer produced \(bytes.count) bytes over its limit of \(limit)") }
         guard writer.questionCount == accepted.questions.count, writer.count(of: .answer) == accepted.answers.count,
-              writer.count(of: .authority) == accepted.authorities.count,
-              writer.count(of: .additional) == accepted.additionals.count
+            writer.count(of: .authority) == accepted.authorities.count,
+            writer.count(of: .additional) == accepted.additionals.count
         else { fail("writer counts do not match the entries it accepted") }
         guard let parsed = try? DNSMessage(parsing: bytes) else {
             fail("a limited writer's message (limit \(limit)) does not parse\nwire: \(hex(bytes))")
@@ -227,7 +234,7 @@ enum WireFuzzer {
                 fail("QueryPacker message \(index) does not parse\nwire: \(hex(bytes))")
             }
             guard part.entryCount > 0, part.authorities.isEmpty, part.additionals.isEmpty, part.id == 0,
-                  part.flags.rawValue & ~0x0200 == 0
+                part.flags.rawValue & ~0x0200 == 0
             else { fail("QueryPacker message \(index) is empty or has unexpected header or sections") }
             parsed.append(part)
         }
@@ -236,23 +243,29 @@ enum WireFuzzer {
         let gotQuestions = parsed.flatMap(\.questions)
         let gotAnswers = parsed.flatMap(\.answers)
         guard gotQuestions == expectedQuestions,
-              zip(gotQuestions, expectedQuestions).allSatisfy({ $0.name.isIdentical(to: $1.name) })
+            zip(gotQuestions, expectedQuestions).allSatisfy({ $0.name.isIdentical(to: $1.name) })
         else {
-            fail("QueryPacker (limit \(limit)) sent \(gotQuestions.count) questions; \(expectedQuestions.count) fit alone")
+            fail(
+                "QueryPacker (limit \(limit)) sent \(gotQuestions.count) questions; \(expectedQuestions.count) fit alone"
+            )
         }
         guard gotAnswers == expectedAnswers,
-              zip(gotAnswers, expectedAnswers).allSatisfy({ $0.name.isIdentical(to: $1.name) })
+            zip(gotAnswers, expectedAnswers).allSatisfy({ $0.name.isIdentical(to: $1.name) })
         else {
-            fail("QueryPacker (limit \(limit)) sent \(gotAnswers.count) known answers; \(expectedAnswers.count) fit alone")
+            fail(
+                "QueryPacker (limit \(limit)) sent \(gotAnswers.count) known answers; \(expectedAnswers.count) fit alone"
+            )
         }
         // RFC 6762 §7.2: TC says "more known answers follow", so it is set exactly when the next message
         // carries known answers only; a message of known answers only must follow one with TC.
         for (index, part) in parsed.enumerated() {
             let continues = index + 1 < parsed.count && parsed[index + 1].questions.isEmpty
             guard part.flags.isTruncated == continues else {
-                fail("QueryPacker (limit \(limit)): message \(index) of \(parsed.count) has TC "
-                     + "\(part.flags.isTruncated ? "set" : "clear") but the next message "
-                     + (index + 1 < parsed.count ? (continues ? "has known answers only" : "has questions") : "does not exist"))
+                fail(
+                    "QueryPacker (limit \(limit)): message \(index) of \(parsed.count) has TC "
+                        + "\(part.flags.isTruncated ? "set" : "clear") but the next message "
+                        + (index + 1 < parsed.count
+                            ? (continues ? "has known answers only" : "has questions") : "does not exist"))
             }
         }
         // Greedy: a message was closed only because the next entry did not fit in it.
@@ -266,7 +279,9 @@ enum WireFuzzer {
             }
             grown.flags = DNSFlags()
             if let size = try? grown.serialized(limit: Int.max).count, size <= limit {
-                fail("QueryPacker (limit \(limit)) closed message \(index) although the next entry fit in it (\(size) bytes)")
+                fail(
+                    "QueryPacker (limit \(limit)) closed message \(index) although the next entry fit in it (\(size) bytes)"
+                )
             }
         }
     }
@@ -296,7 +311,7 @@ enum WireFuzzer {
         }
         let labels = name.labels
         guard labels.allSatisfy({ (1...DNSName.maxLabelLength).contains($0.count) }), labels.count == name.labelCount,
-              name.labelOffsets.count == labels.count, name.isRoot == labels.isEmpty
+            name.labelOffsets.count == labels.count, name.isRoot == labels.isEmpty
         else { fail("\(origin): inconsistent labels \(labels)") }
         guard name.compacted().isIdentical(to: name), name.compacted() == name else {
             fail("\(origin): compacted() changed the name")
@@ -311,13 +326,17 @@ enum WireFuzzer {
         do {
             back = try DNSName(text)
         } catch {
-            fail("\(origin): its presentation form \(text.debugDescription) does not parse: \(error)\nwire: \(hex(wire))")
+            fail(
+                "\(origin): its presentation form \(text.debugDescription) does not parse: \(error)\nwire: \(hex(wire))"
+            )
         }
         guard back == name, back.isIdentical(to: name) else {
             fail("\(origin): DNSName(\(text.debugDescription)) gives wire \(hex(back.wire)), not \(hex(wire))")
         }
         guard back.description == text else {
-            fail("\(origin): presentation form is not stable: \(text.debugDescription) then \(back.description.debugDescription)")
+            fail(
+                "\(origin): presentation form is not stable: \(text.debugDescription) then \(back.description.debugDescription)"
+            )
         }
         for label in labels {
             let single = DNSName.presentation(ofLabel: label)
@@ -340,14 +359,16 @@ enum WireFuzzer {
         var parent: DNSName? = name
         var count = labels.count
         while let current = parent {
-            guard current.labelCount == count, name.hasSuffix(current), name.suffix(labelCount: count).isIdentical(to: current)
+            guard current.labelCount == count, name.hasSuffix(current),
+                name.suffix(labelCount: count).isIdentical(to: current)
             else { fail("\(origin): suffix of \(count) labels is inconsistent") }
             parent = current.parent
             count -= 1
         }
         guard count == -1 else { fail("\(origin): the parent chain has the wrong length") }
         if let first = name.firstLabel {
-            guard first == labels[0], let again = try? name.parent!.prepending(label: first), again.isIdentical(to: name)
+            guard first == labels[0], let again = try? name.parent!.prepending(label: first),
+                again.isIdentical(to: name)
             else { fail("\(origin): firstLabel + parent is not the name") }
         }
         if let doubled = try? name.appending(name) {
@@ -363,7 +384,7 @@ enum WireFuzzer {
         // On the wire, as a question's name.
         let question = DNSMessage(questions: [DNSQuestion(name: name, type: .any)])
         guard let bytes = try? question.serialized(), let parsed = try? DNSMessage(parsing: bytes),
-              parsed.questions.count == 1, parsed.questions[0].name.isIdentical(to: name)
+            parsed.questions.count == 1, parsed.questions[0].name.isIdentical(to: name)
         else { fail("\(origin): the name does not survive the wire as a question") }
     }
 
@@ -376,9 +397,12 @@ enum WireFuzzer {
         if let type = try? ServiceType(fullName: name) {
             let text = type.description
             guard let again = try? ServiceType(text), again == type, again.subtype == type.subtype,
-                  again.name == type.name, again.transport == type.transport
-            else { fail("\(origin): ServiceType(\(text.debugDescription)) does not give back the type read from the name") }
-            guard let fromFull = try? ServiceType(fullName: type.fullName), fromFull == type, fromFull.subtype == type.subtype
+                again.name == type.name, again.transport == type.transport
+            else {
+                fail("\(origin): ServiceType(\(text.debugDescription)) does not give back the type read from the name")
+            }
+            guard let fromFull = try? ServiceType(fullName: type.fullName), fromFull == type,
+                fromFull.subtype == type.subtype
             else { fail("\(origin): ServiceType(fullName: type.fullName) differs from the type") }
             let ownLabels = type.hasSubtype ? 4 : 2
             let expected = name.labelCount > ownLabels ? name : (try? name.appending(local))
@@ -386,23 +410,32 @@ enum WireFuzzer {
                 fail("\(origin): ServiceType(fullName:) gives full name \(type.fullName), not the name it read")
             }
             guard type.baseType.fullName == type.baseTypeName, !type.baseType.hasSubtype,
-                  type.fullName.hasSuffix(type.baseTypeName), type.baseTypeName.hasSuffix(type.domain)
+                type.fullName.hasSuffix(type.baseTypeName), type.baseTypeName.hasSuffix(type.domain)
             else { fail("\(origin): the base type of \(text.debugDescription) is inconsistent") }
         }
         if let instance = try? ServiceInstanceName(fullName: name) {
             let text = instance.description
             guard let again = try? ServiceInstanceName(parsing: text), again == instance,
-                  again.instance.utf8.elementsEqual(instance.instance.utf8), again.type == instance.type
-            else { fail("\(origin): ServiceInstanceName(parsing: \(text.debugDescription)) does not give back the instance") }
+                again.instance.utf8.elementsEqual(instance.instance.utf8), again.type == instance.type
+            else {
+                fail(
+                    "\(origin): ServiceInstanceName(parsing: \(text.debugDescription)) does not give back the instance")
+            }
             let expected = name.labelCount > 3 ? name : (try? name.appending(local))
             guard let expected, instance.fullName == expected,
-                  instance.fullName.firstLabel == name.firstLabel, instance.instance.utf8.elementsEqual(name.firstLabel ?? [])
-            else { fail("\(origin): ServiceInstanceName(fullName:) gives full name \(instance.fullName), not the name it read") }
+                instance.fullName.firstLabel == name.firstLabel,
+                instance.instance.utf8.elementsEqual(name.firstLabel ?? [])
+            else {
+                fail(
+                    "\(origin): ServiceInstanceName(fullName:) gives full name \(instance.fullName), not the name it read"
+                )
+            }
             for attempt in [1, 2, 37] {
                 guard let renamed = try? instance.renamed(attempt: attempt) else { continue }
-                guard renamed.type == instance.type, renamed.instance.utf8.count <= ServiceInstanceName.maxInstanceLength,
-                      renamed.fullName.wireLength <= DNSName.maxWireLength,
-                      attempt < 2 || endsWith(renamed.instance, " (\(attempt))")
+                guard renamed.type == instance.type,
+                    renamed.instance.utf8.count <= ServiceInstanceName.maxInstanceLength,
+                    renamed.fullName.wireLength <= DNSName.maxWireLength,
+                    attempt < 2 || endsWith(renamed.instance, " (\(attempt))")
                 else { fail("\(origin): renamed(attempt: \(attempt)) gives \(renamed.description.debugDescription)") }
             }
         }
@@ -413,7 +446,7 @@ enum WireFuzzer {
         for attempt in [1, 2, 1234] {
             let instance = ServiceInstanceName.renamed(text, attempt: attempt)
             guard instance.utf8.count <= ServiceInstanceName.maxInstanceLength,
-                  attempt < 2 || endsWith(instance, " (\(attempt))")
+                attempt < 2 || endsWith(instance, " (\(attempt))")
             else { fail("renamed(\(text.debugDescription), attempt: \(attempt)) gives \(instance.debugDescription)") }
             let host = ServiceInstanceName.renamedHost(text, attempt: attempt)
             guard host.utf8.count <= DNSName.maxLabelLength, attempt < 2 || endsWith(host, "-\(attempt)") else {
@@ -451,10 +484,14 @@ enum WireFuzzer {
         let entries = txt.entries
         var keys = Set<String>()
         for (index, entry) in entries.enumerated() {
-            guard keys.insert(entry.key.lowercased()).inserted else { fail("TXT entries repeat key \(entry.key.debugDescription)") }
+            guard keys.insert(entry.key.lowercased()).inserted else {
+                fail("TXT entries repeat key \(entry.key.debugDescription)")
+            }
             // The lookups below are linear each; checking the first 16 keys keeps large records fast.
             guard index < 16 else { continue }
-            guard !entry.key.isEmpty, txt.contains(key: entry.key) else { fail("TXT key \(entry.key.debugDescription) not found") }
+            guard !entry.key.isEmpty, txt.contains(key: entry.key) else {
+                fail("TXT key \(entry.key.debugDescription) not found")
+            }
             guard case .some(let value) = txt[entry.key], value == entry.value else {
                 fail("TXT subscript[\(entry.key.debugDescription)] differs from the entry")
             }
@@ -473,12 +510,16 @@ enum WireFuzzer {
     static func checkTypeBitmap(_ bitmap: TypeBitmap) {
         _ = bitmap.description
         let types = bitmap.types
-        for (a, b) in zip(types, types.dropFirst()) where !(a < b) { fail("NSEC types not strictly increasing: \(types)") }
+        for (a, b) in zip(types, types.dropFirst()) where !(a < b) {
+            fail("NSEC types not strictly increasing: \(types)")
+        }
         for type in types {
             guard bitmap.contains(type) else { fail("NSEC bit map lists \(type) but does not contain it") }
             if type.rawValue < UInt16.max, !types.contains(RecordType(type.rawValue + 1)),
-               bitmap.contains(RecordType(type.rawValue + 1))
-            { fail("NSEC bit map contains \(type.rawValue + 1) but does not list it") }
+                bitmap.contains(RecordType(type.rawValue + 1))
+            {
+                fail("NSEC bit map contains \(type.rawValue + 1) but does not list it")
+            }
         }
         let rebuilt = TypeBitmap(types: types)
         guard rebuilt.types == types, (try? TypeBitmap(encoded: rebuilt.encoded)) == rebuilt else {
@@ -512,7 +553,9 @@ enum WireFuzzer {
             return "question \(index) name \(hex(x.name.wire)) vs \(hex(y.name.wire))"
         }
         for (index, (x, y)) in zip(a.allRecords, b.allRecords).enumerated() {
-            if !x.name.isIdentical(to: y.name) { return "record \(index) owner \(hex(x.name.wire)) vs \(hex(y.name.wire))" }
+            if !x.name.isIdentical(to: y.name) {
+                return "record \(index) owner \(hex(x.name.wire)) vs \(hex(y.name.wire))"
+            }
             for (m, n) in zip(dataNames(x.data), dataNames(y.data)) where !m.isIdentical(to: n) {
                 return "record \(index) data name \(hex(m.wire)) vs \(hex(n.wire))"
             }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import HeraldControl
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A blocking connection to heraldd's control socket (operators only): send a ``ControlRequest``, read its
 /// ``ControlReply``; after `subscribe`, read event lines as they come.
@@ -40,7 +41,9 @@ public final class ControlConnection {
 
     /// Sends a request (its id is chosen here) and waits for its reply; events that arrive first are kept for
     /// ``nextEvent(timeout:)``.
-    public func call(_ request: ControlRequest, timeout: Duration = .seconds(30)) throws(DNSSDClientError) -> ControlReply {
+    public func call(_ request: ControlRequest, timeout: Duration = .seconds(30)) throws(DNSSDClientError)
+        -> ControlReply
+    {
         var request = request
         request.id = nextID
         nextID += 1

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import HeraldIPC
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Why talking to the daemon's app socket failed. Each case says which side is at fault, so that a tool
 /// can tell "start the daemon" from "fix the request".

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import HeraldIPC
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// A synchronous connection to the daemon's app socket, speaking mDNSResponder's dnssd IPC protocol
 /// (version 1).
@@ -116,7 +117,8 @@ public final class DNSSDConnection {
             bytes += try StreamSocket.readExactly(fd, count: 4, timeout: statusTimeout)
             let total = GetPropertyReply.totalLength(ofPrefix: bytes) ?? bytes.count
             guard total - bytes.count <= 65_536 else {
-                throw .malformedReply(.valueTooLong(field: .propertyValue, offset: 4, length: total - 8, maximum: 65_536))
+                throw .malformedReply(
+                    .valueTooLong(field: .propertyValue, offset: 4, length: total - 8, maximum: 65_536))
             }
             if total > bytes.count {
                 bytes += try StreamSocket.readExactly(fd, count: total - bytes.count, timeout: statusTimeout)
@@ -142,7 +144,9 @@ public final class DNSSDConnection {
 
     /// Like `nextReceivedReply(timeout:)`, and also returns nil as soon as `stopDescriptor` becomes readable:
     /// another thread writes to that descriptor (an eventfd or a pipe) to end a wait that has no timeout.
-    public func nextReceivedReply(timeout: Duration?, stoppingWhenReadable stopDescriptor: Int32?) throws(DNSSDClientError) -> ReceivedReply? {
+    public func nextReceivedReply(timeout: Duration?, stoppingWhenReadable stopDescriptor: Int32?)
+        throws(DNSSDClientError) -> ReceivedReply?
+    {
         guard fd >= 0 else { throw .closed }
         let deadline = timeout.map { ContinuousClock.now + $0 }
         while received.isEmpty {
@@ -156,11 +160,12 @@ public final class DNSSDConnection {
                     wait = StreamSocket.milliseconds(remaining)
                 }
             }
-            let readiness = if let stopDescriptor {
-                try StreamSocket.waitForInput(fd, alsoWatching: stopDescriptor, milliseconds: wait)
-            } else {
-                try StreamSocket.waitForInput(fd, milliseconds: wait)
-            }
+            let readiness =
+                if let stopDescriptor {
+                    try StreamSocket.waitForInput(fd, alsoWatching: stopDescriptor, milliseconds: wait)
+                } else {
+                    try StreamSocket.waitForInput(fd, milliseconds: wait)
+                }
             switch readiness {
             case .interrupted, .timedOut, .woken:
                 return nil
@@ -192,8 +197,10 @@ public final class DNSSDConnection {
         }
         for frame in frames {
             do {
-                received.append(ReceivedReply(context: frame.header.context,
-                                              reply: try Reply.decode(header: frame.header, body: frame.body)))
+                received.append(
+                    ReceivedReply(
+                        context: frame.header.context,
+                        reply: try Reply.decode(header: frame.header, body: frame.body)))
             } catch {
                 throw .malformedReply(error)
             }

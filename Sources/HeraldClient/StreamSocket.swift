@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The few Unix stream-socket calls the client needs, each retrying on `EINTR` where that is safe and
@@ -42,7 +42,9 @@ enum StreamSocket {
     static func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>) throws(DNSSDClientError) {
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
-            let written = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let written = bytes[offset...].withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             if written < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE || errno == ECONNRESET { throw .disconnected }
@@ -72,7 +74,8 @@ enum StreamSocket {
         repeat {
             sent = bytes.withUnsafeBytes { data in
                 control.withUnsafeMutableBytes { controlBytes -> Int in
-                    var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
+                    var vector = iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
                     return withUnsafeMutablePointer(to: &vector) { vectorPointer in
                         var header = msghdr()
                         header.msg_iov = vectorPointer
@@ -103,8 +106,12 @@ enum StreamSocket {
 
     /// Like `waitForInput(_:milliseconds:)`, and also returns `.woken` as soon as `other` is readable (a
     /// descriptor another thread writes to in order to stop the wait).
-    static func waitForInput(_ fd: Int32, alsoWatching other: Int32, milliseconds: Int32) throws(DNSSDClientError) -> Readiness {
-        var entries = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
+    static func waitForInput(_ fd: Int32, alsoWatching other: Int32, milliseconds: Int32) throws(DNSSDClientError)
+        -> Readiness
+    {
+        var entries = [
+            pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0),
+        ]
         let result = poll(&entries, 2, milliseconds)
         if result < 0 {
             if errno == EINTR { return .interrupted }
@@ -145,7 +152,8 @@ enum StreamSocket {
         while bytes.count < count {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else {
-                throw .statusTimedOut(seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+                throw .statusTimedOut(
+                    seconds: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
             }
             switch try waitForInput(fd, milliseconds: Self.milliseconds(remaining)) {
             case .timedOut, .interrupted, .woken: continue

@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// A registered app as operators see it.
@@ -23,9 +23,11 @@ public struct ControlApp: Codable, Hashable, Sendable {
     /// Pending requests of this app.
     public var pendingRequests: Int
 
-    public init(id: String, name: String, decision: String, decidedBy: String?, decidedAt: Date?, executables: [String],
-                systemdUnits: [String], pinnedExecutables: [String], serviceTypes: [String], usageDescription: String?,
-                entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int) {
+    public init(
+        id: String, name: String, decision: String, decidedBy: String?, decidedAt: Date?, executables: [String],
+        systemdUnits: [String], pinnedExecutables: [String], serviceTypes: [String], usageDescription: String?,
+        entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int
+    ) {
         self.id = id
         self.name = name
         self.decision = decision
@@ -44,8 +46,9 @@ public struct ControlApp: Codable, Hashable, Sendable {
 
     /// An upper bound of the length of the app as JSON, for paging.
     public var encodedLengthBound: Int {
-        ControlProtocol.encodedLengthBound([id, name, decision, decidedBy, usageDescription] + executables
-                                           + systemdUnits + pinnedExecutables + serviceTypes + entitlements)
+        ControlProtocol.encodedLengthBound(
+            [id, name, decision, decidedBy, usageDescription] + executables
+                + systemdUnits + pinnedExecutables + serviceTypes + entitlements)
     }
 }
 
@@ -65,8 +68,10 @@ public struct ControlPendingRequest: Codable, Hashable, Sendable {
     public var lastSeen: Date
     public var count: Int
 
-    public init(app: String, appName: String, usageDescription: String, operation: String, serviceType: String?,
-                subject: String, latestSubject: String? = nil, firstSeen: Date, lastSeen: Date, count: Int) {
+    public init(
+        app: String, appName: String, usageDescription: String, operation: String, serviceType: String?,
+        subject: String, latestSubject: String? = nil, firstSeen: Date, lastSeen: Date, count: Int
+    ) {
         self.app = app
         self.appName = appName
         self.usageDescription = usageDescription
@@ -81,8 +86,10 @@ public struct ControlPendingRequest: Codable, Hashable, Sendable {
 
     /// An upper bound of the length of the request as JSON, for paging.
     public var encodedLengthBound: Int {
-        ControlProtocol.encodedLengthBound([app, appName, usageDescription, operation, serviceType, subject,
-                                            latestSubject])
+        ControlProtocol.encodedLengthBound([
+            app, appName, usageDescription, operation, serviceType, subject,
+            latestSubject,
+        ])
     }
 }
 
@@ -102,8 +109,10 @@ public struct ControlAuditLine: Codable, Hashable, Sendable {
     /// decisions of one reason within a window, past those written one by one.
     public var count: Int?
 
-    public init(sequence: Int64, time: Date, app: String?, operation: String, serviceType: String?, decision: String,
-                reason: String, detail: String, uid: UInt32? = nil, count: Int? = nil) {
+    public init(
+        sequence: Int64, time: Date, app: String?, operation: String, serviceType: String?, decision: String,
+        reason: String, detail: String, uid: UInt32? = nil, count: Int? = nil
+    ) {
         self.sequence = sequence
         self.time = time
         self.app = app
@@ -168,11 +177,13 @@ public struct ControlStatus: Codable, Hashable, Sendable {
     /// set also counts mapped code and what the allocator keeps after frees.
     public var heapInUseKiB: Int
 
-    public init(version: String, hostName: String, uptimeSeconds: Int, interfaces: [Interface], cachedRecords: Int,
-                clients: Int, operations: Int, parkedOperations: Int, registrations: Int, staticServices: Int, apps: Int,
-                grantedApps: Int, deniedApps: Int, pendingRequests: Int, packetsReceived: Int, packetsSent: Int,
-                malformedPackets: Int, conflicts: Int, unicastResponsesReceived: Int = 0, residentKiB: Int = 0,
-                heapInUseKiB: Int = 0) {
+    public init(
+        version: String, hostName: String, uptimeSeconds: Int, interfaces: [Interface], cachedRecords: Int,
+        clients: Int, operations: Int, parkedOperations: Int, registrations: Int, staticServices: Int, apps: Int,
+        grantedApps: Int, deniedApps: Int, pendingRequests: Int, packetsReceived: Int, packetsSent: Int,
+        malformedPackets: Int, conflicts: Int, unicastResponsesReceived: Int = 0, residentKiB: Int = 0,
+        heapInUseKiB: Int = 0
+    ) {
         self.version = version
         self.hostName = hostName
         self.uptimeSeconds = uptimeSeconds

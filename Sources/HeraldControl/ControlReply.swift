@@ -31,7 +31,8 @@ public struct ControlReply: Codable, Hashable, Sendable {
 
     /// A failed answer.
     public static func failure(id: Int?, _ code: ControlError.Code, _ message: String, problems: [String]? = nil)
-    -> ControlReply {
+        -> ControlReply
+    {
         ControlReply(id: id, ok: false, error: ControlError(code: code, message: message, problems: problems))
     }
 }

@@ -37,8 +37,10 @@ public struct ControlRequest: Codable, Hashable, Sendable {
     /// For `requests` and `app-list`: how many items of the list to skip (those of the earlier pages).
     public var offset: Int?
 
-    public init(id: Int, command: Command, app: String? = nil, manifest: String? = nil, fileName: String? = nil,
-                after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil, offset: Int? = nil) {
+    public init(
+        id: Int, command: Command, app: String? = nil, manifest: String? = nil, fileName: String? = nil,
+        after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil, offset: Int? = nil
+    ) {
         self.version = ControlProtocol.version
         self.id = id
         self.command = command

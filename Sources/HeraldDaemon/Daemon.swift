@@ -1,13 +1,14 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CHeraldSystem
 import HeraldBroker
 import HeraldControl
 import HeraldEngine
+import HeraldSession
 import HeraldWire
 import Logging
-import HeraldSession
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The system's host name without any domain part, as published under `.local`.
 package func systemHostName() -> String {
@@ -56,27 +57,32 @@ package final class Daemon {
         let descriptors = UnixSocket.raiseDescriptorLimit()
         let needed = configuration.clients + 256 + 64 + 64
         if descriptors > 0 && Int(descriptors) < needed {
-            logger.warning("only \(descriptors) open files are allowed (LimitNOFILE); \(configuration.clients) clients need about \(needed)")
+            logger.warning(
+                "only \(descriptors) open files are allowed (LimitNOFILE); \(configuration.clients) clients need about \(needed)"
+            )
         }
         let operators = OperatorRule.resolving(groupName: configuration.operatorGroup)
         if operators.groupID == nil {
-            logger.notice("the operator group '\(configuration.operatorGroup)' does not exist: only root is an operator")
+            logger.notice(
+                "the operator group '\(configuration.operatorGroup)' does not exist: only root is an operator")
         }
         stateLock = try StateDirectoryLock(directory: configuration.stateDirectory)
         if let reason = stateLock.unavailable { logger.warning("\(reason)") }
         do {
             let store = try PermissionBroker.openStore(
                 stateDirectory: configuration.stateDirectory,
-                options: PermissionStore.Options(auditLogLimit: configuration.auditLogLines,
-                                                 pendingRequestLimit: configuration.pendingRequestLimit,
-                                                 operatorLogLimit: configuration.operatorLogLines,
-                                                 auditLinesPerUser: configuration.auditLinesPerUser,
-                                                 pendingRequestsPerApp: configuration.pendingRequestsPerApp))
+                options: PermissionStore.Options(
+                    auditLogLimit: configuration.auditLogLines,
+                    pendingRequestLimit: configuration.pendingRequestLimit,
+                    operatorLogLimit: configuration.operatorLogLines,
+                    auditLinesPerUser: configuration.auditLinesPerUser,
+                    pendingRequestsPerApp: configuration.pendingRequestsPerApp))
             StartupPages.release(after: "opening the permission store", logger: logger)
             broker = try PermissionBroker(
                 store: store,
-                policy: PermissionPolicy(operatorRule: operators,
-                                         addressLookupsOpenToAllUsers: configuration.addressLookupsOpenToAllUsers),
+                policy: PermissionPolicy(
+                    operatorRule: operators,
+                    addressLookupsOpenToAllUsers: configuration.addressLookupsOpenToAllUsers),
                 logger: logger)
         } catch {
             throw DaemonStartError("\(error)")
@@ -86,8 +92,9 @@ package final class Daemon {
         signals = try SignalSource()
         loop = try EventLoop()
         try broker.hashDigests(on: loop)
-        var engine = EngineConfiguration(hostName: configuration.hostName ?? systemHostName(),
-                                         seed: UInt64.random(in: 0...UInt64.max))
+        var engine = EngineConfiguration(
+            hostName: configuration.hostName ?? systemHostName(),
+            seed: UInt64.random(in: 0...UInt64.max))
         engine.publishAddresses = configuration.publishAddresses
         engine.unicastFirstQueries = configuration.unicastFirstQueries
         engine.cacheLimitPerLink = configuration.cacheEntriesPerInterface
@@ -96,9 +103,11 @@ package final class Daemon {
         if configuration.useIPv4 { families.append(.ipv4) }
         if configuration.useIPv6 { families.append(.ipv6) }
         network = try NetworkService(
-            configuration: engine, policy: InterfacePolicy(allow: configuration.interfaces, deny: configuration.denyInterfaces),
+            configuration: engine,
+            policy: InterfacePolicy(allow: configuration.interfaces, deny: configuration.denyInterfaces),
             loop: loop, logger: logger, port: port, families: families,
-            rateLimiter: SourceRateLimiter(rate: configuration.packetsPerSecondPerSource, burst: configuration.packetBurstPerSource))
+            rateLimiter: SourceRateLimiter(
+                rate: configuration.packetsPerSecondPerSource, burst: configuration.packetBurstPerSource))
         StartupPages.release(after: "opening the network sockets", logger: logger)
         var limits = ClientLimits()
         limits.sessions.connections = configuration.clients
@@ -112,8 +121,9 @@ package final class Daemon {
         // other one of that name (a unit listening on mDNSResponder's path too) is served as well.
         let listenFDs = try? ListenFDs.fromProcessEnvironment(unsetEnvironment: true)
         let passedAppSockets = listenFDs?.descriptors(named: "dnssd") ?? []
-        appSocket = try AppSocketServer(path: configuration.appSocket, inherited: passedAppSockets.first,
-                                        loop: loop, network: network, gate: broker, limits: limits, logger: logger)
+        appSocket = try AppSocketServer(
+            path: configuration.appSocket, inherited: passedAppSockets.first,
+            loop: loop, network: network, gate: broker, limits: limits, logger: logger)
         for fd in passedAppSockets.dropFirst() {
             do {
                 try appSocket.listen(alsoAt: "(a socket the service manager passed)", inherited: fd)
@@ -135,9 +145,11 @@ package final class Daemon {
                 logger.error("not serving .local names to NSS on \(path): \(error)")
             }
         }
-        staticServices = StaticServicePublisher(directory: configuration.servicesDirectory, network: network, logger: logger)
-        let report = DaemonStatusReport(network: network, appSocket: appSocket, broker: broker,
-                                        staticServices: staticServices, startedAt: startedAt)
+        staticServices = StaticServicePublisher(
+            directory: configuration.servicesDirectory, network: network, logger: logger)
+        let report = DaemonStatusReport(
+            network: network, appSocket: appSocket, broker: broker,
+            staticServices: staticServices, startedAt: startedAt)
         controlSocket = try ControlSocketServer(
             path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
             broker: broker, operators: operators, logger: logger, status: { report.status() })
@@ -154,35 +166,43 @@ package final class Daemon {
     package func run() {
         appsDirectory.load(into: broker, logger: logger)
         staticServices.reload()
-        logger.info("heraldd running as \(network.engine.hostName), app socket \(appSocket.paths.joined(separator: " and ")), \(staticServices.count) static services")
+        logger.info(
+            "heraldd running as \(network.engine.hostName), app socket \(appSocket.paths.joined(separator: " and ")), \(staticServices.count) static services"
+        )
         notify { try $0.ready(status: "serving as \(network.engine.hostName)") }
         scheduleWatchdog()
         StartupPages.release(after: "opening the app sockets and loading apps and services", logger: logger)
-        loop.run(nextDeadline: { [unowned self] in
-            // Decisions made while handling a batch of requests are recorded as soon as the loop is idle.
-            let now = MonotonicClock.milliseconds()
-            let recordNow = self.broker.hasUnrecordedDecisions ? now : nil
-            let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
-            // Once start-up, or later work, has gone quiet, the pages of code it used are given back.
-            let worked = self.deadlineWorked || self.loop.handledEvents != self.handledEventsSeen
-            (self.handledEventsSeen, self.deadlineWorked) = (self.loop.handledEvents, false)
-            if self.idlePages.isDue(nextDeadline: next, now: now, worked: worked) { IdlePages.release(logger: self.logger) }
-            // And whenever it goes quiet, what was freed goes back to the kernel.
-            if self.heapTrim.isDue(nextDeadline: next, now: now) { self.heapTrim.trimIfWorthIt(logger: self.logger) }
-            return [next, self.idlePages.deadline(now: now)].compactMap { $0 }.min()
-        }, onDeadline: { [unowned self] in
-            // Only a watchdog ping, or nothing at all, is not work.
-            let now = MonotonicClock.milliseconds()
-            if self.broker.hasUnrecordedDecisions || self.network.nextDeadline.map({ $0 <= now }) == true {
-                self.deadlineWorked = true
-            }
-            self.broker.flush()
-            if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {
-                self.notify { try $0.watchdog() }
-                self.scheduleWatchdog()
-            }
-            self.network.runDue()
-        })
+        loop.run(
+            nextDeadline: { [unowned self] in
+                // Decisions made while handling a batch of requests are recorded as soon as the loop is idle.
+                let now = MonotonicClock.milliseconds()
+                let recordNow = self.broker.hasUnrecordedDecisions ? now : nil
+                let next = [self.network.nextDeadline, self.nextWatchdog, recordNow].compactMap { $0 }.min()
+                // Once start-up, or later work, has gone quiet, the pages of code it used are given back.
+                let worked = self.deadlineWorked || self.loop.handledEvents != self.handledEventsSeen
+                (self.handledEventsSeen, self.deadlineWorked) = (self.loop.handledEvents, false)
+                if self.idlePages.isDue(nextDeadline: next, now: now, worked: worked) {
+                    IdlePages.release(logger: self.logger)
+                }
+                // And whenever it goes quiet, what was freed goes back to the kernel.
+                if self.heapTrim.isDue(nextDeadline: next, now: now) {
+                    self.heapTrim.trimIfWorthIt(logger: self.logger)
+                }
+                return [next, self.idlePages.deadline(now: now)].compactMap { $0 }.min()
+            },
+            onDeadline: { [unowned self] in
+                // Only a watchdog ping, or nothing at all, is not work.
+                let now = MonotonicClock.milliseconds()
+                if self.broker.hasUnrecordedDecisions || self.network.nextDeadline.map({ $0 <= now }) == true {
+                    self.deadlineWorked = true
+                }
+                self.broker.flush()
+                if let due = self.nextWatchdog, due <= MonotonicClock.milliseconds() {
+                    self.notify { try $0.watchdog() }
+                    self.scheduleWatchdog()
+                }
+                self.network.runDue()
+            })
         broker.flush()
         logger.info("heraldd stopped")
     }
@@ -190,7 +210,8 @@ package final class Daemon {
     /// Pings the watchdog at half the interval systemd asked for.
     private func scheduleWatchdog() {
         guard let interval = notifier.watchdogInterval else { return }
-        let milliseconds = Int64(interval.components.seconds) * 1000 + Int64(interval.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds =
+            Int64(interval.components.seconds) * 1000 + Int64(interval.components.attoseconds / 1_000_000_000_000_000)
         nextWatchdog = MonotonicClock.milliseconds() + max(1, milliseconds / 2)
     }
 

@@ -1,8 +1,8 @@
+import HeraldBroker
 import HeraldConfig
 import HeraldControl
 import HeraldEngine
 import HeraldWire
-import HeraldBroker
 
 extension Daemon {
     /// The daemon's version, as `status` reports it.
@@ -37,7 +37,8 @@ struct DaemonStatusReport {
             cachedRecords: interfaces.reduce(0) { $0 + $1.cachedRecords }, clients: appSocket.clientCount,
             operations: counts.operations, parkedOperations: counts.parked, registrations: counts.registrations,
             staticServices: staticServices.count, apps: snapshot.registry.manifests.count,
-            grantedApps: decisions.filter { $0 == .granted }.count, deniedApps: decisions.filter { $0 == .denied }.count,
+            grantedApps: decisions.filter { $0 == .granted }.count,
+            deniedApps: decisions.filter { $0 == .denied }.count,
             pendingRequests: pending, packetsReceived: engine.statistics.packetsReceived,
             packetsSent: engine.statistics.packetsSent, malformedPackets: engine.statistics.malformedPackets,
             conflicts: engine.statistics.conflicts,

@@ -31,7 +31,8 @@ extension MDNSEngine {
         let room = messageRoom(for: link)
         for bytes in MulticastBatch.pack(batch.probes, room: room) { send(bytes, on: link, to: .multicast) }
         let additionals = AnswerBuilder(authority: authority, link: link).additionals(for: batch.announced)
-        for bytes in AnswerBuilder.pack(answers: batch.goodbyes + batch.announced, additionals: additionals, room: room) {
+        for bytes in AnswerBuilder.pack(answers: batch.goodbyes + batch.announced, additionals: additionals, room: room)
+        {
             statistics.responsesSent += 1
             send(bytes, on: link, to: .multicast)
         }

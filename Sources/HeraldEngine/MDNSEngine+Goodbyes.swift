@@ -14,9 +14,10 @@ extension MDNSEngine {
             let stillPublished = (publication.records[link] ?? []).filter {
                 authority.isPublished($0.record, on: link, byOtherThan: id)
             }
-            scheduler.withdraw((publication.records[link] ?? []).map(\.record).filter { record in
-                !stillPublished.contains { $0.record == record }
-            }, on: link)
+            scheduler.withdraw(
+                (publication.records[link] ?? []).map(\.record).filter { record in
+                    !stillPublished.contains { $0.record == record }
+                }, on: link)
         }
         publications[id] = nil
     }
@@ -67,7 +68,8 @@ extension MDNSEngine {
 
     /// Sends goodbyes for some of a publication's records (an update replaced or dropped them).
     mutating func sendGoodbyes(_ records: [ResourceRecord], for id: OperationID, on link: LinkID, keepingShared: Bool) {
-        sendGoodbyes(records.filter { !keepingShared || !authority.isPublished($0, on: link, byOtherThan: id) }, on: link)
+        sendGoodbyes(
+            records.filter { !keepingShared || !authority.isPublished($0, on: link, byOtherThan: id) }, on: link)
     }
 
     private mutating func sendGoodbyes(_ records: [ResourceRecord], on link: LinkID) {

@@ -15,8 +15,10 @@ extension MDNSEngine {
     /// Starts a continuous query for records of a name and type (`ANY` for all types). With
     /// `reportingNegativeAnswers`, a peer's NSEC record saying the type does not exist is reported too
     /// (``OperationEvent/negativeAnswerAdded(_:_:ttl:)``), and its end.
-    package mutating func query(_ id: OperationID, name: DNSName, type: RecordType, interfaceIndex: Int? = nil,
-                               reportingNegativeAnswers: Bool = false, at time: Instant) {
+    package mutating func query(
+        _ id: OperationID, name: DNSName, type: RecordType, interfaceIndex: Int? = nil,
+        reportingNegativeAnswers: Bool = false, at time: Instant
+    ) {
         var operation = ClientOperation(kind: .query(RecordKey(name: name, type: type)), interfaceIndex: interfaceIndex)
         operation.reportsNegativeAnswers = reportingNegativeAnswers
         start(id, operation, at: time)
@@ -40,7 +42,9 @@ extension MDNSEngine {
     }
 
     /// The number of operations in progress (registrations included).
-    package var operationCount: Int { operations.count + publications.count - (publications[Self.hostPublication] == nil ? 0 : 1) }
+    package var operationCount: Int {
+        operations.count + publications.count - (publications[Self.hostPublication] == nil ? 0 : 1)
+    }
 
     private mutating func start(_ id: OperationID, _ operation: ClientOperation, at time: Instant) {
         now = max(now, time)
@@ -117,9 +121,13 @@ extension MDNSEngine {
         case .browse(let type):
             switch change {
             case .added(let record):
-                if case .ptr(let instance) = record.data, record.name == type { emit(.deliver(id, .instanceAdded(instance, link))) }
+                if case .ptr(let instance) = record.data, record.name == type {
+                    emit(.deliver(id, .instanceAdded(instance, link)))
+                }
             case .removed(let record):
-                if case .ptr(let instance) = record.data, record.name == type { emit(.deliver(id, .instanceRemoved(instance, link))) }
+                if case .ptr(let instance) = record.data, record.name == type {
+                    emit(.deliver(id, .instanceRemoved(instance, link)))
+                }
             }
         case .resolve(let instance):
             updateResolve(id, instance: instance, change: change, on: link)
@@ -130,7 +138,8 @@ extension MDNSEngine {
     /// type does not exist (``RecordCache/negativeAnswerEnd(for:at:)``) and no record of the type is cached.
     private mutating func updateNegativeAnswer(_ id: OperationID, on link: LinkID) {
         guard let operation = operations[id], operation.reportsNegativeAnswers, case .query(let key) = operation.kind,
-              operation.keys[link] != nil, let cache = caches[link] else { return }
+            operation.keys[link] != nil, let cache = caches[link]
+        else { return }
         let end = cache.standingNegativeAnswerEnd(for: key, at: now)
         switch (operation.negativeAnswers[link], end) {
         case (nil, let end?):
@@ -154,19 +163,23 @@ extension MDNSEngine {
             case .txt(let txt) where record.name == instance: state.txt = txt
             case .a, .aaaa:
                 if let address = Self.address(of: record), record.name == state.srv?.target,
-                   !state.addresses.contains(address) {
+                    !state.addresses.contains(address)
+                {
                     state.addresses.append(address)
                 }
             default: break
             }
         case .removed(let record):
             // The record in use went away: another member of its set still cached takes over, if any.
-            let remaining = caches[link]?.records(for: RecordKey(record)).map(\.record.data).filter { $0 != record.data } ?? []
+            let remaining =
+                caches[link]?.records(for: RecordKey(record)).map(\.record.data).filter { $0 != record.data } ?? []
             switch record.data {
             case .srv(let srv) where record.name == instance && state.srv == srv:
-                state.srv = remaining.lazy.compactMap { if case .srv(let other) = $0 { return other } else { return nil } }.last
+                state.srv =
+                    remaining.lazy.compactMap { if case .srv(let other) = $0 { return other } else { return nil } }.last
             case .txt(let txt) where record.name == instance && state.txt == txt:
-                state.txt = remaining.lazy.compactMap { if case .txt(let other) = $0 { return other } else { return nil } }.last
+                state.txt =
+                    remaining.lazy.compactMap { if case .txt(let other) = $0 { return other } else { return nil } }.last
             case .a, .aaaa:
                 if let address = Self.address(of: record) { state.addresses.removeAll { $0 == address } }
             default: break
@@ -185,9 +198,12 @@ extension MDNSEngine {
                 subscribe(id, to: RecordKey(name: target, type: .aaaa), on: link)
             }
         }
-        guard let current = operations[id]?.resolveStates[link], let srv = current.srv, let txt = current.txt else { return }
-        let result = ResolvedService(instance: instance, link: link, target: srv.target, port: srv.port,
-                                     priority: srv.priority, weight: srv.weight, txt: txt, addresses: current.addresses)
+        guard let current = operations[id]?.resolveStates[link], let srv = current.srv, let txt = current.txt else {
+            return
+        }
+        let result = ResolvedService(
+            instance: instance, link: link, target: srv.target, port: srv.port,
+            priority: srv.priority, weight: srv.weight, txt: txt, addresses: current.addresses)
         if result != current.lastReported {
             operations[id]!.resolveStates[link]!.lastReported = result
             emit(.deliver(id, .resolved(result)))

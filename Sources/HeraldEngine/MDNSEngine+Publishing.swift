@@ -107,34 +107,50 @@ extension MDNSEngine {
         case .host:
             return hostRecords(on: link)
         case .record(let record):
-            return [AuthoritativeRecord(ResourceRecord(name: record.name, type: record.type, ttl: record.ttl, data: record.data),
-                                        unique: record.unique)]
+            return [
+                AuthoritativeRecord(
+                    ResourceRecord(name: record.name, type: record.type, ttl: record.ttl, data: record.data),
+                    unique: record.unique)
+            ]
         case .service(let registration):
             guard let instance = try? registration.type.prepending(label: publication.label) else { return [] }
             let target = registration.host ?? hostName
-            let srv = SRVData(priority: registration.priority, weight: registration.weight, port: registration.port, target: target)
+            let srv = SRVData(
+                priority: registration.priority, weight: registration.weight, port: registration.port, target: target)
             var records = [
-                AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.hostRecordTTL, data: .srv(srv)), unique: true),
-                AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.otherRecordTTL, data: .txt(registration.txt)),
-                                    unique: true),
-                AuthoritativeRecord(ResourceRecord(name: registration.type, ttl: MDNSConstants.otherRecordTTL, data: .ptr(instance)),
-                                    unique: false),
-                AuthoritativeRecord(ResourceRecord(name: Self.serviceEnumerationName, ttl: MDNSConstants.otherRecordTTL,
-                                                   data: .ptr(registration.type)), unique: false),
+                AuthoritativeRecord(
+                    ResourceRecord(name: instance, ttl: MDNSConstants.hostRecordTTL, data: .srv(srv)), unique: true),
+                AuthoritativeRecord(
+                    ResourceRecord(name: instance, ttl: MDNSConstants.otherRecordTTL, data: .txt(registration.txt)),
+                    unique: true),
+                AuthoritativeRecord(
+                    ResourceRecord(name: registration.type, ttl: MDNSConstants.otherRecordTTL, data: .ptr(instance)),
+                    unique: false),
+                AuthoritativeRecord(
+                    ResourceRecord(
+                        name: Self.serviceEnumerationName, ttl: MDNSConstants.otherRecordTTL,
+                        data: .ptr(registration.type)), unique: false),
             ]
             for txt in registration.additionalTXT where txt != registration.txt {
-                records.append(AuthoritativeRecord(ResourceRecord(name: instance, ttl: MDNSConstants.otherRecordTTL, data: .txt(txt)),
-                                                   unique: true))
+                records.append(
+                    AuthoritativeRecord(
+                        ResourceRecord(name: instance, ttl: MDNSConstants.otherRecordTTL, data: .txt(txt)),
+                        unique: true))
             }
             for extra in registration.extraRecords {
                 let ttl = extra.ttl ?? MDNSConstants.otherRecordTTL
-                records.append(AuthoritativeRecord(ResourceRecord(name: instance, type: extra.type, ttl: ttl, data: extra.data),
-                                                   unique: true))
+                records.append(
+                    AuthoritativeRecord(
+                        ResourceRecord(name: instance, type: extra.type, ttl: ttl, data: extra.data),
+                        unique: true))
             }
             for subtype in registration.subtypes {
                 if let name = try? registration.type.prepending(label: "_sub").prepending(label: subtype) {
-                    records.append(AuthoritativeRecord(ResourceRecord(name: name, ttl: MDNSConstants.otherRecordTTL,
-                                                                      data: .ptr(instance)), unique: false))
+                    records.append(
+                        AuthoritativeRecord(
+                            ResourceRecord(
+                                name: name, ttl: MDNSConstants.otherRecordTTL,
+                                data: .ptr(instance)), unique: false))
                 }
             }
             return records
@@ -151,10 +167,16 @@ extension MDNSEngine {
             .sorted { $0.key < $1.key }.flatMap { $0.value.map(\.address) }
         var records: [AuthoritativeRecord] = []
         for address in addresses {
-            records.append(AuthoritativeRecord(ResourceRecord(name: hostName, ttl: MDNSConstants.hostRecordTTL,
-                                                              data: address.recordData), unique: true))
-            records.append(.knownUnique(ResourceRecord(name: address.reverseName, ttl: MDNSConstants.hostRecordTTL,
-                                                       data: .ptr(hostName))))
+            records.append(
+                AuthoritativeRecord(
+                    ResourceRecord(
+                        name: hostName, ttl: MDNSConstants.hostRecordTTL,
+                        data: address.recordData), unique: true))
+            records.append(
+                .knownUnique(
+                    ResourceRecord(
+                        name: address.reverseName, ttl: MDNSConstants.hostRecordTTL,
+                        data: .ptr(hostName))))
         }
         return records
     }
@@ -201,7 +223,9 @@ extension MDNSEngine {
             if let only = registration.interfaceIndex, only != link.interfaceIndex { return }
             if let family = registration.family, family != link.family { return }
         }
-        if case .record(let record) = publication.kind, let only = record.interfaceIndex, only != link.interfaceIndex { return }
+        if case .record(let record) = publication.kind, let only = record.interfaceIndex, only != link.interfaceIndex {
+            return
+        }
         let records = records(of: publication, on: link)
         guard !records.isEmpty else { return }
         publication.records[link] = records
@@ -235,13 +259,16 @@ extension MDNSEngine {
             !new.contains { $0.record.key == oldRecord.record.key && $0.record.data == oldRecord.record.data }
         }
         if wasAnnounced {
-            let goodbyes = removed.filter { gone in !gone.isUnique || !new.contains { $0.record.key == gone.record.key } }
+            let goodbyes = removed.filter { gone in !gone.isUnique || !new.contains { $0.record.key == gone.record.key }
+            }
             sendGoodbyes(goodbyes.map(\.record), for: id, on: link, keepingShared: true)
             var changes: [CacheChange] = []
             for record in removed where !authority.isPublished(record.record, on: link, byOtherThan: id) {
                 changes += removeLocalRecord(record.record, on: link)
             }
-            for record in new { changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? [] }
+            for record in new {
+                changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? []
+            }
             publication.phases[link] = .announcing(sent: 0, nextAt: now)
             publications[id] = publication
             publications[id]!.records[link] = new
@@ -276,7 +303,8 @@ extension MDNSEngine {
                 case .announcing(let sent, _):
                     sendAnnouncement(id, on: link)
                     let next = sent + 1
-                    publications[id]!.phases[link] = next < MDNSConstants.announcementCount
+                    publications[id]!.phases[link] =
+                        next < MDNSConstants.announcementCount
                         ? .announcing(sent: next, nextAt: now + MDNSConstants.announcementInterval << sent)
                         : .established
                 case .probed, .established:
@@ -289,7 +317,8 @@ extension MDNSEngine {
     /// True for a service on this host whose host name is still being probed on the link.
     private func waitsForHostName(_ id: OperationID, on link: LinkID) -> Bool {
         guard id != Self.hostPublication, case .service(let registration) = publications[id]?.kind,
-              registration.host == nil else { return false }
+            registration.host == nil
+        else { return false }
         return publications[Self.hostPublication]?.phases[link]?.isProbing ?? false
     }
 
@@ -309,7 +338,9 @@ extension MDNSEngine {
         }
         guard !unique.isEmpty else { return }
         // RFC 6762 §8.1: the first probe asks for a unicast reply, which a defender can send at once.
-        let questions = publication.claimedNames(on: link).map { DNSQuestion(name: $0, type: .any, unicastResponse: first) }
+        let questions = publication.claimedNames(on: link).map {
+            DNSQuestion(name: $0, type: .any, unicastResponse: first)
+        }
         queueProbe(MulticastBatch.Probe(questions: questions, proposed: unique), on: link)
         publications[id]!.probeSent.insert(link)
         if first { lastUnicastQuestion[link] = now }
@@ -320,7 +351,9 @@ extension MDNSEngine {
         guard let publication = publications[id], let records = publication.records[link] else { return }
         authority.set(records, owner: id, announced: true, on: link)
         var changes: [CacheChange] = []
-        for record in records { changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? [] }
+        for record in records {
+            changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? []
+        }
         dispatch(changes, on: link)
         publications[id]!.phases[link] = .announcing(sent: 0, nextAt: now)
         sendAnnouncement(id, on: link)

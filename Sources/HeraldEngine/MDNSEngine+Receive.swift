@@ -7,8 +7,10 @@ import HeraldWire
 extension MDNSEngine {
     /// Handles a datagram that arrived on `link` from `source`. `toUnicast` is true when it was sent to this
     /// host's own address rather than the mDNS group.
-    package mutating func receive(_ bytes: [UInt8], from source: SocketAddress, on link: LinkID, toUnicast: Bool = false,
-                                 at time: Instant) {
+    package mutating func receive(
+        _ bytes: [UInt8], from source: SocketAddress, on link: LinkID, toUnicast: Bool = false,
+        at time: Instant
+    ) {
         now = max(now, time)
         guard links[link] != nil, !isShutDown else { return }
         statistics.packetsReceived += 1
@@ -33,7 +35,9 @@ extension MDNSEngine {
 
     // MARK: - Queries
 
-    private mutating func receiveQuery(_ received: DNSMessage, from source: SocketAddress, on link: LinkID, toUnicast: Bool) {
+    private mutating func receiveQuery(
+        _ received: DNSMessage, from source: SocketAddress, on link: LinkID, toUnicast: Bool
+    ) {
         // A question asked twice in one packet is asked once: a packet repeating one a thousand times must not cost a
         // thousand walks of its answers.
         var message = received
@@ -69,7 +73,8 @@ extension MDNSEngine {
             var counted: Set<RecordCache.Handle> = []
             for question in message.questions where !question.unicastResponse {
                 let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
-                failureObserver.queryObserved(key, knownAnswers: known, cache: cache, on: link, at: now, counted: &counted)
+                failureObserver.queryObserved(
+                    key, knownAnswers: known, cache: cache, on: link, at: now, counted: &counted)
             }
         }
         let probedNames = handleProbes(message, on: link)
@@ -77,22 +82,27 @@ extension MDNSEngine {
         let builder = AnswerBuilder(authority: authority, link: link)
         // RFC 6762 §11: an asker outside the link's subnets would drop a unicast reply; it gets multicast instead.
         let askerOnLink = toUnicast || isOnLink(source.address, link: link)
-        let reply = builder.reply(to: message, skipping: probedNames, wantsUnicast: toUnicast, askerOnLink: askerOnLink,
-                                  scheduler: scheduler, at: now)
+        let reply = builder.reply(
+            to: message, skipping: probedNames, wantsUnicast: toUnicast, askerOnLink: askerOnLink,
+            scheduler: scheduler, at: now)
         guard !reply.isEmpty else { return }
         let window: ResponseScheduler.Window
         if message.flags.isTruncated {
-            window = .delayed(now, MDNSConstants.truncatedQueryDelayMin...MDNSConstants.truncatedQueryDelayMax, random: &random)
+            window = .delayed(
+                now, MDNSConstants.truncatedQueryDelayMin...MDNSConstants.truncatedQueryDelayMax, random: &random)
         } else if reply.isImmediate {
             window = .immediate(now)
         } else {
-            window = .delayed(now, MDNSConstants.sharedAnswerDelayMin...MDNSConstants.sharedAnswerDelayMax, random: &random)
+            window = .delayed(
+                now, MDNSConstants.sharedAnswerDelayMin...MDNSConstants.sharedAnswerDelayMax, random: &random)
         }
         let knownAnswerSource = message.flags.isTruncated ? source.address : nil
-        scheduler.schedule(reply.unicast, on: link, to: .unicast(source), within: window, askedAt: now,
-                           knownAnswerSource: knownAnswerSource)
-        scheduler.schedule(reply.multicast, on: link, to: .multicast, within: window, askedAt: now,
-                           knownAnswerSource: knownAnswerSource)
+        scheduler.schedule(
+            reply.unicast, on: link, to: .unicast(source), within: window, askedAt: now,
+            knownAnswerSource: knownAnswerSource)
+        scheduler.schedule(
+            reply.multicast, on: link, to: .multicast, within: window, askedAt: now,
+            knownAnswerSource: knownAnswerSource)
         sendDueResponses()
     }
 
@@ -124,7 +134,8 @@ extension MDNSEngine {
                     if ProbeTieBreak.compare(ours: ours, theirs: theirs) == .weLose { lostTieBreak(id, on: link) }
                 } else {
                     // Defend our name at once; the rate limit allows a defence every 250 ms (RFC 6762 §6, §8.1).
-                    scheduler.schedule(ours, on: link, to: .multicast, within: .immediate(now), askedAt: now, defendsProbe: true)
+                    scheduler.schedule(
+                        ours, on: link, to: .multicast, within: .immediate(now), askedAt: now, defendsProbe: true)
                 }
             }
         }
@@ -152,9 +163,11 @@ extension MDNSEngine {
             copy.unicastResponse = false
             return copy
         }
-        for bytes in AnswerBuilder.pack(answers: answers.map(legacy), additionals: additionals,
-                                        room: messageRoom(for: link), id: message.id, questions: questions,
-                                        recordDataCompression: .unicastDNS) {
+        for bytes in AnswerBuilder.pack(
+            answers: answers.map(legacy), additionals: additionals,
+            room: messageRoom(for: link), id: message.id, questions: questions,
+            recordDataCompression: .unicastDNS)
+        {
             statistics.responsesSent += 1
             send(bytes, on: link, to: .unicast(source))
         }
@@ -162,13 +175,16 @@ extension MDNSEngine {
 
     // MARK: - Responses
 
-    private mutating func receiveResponse(_ message: DNSMessage, from source: SocketAddress, on link: LinkID, toUnicast: Bool) {
+    private mutating func receiveResponse(
+        _ message: DNSMessage, from source: SocketAddress, on link: LinkID, toUnicast: Bool
+    ) {
         // RFC 6762 §6: responses come from port 5353; a unicast one must answer a QU question we asked within the
         // last two seconds, and (§11) come from the local link.
         guard source.port == HeraldWire.mdnsPort else { return }
         if toUnicast {
             guard isOnLink(source.address, link: link), let asked = lastUnicastQuestion[link],
-                  now - asked <= MDNSConstants.unicastResponseWindow else { return }
+                now - asked <= MDNSConstants.unicastResponseWindow
+            else { return }
             statistics.unicastResponsesReceived += 1
         }
         var changes: [CacheChange] = []
@@ -178,7 +194,9 @@ extension MDNSEngine {
         for section in [message.answers, message.authorities, message.additionals] {
             for record in section {
                 receiveRecord(record, from: source, on: link, toUnicast: toUnicast, changes: &changes)
-                if record.type == .nsec, negativeAnswerWatchers[record.name] != nil { negativeNames.append(record.name) }
+                if record.type == .nsec, negativeAnswerWatchers[record.name] != nil {
+                    negativeNames.append(record.name)
+                }
             }
         }
         dispatch(changes, on: link, negativeNames: negativeNames)
@@ -187,8 +205,10 @@ extension MDNSEngine {
 
     /// One record of a response: our own data is checked for understated TTLs, a conflicting one is handled, any
     /// other is cached. A multicast one answers whatever peers were waiting for (RFC 6762 §7.4, §10.5).
-    private mutating func receiveRecord(_ record: ResourceRecord, from source: SocketAddress, on link: LinkID,
-                                        toUnicast: Bool, changes: inout [CacheChange]) {
+    private mutating func receiveRecord(
+        _ record: ResourceRecord, from source: SocketAddress, on link: LinkID,
+        toUnicast: Bool, changes: inout [CacheChange]
+    ) {
         if !toUnicast { scheduler.peerAnswered(record, on: link) }
         let seenByPeers = !toUnicast && record.ttl > 0
         if authority.containsAnywhere(record) {
@@ -199,8 +219,10 @@ extension MDNSEngine {
             // A unique record is an echo of ours. A shared one is the peer's too: kept aside while our copy is cached
             // here, else cached like any peer's (we publish it on another link only, or have not announced it yet).
             if record.cacheFlush { return }
-            if caches[link]?.notePeerCopy(record, from: source.address, at: now,
-                                          refreshJitter: random.milliseconds(in: 0...200)) ?? true {
+            if caches[link]?.notePeerCopy(
+                record, from: source.address, at: now,
+                refreshJitter: random.milliseconds(in: 0...200)) ?? true
+            {
                 return
             }
         }
@@ -217,8 +239,9 @@ extension MDNSEngine {
         let isWanted = { (key: RecordKey) in
             questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
         }
-        let cached = caches[link]?.insert(record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200),
-                                          isWanted: isWanted, changes: &changes)
+        let cached = caches[link]?.insert(
+            record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200),
+            isWanted: isWanted, changes: &changes)
         guard let cached else { return }
         if seenByPeers { failureObserver.answerSeen(cached.handle, on: link) }
         querier.noteRefresh(at: cached.nextRefresh, of: record, on: link)
@@ -255,10 +278,12 @@ extension MDNSEngine {
         let ours = authority.records(answering: RecordKey(record), on: link).map(\.record)
             .filter { $0.hasSameData(as: record) && UInt64(record.ttl) * 2 < UInt64($0.ttl) }
         guard !ours.isEmpty else { return }
-        scheduler.schedule(ours, on: link, to: .multicast,
-                           within: .delayed(now, MDNSConstants.sharedAnswerDelayMin...MDNSConstants.sharedAnswerDelayMax,
-                                            random: &random),
-                           askedAt: now)
+        scheduler.schedule(
+            ours, on: link, to: .multicast,
+            within: .delayed(
+                now, MDNSConstants.sharedAnswerDelayMin...MDNSConstants.sharedAnswerDelayMax,
+                random: &random),
+            askedAt: now)
     }
 
     // MARK: - Sending responses
@@ -268,7 +293,9 @@ extension MDNSEngine {
         for response in scheduler.takeDue(at: now) {
             let answers = response.answers.map(\.record)
             let additionals = AnswerBuilder(authority: authority, link: response.link).additionals(for: answers)
-            for bytes in AnswerBuilder.pack(answers: answers, additionals: additionals, room: messageRoom(for: response.link)) {
+            for bytes in AnswerBuilder.pack(
+                answers: answers, additionals: additionals, room: messageRoom(for: response.link))
+            {
                 statistics.responsesSent += 1
                 send(bytes, on: response.link, to: response.destination)
             }

@@ -27,12 +27,14 @@ extension MDNSEngine {
         let question = DNSQuestion(name: record.name, type: record.type, recordClass: record.recordClass)
         for link in links.keys.sorted() where interfaceIndex == nil || link.interfaceIndex == interfaceIndex {
             guard let handle = caches[link]?.handle(of: record), caches[link]?.isFromPeer(handle) == true,
-                  failureObserver.reconfirm(handle, on: link, at: now) else { continue }
+                failureObserver.reconfirm(handle, on: link, at: now)
+            else { continue }
             for delay in [0, MDNSConstants.reconfirmQueryGap] {
                 let query = ReconfirmQuery(at: now + delay, link: link, question: question)
                 // A query of the same question due within a second of this one serves both records.
                 guard !reconfirmQueries.contains(where: query.isNear),
-                      reconfirmQueries.count < MDNSConstants.reconfirmQueriesPending else { continue }
+                    reconfirmQueries.count < MDNSConstants.reconfirmQueriesPending
+                else { continue }
                 reconfirmQueries.append(query)
             }
         }

@@ -93,8 +93,9 @@ package struct MDNSEngine: Sendable {
         self.configuration = configuration
         self.random = EngineRandom(seed: configuration.seed)
         self.hostLabel = configuration.hostName
-        self.querier = Querier(firstQueryDelay: configuration.firstQueryDelay, sizeLimit: configuration.messageSizeLimit,
-                               unicastFirstQueries: configuration.unicastFirstQueries)
+        self.querier = Querier(
+            firstQueryDelay: configuration.firstQueryDelay, sizeLimit: configuration.messageSizeLimit,
+            unicastFirstQueries: configuration.unicastFirstQueries)
     }
 
     /// The host's full name, e.g. `myhost.local.`.
@@ -121,8 +122,9 @@ package struct MDNSEngine: Sendable {
     func messageRoom(for link: LinkID) -> MessageRoom {
         let limit = configuration.messageSizeLimit
         let ipv6 = link.family == .ipv6
-        return MessageRoom(shared: limit.sharedPayloadLimit(ipv6: ipv6, mtu: linkMTUs[link] ?? MessageSizeLimit.ethernetMTU),
-                           alone: limit.payloadLimit(ipv6: ipv6))
+        return MessageRoom(
+            shared: limit.sharedPayloadLimit(ipv6: ipv6, mtu: linkMTUs[link] ?? MessageSizeLimit.ethernetMTU),
+            alone: limit.payloadLimit(ipv6: ipv6))
     }
 
     /// The next instant at which ``advance(to:)`` has work to do, if any.
@@ -165,8 +167,10 @@ package struct MDNSEngine: Sendable {
     // MARK: - Links
 
     /// A link came up (or the engine starts using it) with this host's addresses on it, and its interface's MTU.
-    package mutating func addLink(_ link: LinkID, addresses: [LinkAddress], mtu: Int = MessageSizeLimit.ethernetMTU,
-                                 at time: Instant) {
+    package mutating func addLink(
+        _ link: LinkID, addresses: [LinkAddress], mtu: Int = MessageSizeLimit.ethernetMTU,
+        at time: Instant
+    ) {
         now = max(now, time)
         guard links[link] == nil else {
             updateMTU(link, mtu: mtu)
@@ -243,7 +247,9 @@ package struct MDNSEngine: Sendable {
     /// publications, operations, questions and caches, and has nothing more to do.
     package mutating func shutdown(at time: Instant) {
         now = max(now, time)
-        for link in links.keys.sorted() { sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false) }
+        for link in links.keys.sorted() {
+            sendGoodbyes(for: publications.keys.sorted(), on: link, keepingShared: false)
+        }
         flushMulticasts()
         isShutDown = true
         publications.removeAll()

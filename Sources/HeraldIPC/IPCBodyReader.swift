@@ -22,7 +22,8 @@ public struct IPCBodyReader: Sendable {
     /// A big-endian `uint32`.
     public mutating func readUInt32(_ field: IPCField) throws(IPCDecodeError) -> UInt32 {
         try need(4, field)
-        let value = UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
+        let value =
+            UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
             | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
         offset += 4
         return value

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import HeraldClient
 import HeraldIPC
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// One request run on its own connection to the daemon, read by a dedicated thread.
 ///
@@ -71,7 +72,8 @@ final class DaemonOperation: Sendable {
             continuation.yield(.started(status: status, replies: first))
             guard status == .noError else { return }
             while true {
-                guard let reply = try connection.nextReceivedReply(timeout: nil, stoppingWhenReadable: wake.descriptor) else {
+                guard let reply = try connection.nextReceivedReply(timeout: nil, stoppingWhenReadable: wake.descriptor)
+                else {
                     if isSignalled(wake) { return }
                     continue  // interrupted by a signal: wait again
                 }
@@ -86,14 +88,16 @@ final class DaemonOperation: Sendable {
 
     /// When the daemon answered NoAuth, asks it why (on a connection of its own, as `DNSServiceGetProperty`
     /// does) and reports the explanation first. Daemons without the property answer BadParam: nothing is said.
-    private static func explainNoAuth(status: DNSServiceError, replies: [Reply], socketPath: String,
-                                      continuation: AsyncStream<OperationEvent>.Continuation) {
+    private static func explainNoAuth(
+        status: DNSServiceError, replies: [Reply], socketPath: String,
+        continuation: AsyncStream<OperationEvent>.Continuation
+    ) {
         guard status == .noAuth || replies.contains(where: { $0.error == .noAuth }),
-              let connection = try? DNSSDConnection(socketPath: socketPath)
+            let connection = try? DNSSDConnection(socketPath: socketPath)
         else { return }
         defer { connection.close() }
         guard let reply = try? connection.property(named: IPCConstants.permissionExplanationProperty),
-              reply.status == .noError, !reply.value.isEmpty
+            reply.status == .noError, !reply.value.isEmpty
         else { return }
         continuation.yield(.explained(String(decoding: reply.value, as: UTF8.self)))
     }

@@ -10,10 +10,13 @@ extension Herald {
         var flags: DNSServiceFlags = []
         if !advertisement.renameOnConflict { flags.insert(.noAutoRename) }
         let regtype = ([advertisement.type] + advertisement.subtypes).joined(separator: ",")
-        let request = Request.registerService(RegisterServiceRequest(
-            flags: flags, interfaceIndex: advertisement.interfaceIndex, name: advertisement.name ?? "", regtype: regtype,
-            domain: advertisement.domain, port: advertisement.port, txt: try advertisement.txt.rdata()))
-        let registration = ServiceRegistration(advertisement, operation: DaemonOperation(request, socketPath: socketPath))
+        let request = Request.registerService(
+            RegisterServiceRequest(
+                flags: flags, interfaceIndex: advertisement.interfaceIndex, name: advertisement.name ?? "",
+                regtype: regtype,
+                domain: advertisement.domain, port: advertisement.port, txt: try advertisement.txt.rdata()))
+        let registration = ServiceRegistration(
+            advertisement, operation: DaemonOperation(request, socketPath: socketPath))
         let state = await registration.settled()
         if Task.isCancelled {
             registration.cancel()

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import HeraldClient
 import HeraldIPC
 import HeraldWire
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The entry point of HeraldKit: browse, resolve, look up and advertise DNS-SD services through the Herald
 /// daemon (`heraldd`), with `async`/`await`.
@@ -43,17 +44,21 @@ public struct Herald: Sendable {
         _ instance: ServiceInstance, interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(5),
         addressTimeout: Duration = .seconds(3), settle: Duration = .milliseconds(300)
     ) async throws -> ResolvedService {
-        let request = Request.resolve(ResolveRequest(interfaceIndex: interfaceIndex, name: instance.name,
-                                                     regtype: instance.type, domain: instance.domain))
+        let request = Request.resolve(
+            ResolveRequest(
+                interfaceIndex: interfaceIndex, name: instance.name,
+                regtype: instance.type, domain: instance.domain))
         let reply = try await firstAnswer(request, timeout: timeout) { reply -> ResolveReply? in
             if case .resolve(let resolved) = reply { return resolved }
             return nil
         }
         let host = DNSName.readable(dnssdFullName: reply.hostTarget)
-        let addresses = try await self.addresses(of: host, interfaceIndex: reply.interfaceIndex,
-                                                 timeout: addressTimeout, settle: settle, throwsWhenNone: false)
-        return ResolvedService(instance: instance, host: host, port: reply.port, txtRecord: reply.txt,
-                               interfaceIndex: reply.interfaceIndex, addresses: addresses)
+        let addresses = try await self.addresses(
+            of: host, interfaceIndex: reply.interfaceIndex,
+            timeout: addressTimeout, settle: settle, throwsWhenNone: false)
+        return ResolvedService(
+            instance: instance, host: host, port: reply.port, txtRecord: reply.txt,
+            interfaceIndex: reply.interfaceIndex, addresses: addresses)
     }
 
     /// Looks up the IPv4 and IPv6 addresses of a `.local` host name (`DNSServiceGetAddrInfo`).
@@ -64,7 +69,8 @@ public struct Herald: Sendable {
         of hostname: String, interfaceIndex: UInt32 = 0, timeout: Duration = .seconds(3),
         settle: Duration = .milliseconds(300)
     ) async throws -> [HostAddress] {
-        try await addresses(of: hostname, interfaceIndex: interfaceIndex, timeout: timeout, settle: settle, throwsWhenNone: true)
+        try await addresses(
+            of: hostname, interfaceIndex: interfaceIndex, timeout: timeout, settle: settle, throwsWhenNone: true)
     }
 
     // MARK: - One-shot operations
@@ -72,12 +78,18 @@ public struct Herald: Sendable {
     private func addresses(
         of hostname: String, interfaceIndex: UInt32, timeout: Duration, settle: Duration, throwsWhenNone: Bool
     ) async throws -> [HostAddress] {
-        let request = Request.addrInfo(AddrInfoRequest(interfaceIndex: interfaceIndex, protocol: [.ipv4, .ipv6],
-                                                       hostname: hostname))
+        let request = Request.addrInfo(
+            AddrInfoRequest(
+                interfaceIndex: interfaceIndex, protocol: [.ipv4, .ipv6],
+                hostname: hostname))
         var found: [HostAddress] = []
-        let outcome: OneShotOutcome<Never> = try await runOneShot(request, timeout: timeout, parked: { found.removeAll() }) {
+        let outcome: OneShotOutcome<Never> = try await runOneShot(
+            request, timeout: timeout, parked: { found.removeAll() }
+        ) {
             reply, deadline in
-            guard case .addrInfo(let answer) = reply, answer.rdata.count == 4 || answer.rdata.count == 16 else { return nil }
+            guard case .addrInfo(let answer) = reply, answer.rdata.count == 4 || answer.rdata.count == 16 else {
+                return nil
+            }
             let address = HostAddress(bytes: answer.rdata, interfaceIndex: answer.interfaceIndex)
             if answer.flags.contains(.add) {
                 if !found.contains(address) { found.append(address) }

@@ -41,7 +41,9 @@ struct RegistrationStateMachine {
             switch reply.error {
             case .noError:
                 guard case .registerService(let registered) = reply, registered.flags.contains(.add) else { continue }
-                move(to: .registered(ServiceInstance(name: registered.name, type: registered.regtype, domain: registered.domain)))
+                move(
+                    to: .registered(
+                        ServiceInstance(name: registered.name, type: registered.regtype, domain: registered.domain)))
             case .noAuth:
                 move(to: .waiting(.noAuth, reason: parkedReason))
             default:

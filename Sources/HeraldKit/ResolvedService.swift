@@ -17,8 +17,10 @@ public struct ResolvedService: Hashable, Sendable, CustomStringConvertible {
     public var txt: TXTDictionary { TXTDictionary(rdata: txtRecord) }
 
     /// A resolution with every field given.
-    public init(instance: ServiceInstance, host: String, port: UInt16, txtRecord: [UInt8], interfaceIndex: UInt32,
-                addresses: [HostAddress]) {
+    public init(
+        instance: ServiceInstance, host: String, port: UInt16, txtRecord: [UInt8], interfaceIndex: UInt32,
+        addresses: [HostAddress]
+    ) {
         self.instance = instance
         self.host = host
         self.port = port

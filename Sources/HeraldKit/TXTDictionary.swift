@@ -82,17 +82,21 @@ public struct TXTDictionary: Hashable, Sendable, ExpressibleByDictionaryLiteral,
             let key = Array(entry.key.utf8)
             guard !key.isEmpty else { throw .invalidRequest("a TXT key is empty") }
             guard key.allSatisfy({ (0x20...0x7E).contains($0) && $0 != UInt8(ascii: "=") }) else {
-                throw .invalidRequest("the TXT key \"\(entry.key)\" must be printable ASCII without \"=\" (RFC 6763 §6.4)")
+                throw .invalidRequest(
+                    "the TXT key \"\(entry.key)\" must be printable ASCII without \"=\" (RFC 6763 §6.4)")
             }
             var string = key
             if case .data(let value) = entry.value { string += [UInt8(ascii: "=")] + value }
             guard string.count <= 255 else {
-                throw .invalidRequest("the TXT attribute \"\(entry.key)\" is \(string.count) bytes; at most 255 fit (RFC 6763 §6.1)")
+                throw .invalidRequest(
+                    "the TXT attribute \"\(entry.key)\" is \(string.count) bytes; at most 255 fit (RFC 6763 §6.1)")
             }
             bytes.append(UInt8(string.count))
             bytes += string
         }
-        guard bytes.count <= 65_535 else { throw .invalidRequest("the TXT record is \(bytes.count) bytes; at most 65,535 fit") }
+        guard bytes.count <= 65_535 else {
+            throw .invalidRequest("the TXT record is \(bytes.count) bytes; at most 65,535 fit")
+        }
         return bytes
     }
 
@@ -110,10 +114,11 @@ public struct TXTDictionary: Hashable, Sendable, ExpressibleByDictionaryLiteral,
     }
 
     public var description: String {
-        "[" + entries.map { entry in
-            if case .flag = entry.value { return entry.key }
-            return "\(entry.key)=\(entry.value)"
-        }.joined(separator: ", ") + "]"
+        "["
+            + entries.map { entry in
+                if case .flag = entry.value { return entry.key }
+                return "\(entry.key)=\(entry.value)"
+            }.joined(separator: ", ") + "]"
     }
 
     private func index(of key: String) -> Int? {

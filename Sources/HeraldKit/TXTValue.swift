@@ -27,7 +27,9 @@ public enum TXTValue: Hashable, Sendable, ExpressibleByStringLiteral, CustomStri
         switch self {
         case .flag: return "(flag)"
         case .data(let bytes):
-            if let text = String(validating: bytes, as: UTF8.self), !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            if let text = String(validating: bytes, as: UTF8.self),
+                !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            {
                 return text
             }
             return bytes.map { byte in

@@ -105,7 +105,9 @@ package struct NSSHostLookupProgress: Hashable, Sendable {
 
     /// The answer for `families` at `time`: an address when one is known; a miss once the wait is over, or at
     /// once when the host said it has no address of the families asked for.
-    package func outcome(for families: NSSAddressFamilies, at time: Int64, timing: NSSTiming) -> NSSWaitOutcome<NSSFoundAddress> {
+    package func outcome(for families: NSSAddressFamilies, at time: Int64, timing: NSSTiming) -> NSSWaitOutcome<
+        NSSFoundAddress
+    > {
         if let best = Self.best(found.filter { families.accepts($0.address.family) }, for: families) {
             return .answer(best)
         }

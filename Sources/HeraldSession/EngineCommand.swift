@@ -23,8 +23,9 @@ package enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
         case .resolve(let id, let instance, let interface):
             engine.resolve(id, instance: instance, interfaceIndex: interface, at: now)
         case .query(let id, let name, let type, let interface, let negativeAnswers):
-            engine.query(id, name: name, type: type, interfaceIndex: interface,
-                         reportingNegativeAnswers: negativeAnswers, at: now)
+            engine.query(
+                id, name: name, type: type, interfaceIndex: interface,
+                reportingNegativeAnswers: negativeAnswers, at: now)
         case .register(let id, let registration): engine.register(id, registration, at: now)
         case .registerRecord(let id, let registration): engine.registerRecord(id, registration, at: now)
         case .updateTXT(let id, let txt): engine.updateTXT(id, txt: txt, at: now)
@@ -39,8 +40,8 @@ package enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
     package var operation: OperationID? {
         switch self {
         case .browse(let id, _, _), .resolve(let id, _, _), .query(let id, _, _, _, _), .register(let id, _),
-             .registerRecord(let id, _), .updateTXT(let id, _), .updateRecord(let id, _, _),
-             .updateExtraRecords(let id, _), .cancel(let id):
+            .registerRecord(let id, _), .updateTXT(let id, _), .updateRecord(let id, _, _),
+            .updateExtraRecords(let id, _), .cancel(let id):
             return id
         case .reconfirm:
             return nil
@@ -55,7 +56,8 @@ package enum EngineCommand: Hashable, Sendable, CustomStringConvertible {
             "\(id) query \(name) \(type)\(Self.on(interface))\(negatives ? " with negative answers" : "")"
         case .register(let id, let registration):
             "\(id) register \"\(registration.instance)\" \(registration.type) port \(registration.port)"
-        case .registerRecord(let id, let registration): "\(id) register record \(registration.name) \(registration.type)"
+        case .registerRecord(let id, let registration):
+            "\(id) register record \(registration.name) \(registration.type)"
         case .updateTXT(let id, _): "\(id) update TXT"
         case .updateRecord(let id, _, let ttl): "\(id) update record, TTL \(ttl)"
         case .updateExtraRecords(let id, let extras): "\(id) set \(extras.count) added records"

@@ -75,7 +75,9 @@ package final class EngineEventRouter {
     /// Delivers `event` to the owner of `operation`; false when no one owns it.
     @discardableResult
     package func route(_ event: OperationEvent, for operation: OperationID) -> Bool {
-        guard let owner = EngineOperationOwner(of: operation), let receiver = receivers[owner]?.receiver else { return false }
+        guard let owner = EngineOperationOwner(of: operation), let receiver = receivers[owner]?.receiver else {
+            return false
+        }
         receiver.receive(event, for: operation)
         return true
     }

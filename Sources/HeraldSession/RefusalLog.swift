@@ -27,8 +27,10 @@ final class RefusalLog {
     /// Notes a refusal of `client` (connection `clientID`, process `pid`): returns the lines to log at notice
     /// level, none when the client was refused for the same reason before or the window's lines are spent.
     /// `request` says what was asked, `reason` why it was refused.
-    func refused(clientID: Int, pid: Int32, status: DNSServiceError, request: String, reason: String,
-                 now: Int64) -> [String] {
+    func refused(
+        clientID: Int, pid: Int32, status: DNSServiceError, request: String, reason: String,
+        now: Int64
+    ) -> [String] {
         var lines: [String] = []
         var reasons = reasonsLogged[clientID, default: []]
         let key = "\(status.rawValue) \(reason)"
@@ -36,7 +38,9 @@ final class RefusalLog {
         reasonsLogged[clientID] = reasons
         if windowStart.map({ now - $0 >= Self.windowMilliseconds }) ?? true {
             if leftOut > 0 {
-                lines.append("app socket: \(leftOut) more refusals were not logged (at most \(Self.linesPerWindow) lines every \(Self.windowMilliseconds / 1000) s)")
+                lines.append(
+                    "app socket: \(leftOut) more refusals were not logged (at most \(Self.linesPerWindow) lines every \(Self.windowMilliseconds / 1000) s)"
+                )
             }
             windowStart = now
             linesInWindow = 0
@@ -57,14 +61,15 @@ final class RefusalLog {
 
     /// The explanation of a refusal that is not about permission, in the explanation's `reason: text` form.
     static func explanation(_ status: DNSServiceError, _ reason: String) -> String {
-        let code = switch status {
-        case .badParam: "bad-param"
-        case .unsupported: "unsupported"
-        case .badReference: "bad-reference"
-        case .noMemory: "no-memory"
-        case .timeout: "timeout"
-        default: "error"
-        }
+        let code =
+            switch status {
+            case .badParam: "bad-param"
+            case .unsupported: "unsupported"
+            case .badReference: "bad-reference"
+            case .noMemory: "no-memory"
+            case .timeout: "timeout"
+            default: "error"
+            }
         return "\(code): \(reason) (\(status.name ?? "error") \(status.rawValue), not a permission decision)"
     }
 

@@ -21,8 +21,9 @@ extension SessionCore {
         guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }
         guard session.recordContexts[request.recordIndex] == nil else { return .badParam }
         let ttl = Self.ttl(request.ttl, for: type)
-        let registration = RecordRegistration(name: name, type: type, data: data, ttl: ttl, unique: unique,
-                                              interfaceIndex: interfaceFilter(request.interfaceIndex))
+        let registration = RecordRegistration(
+            name: name, type: type, data: data, ttl: ttl, unique: unique,
+            interfaceIndex: interfaceFilter(request.interfaceIndex))
         // Publishing a record is advertising: a service's records count as registering its type; any other
         // name (a host's address, the service type enumeration) is an arbitrary record, which needs the multicast
         // entitlement.
@@ -37,9 +38,11 @@ extension SessionCore {
             gated = .publishRecord(name: name, type: type)
         }
         let id = makeOperationID()
-        let status = begin(SessionOperation(kind: .record(name: name, type: type, index: request.recordIndex), context: context,
-                                        engineOperations: [id], start: [.registerRecord(id, registration)]),
-                           gated: gated, session: session)
+        let status = begin(
+            SessionOperation(
+                kind: .record(name: name, type: type, index: request.recordIndex), context: context,
+                engineOperations: [id], start: [.registerRecord(id, registration)]),
+            gated: gated, session: session)
         if status == .noError { session.recordContexts[request.recordIndex] = context }
         return status
     }
@@ -48,27 +51,35 @@ extension SessionCore {
         guard let operation = session.operations[context], case .register(let serviceType, _) = operation.kind else {
             return .badReference
         }
-        guard request.recordIndex != UpdateRecordRequest.primaryTXTRecordIndex, operation.extras[request.recordIndex] == nil
+        guard request.recordIndex != UpdateRecordRequest.primaryTXTRecordIndex,
+            operation.extras[request.recordIndex] == nil
         else { return .badParam }
         let type = RecordType(request.rrtype)
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ofServiceType: serviceType) else { return .badParam }
         guard operation.extras.count < limits.recordsPerRegistration else {
-            log(.notice, "app socket: client \(session.id) reached the limit of \(limits.recordsPerRegistration) records added to a registration")
+            log(
+                .notice,
+                "app socket: client \(session.id) reached the limit of \(limits.recordsPerRegistration) records added to a registration"
+            )
             return .noMemory
         }
-        operation.extras[request.recordIndex] = ServiceExtraRecord(type: type, data: data, ttl: request.ttl == 0 ? nil : Self.ttl(request.ttl, for: type))
+        operation.extras[request.recordIndex] = ServiceExtraRecord(
+            type: type, data: data, ttl: request.ttl == 0 ? nil : Self.ttl(request.ttl, for: type))
         applyExtras(operation)
         return .noError
     }
 
     func removeRecord(_ request: RemoveRecordRequest, context: ClientContext, session: Session) -> DNSServiceError {
         if let operation = session.operations[context], case .register = operation.kind,
-           operation.extras.removeValue(forKey: request.recordIndex) != nil {
+            operation.extras.removeValue(forKey: request.recordIndex) != nil
+        {
             applyExtras(operation)
             return .noError
         }
-        guard let recordContext = session.recordContexts.removeValue(forKey: request.recordIndex) else { return .badReference }
+        guard let recordContext = session.recordContexts.removeValue(forKey: request.recordIndex) else {
+            return .badReference
+        }
         cancel(recordContext, of: session)  // withdrawn with a goodbye
         return .noError
     }
@@ -95,15 +106,18 @@ extension SessionCore {
                 return .noError
             }
             if let extra = operation.extras[request.recordIndex] {
-                guard let data = try? RecordData.decode(type: extra.type, uncompressed: request.rdata) else { return .badParam }
-                operation.extras[request.recordIndex] = ServiceExtraRecord(type: extra.type, data: data,
-                                                                           ttl: request.ttl == 0 ? extra.ttl : Self.ttl(request.ttl, for: extra.type))
+                guard let data = try? RecordData.decode(type: extra.type, uncompressed: request.rdata) else {
+                    return .badParam
+                }
+                operation.extras[request.recordIndex] = ServiceExtraRecord(
+                    type: extra.type, data: data,
+                    ttl: request.ttl == 0 ? extra.ttl : Self.ttl(request.ttl, for: extra.type))
                 applyExtras(operation)
                 return .noError
             }
         }
         guard let recordContext = session.recordContexts[request.recordIndex],
-              let operation = session.operations[recordContext], case .record(let name, let type, _) = operation.kind
+            let operation = session.operations[recordContext], case .record(let name, let type, _) = operation.kind
         else { return .badReference }
         guard let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else { return .badParam }
         guard fitsInOneMessage(request.rdata.count, ownedBy: name) else { return .badParam }

@@ -23,18 +23,22 @@ extension SessionCore {
         case .none: status = nil
         }
         if let status, status != .noError {
-            noteRefusal(status, of: decoded.request.summary, reason: refusals.reason ?? status.meaning, on: connection,
-                        at: now)
+            noteRefusal(
+                status, of: decoded.request.summary, reason: refusals.reason ?? status.meaning, on: connection,
+                at: now)
         } else if let parked = refusals.parked {
-            noteRefusal(.noAuth, of: decoded.request.summary, reason: "held until an operator decides: \(parked)",
-                        on: connection, at: now)
+            noteRefusal(
+                .noAuth, of: decoded.request.summary, reason: "held until an operator decides: \(parked)",
+                on: connection, at: now)
         }
         guard let status else { return .nothing }
         switch decoded.statusReturn {
         case .inBand, .passedSocket, .namedSocket:
             return .status(status, route: decoded.statusReturn)
         case .asyncErrorReply:
-            if status != .noError { queue(.asyncError(AsyncErrorReply(error: status)), to: connection, context: context) }
+            if status != .noError {
+                queue(.asyncError(AsyncErrorReply(error: status)), to: connection, context: context)
+            }
             return .nothing
         case .none:
             return .nothing
@@ -63,7 +67,8 @@ extension SessionCore {
             case "DaemonVersion":
                 answer = .daemonVersion(Self.daemonVersion)
             case IPCConstants.permissionExplanationProperty:
-                let text = session.lastExplanation ?? session.process.flatMap { explanations.explanation(for: $0) } ?? ""
+                let text =
+                    session.lastExplanation ?? session.process.flatMap { explanations.explanation(for: $0) } ?? ""
                 answer = GetPropertyReply(status: .noError, value: Array(text.utf8.prefix(4096)))
             default:
                 answer = .unknownProperty
@@ -71,8 +76,10 @@ extension SessionCore {
             return .property(answer)
         case .enumeration(let enumeration):
             let flags: DNSServiceFlags = [.add, .default]
-            queue(.enumeration(EnumerationReply(flags: flags, interfaceIndex: enumeration.interfaceIndex, domain: "local.")),
-                  to: session.id, context: context)
+            queue(
+                .enumeration(
+                    EnumerationReply(flags: flags, interfaceIndex: enumeration.interfaceIndex, domain: "local.")),
+                to: session.id, context: context)
             status = .noError
         case .setDomain:
             status = .noError
@@ -106,13 +113,17 @@ extension SessionCore {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         guard isLocal(request.domain) else { return notLocal(request.domain) }
         let interface = interfaceFilter(request.interfaceIndex)
-        if let name = try? DNSName(request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
-           ServiceType.isServiceEnumeration(name) {
+        if let name = try? DNSName(
+            request.regtype.hasSuffix(".") ? request.regtype + "local." : request.regtype + ".local."),
+            ServiceType.isServiceEnumeration(name)
+        {
             // Service type enumeration (RFC 6763 §9): browse results name the types found.
             let id = makeOperationID()
-            return begin(SessionOperation(kind: .browseServiceTypes, context: context, engineOperations: [id],
-                                          start: [.browse(id, type: name, interface: interface)]),
-                         gated: .browseAllTypes, session: session)
+            return begin(
+                SessionOperation(
+                    kind: .browseServiceTypes, context: context, engineOperations: [id],
+                    start: [.browse(id, type: name, interface: interface)]),
+                gated: .browseAllTypes, session: session)
         }
         let type: ServiceType
         switch Self.parseBrowseType(request.regtype) {
@@ -120,8 +131,9 @@ extension SessionCore {
         case .failure(let why): return refuse(.badParam, why.text)
         }
         guard Self.isLocal(type) else { return notLocal(type.domain.description) }
-        return begin(SessionOperation(browsing: BrowseGroup.Key(type: type, interface: interface), context: context),
-                     gated: .browse(type), session: session)
+        return begin(
+            SessionOperation(browsing: BrowseGroup.Key(type: type, interface: interface), context: context),
+            gated: .browse(type), session: session)
     }
 
     /// The type a browse asks for: `_http._tcp`, `_printer._sub._http._tcp`, or the dnssd API's
@@ -143,16 +155,20 @@ extension SessionCore {
                 return .failure(RefusalText(error.description))
             }
         default:
-            return .failure(RefusalText("a browse takes one type and at most one subtype after a comma, as "
-                                        + "'_http._tcp,_printer'"))
+            return .failure(
+                RefusalText(
+                    "a browse takes one type and at most one subtype after a comma, as "
+                        + "'_http._tcp,_printer'"))
         }
     }
 
     private func startResolve(_ request: ResolveRequest, context: ClientContext, session: Session) -> DNSServiceError {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         guard isLocal(request.domain) else {
-            return refuse(.badParam, "the domain \(RefusalLog.shown(request.domain)) is not local.: Herald serves "
-                          + "multicast DNS only")
+            return refuse(
+                .badParam,
+                "the domain \(RefusalLog.shown(request.domain)) is not local.: Herald serves "
+                    + "multicast DNS only")
         }
         let instance: ServiceInstanceName
         do {
@@ -164,12 +180,16 @@ extension SessionCore {
         }
         let interface = interfaceFilter(request.interfaceIndex)
         let id = makeOperationID()
-        return begin(SessionOperation(kind: .resolve(instance: instance), context: context, engineOperations: [id],
-                                      start: [.resolve(id, instance: instance.fullName, interface: interface)]),
-                     gated: .resolve(instance), session: session)
+        return begin(
+            SessionOperation(
+                kind: .resolve(instance: instance), context: context, engineOperations: [id],
+                start: [.resolve(id, instance: instance.fullName, interface: interface)]),
+            gated: .resolve(instance), session: session)
     }
 
-    private func startRegistration(_ request: RegisterServiceRequest, context: ClientContext, session: Session) -> DNSServiceError {
+    private func startRegistration(_ request: RegisterServiceRequest, context: ClientContext, session: Session)
+        -> DNSServiceError
+    {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         guard isLocal(request.domain) else { return notLocal(request.domain) }
         // The dnssd API lists subtypes after the type, separated by commas: `_http._tcp,_printer`.
@@ -224,12 +244,15 @@ extension SessionCore {
             instance: instance, type: type.fullName, subtypes: subtypes, host: host, port: request.port, txt: txt,
             autoRename: !request.flags.contains(.noAutoRename), interfaceIndex: interfaceFilter(request.interfaceIndex))
         let id = makeOperationID()
-        return begin(SessionOperation(kind: .register(type: type, name: instance), context: context, engineOperations: [id],
-                                      start: [.register(id, registration)]),
-                     gated: .register(type), session: session)
+        return begin(
+            SessionOperation(
+                kind: .register(type: type, name: instance), context: context, engineOperations: [id],
+                start: [.register(id, registration)]),
+            gated: .register(type), session: session)
     }
 
-    private func startQuery(_ request: QueryRecordRequest, context: ClientContext, session: Session) -> DNSServiceError {
+    private func startQuery(_ request: QueryRecordRequest, context: ClientContext, session: Session) -> DNSServiceError
+    {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         // Multicast DNS has records of class IN only (kDNSServiceClass_IN); a question may also ask for ANY class.
         let recordClass = RecordClass(request.rrclass)
@@ -252,10 +275,14 @@ extension SessionCore {
         // kDNSServiceFlagsReturnIntermediates: a peer's "no such record" (NSEC) is reported as NoSuchRecord.
         let negativeAnswers = request.flags.contains(.returnIntermediates)
         let id = makeOperationID()
-        let operation = SessionOperation(kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
-                                     engineOperations: [id],
-                                     start: [.query(id, name: name, type: type, interface: interface,
-                                                    negativeAnswers: negativeAnswers)])
+        let operation = SessionOperation(
+            kind: .query(name: name, type: type, recordClass: request.rrclass), context: context,
+            engineOperations: [id],
+            start: [
+                .query(
+                    id, name: name, type: type, interface: interface,
+                    negativeAnswers: negativeAnswers)
+            ])
         operation.reportsNegativeAnswers = negativeAnswers
         let status = begin(operation, gated: PermissionRequest.forQuery(name: name, type: type), session: session)
         if status == .noError, request.flags.contains(.timeout) {
@@ -271,7 +298,8 @@ extension SessionCore {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         let type = RecordType(request.rrtype)
         guard let name = try? DNSName(request.fullname), RecordClass(request.rrclass) == .internet,
-              let data = try? RecordData.decode(type: type, uncompressed: request.rdata) else {
+            let data = try? RecordData.decode(type: type, uncompressed: request.rdata)
+        else {
             return refuse(.badParam, "the record is not a class IN record of a valid name with well-formed data")
         }
         guard name.isMulticastDNSName else {
@@ -293,7 +321,9 @@ extension SessionCore {
         return .noError
     }
 
-    private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, session: Session) -> DNSServiceError {
+    private func startAddressLookup(_ request: AddrInfoRequest, context: ClientContext, session: Session)
+        -> DNSServiceError
+    {
         if let refused = unservedInterface(request.interfaceIndex) { return refused }
         let text = request.hostname.hasSuffix(".") ? request.hostname : request.hostname + "."
         let name: DNSName
@@ -313,11 +343,12 @@ extension SessionCore {
         let ids = types.map { _ in makeOperationID() }
         let interface = interfaceFilter(request.interfaceIndex)
         let negativeAnswers = request.flags.contains(.returnIntermediates)
-        let operation = SessionOperation(kind: .addressLookup(hostname: request.hostname), context: context,
-                                     engineOperations: ids,
-                                     start: zip(ids, types).map { id, type in
-            .query(id, name: name, type: type, interface: interface, negativeAnswers: negativeAnswers)
-        })
+        let operation = SessionOperation(
+            kind: .addressLookup(hostname: request.hostname), context: context,
+            engineOperations: ids,
+            start: zip(ids, types).map { id, type in
+                .query(id, name: name, type: type, interface: interface, negativeAnswers: negativeAnswers)
+            })
         operation.reportsNegativeAnswers = negativeAnswers
         // Judged as A and AAAA queries of the name are (both alike): an address lookup, or resolving a service's name.
         let status = begin(operation, gated: PermissionRequest.forQuery(name: name, type: .a), session: session)
@@ -394,9 +425,11 @@ extension SessionCore {
     /// Unsupported for the interface indexes Herald does not serve (``isUnservedInterface(_:)``), else nil.
     func unservedInterface(_ index: UInt32) -> DNSServiceError? {
         guard Self.isUnservedInterface(index) else { return nil }
-        return refuse(.unsupported, index == DNSServiceInterfaceIndex.localOnly
-                      ? "kDNSServiceInterfaceIndexLocalOnly: Herald has no host-only services"
-                      : "kDNSServiceInterfaceIndexUnicast: Herald does no unicast DNS")
+        return refuse(
+            .unsupported,
+            index == DNSServiceInterfaceIndex.localOnly
+                ? "kDNSServiceInterfaceIndexLocalOnly: Herald has no host-only services"
+                : "kDNSServiceInterfaceIndexUnicast: Herald does no unicast DNS")
     }
 
     /// Returns `status` and notes why the request being handled was refused, for the log line and the
@@ -408,13 +441,17 @@ extension SessionCore {
 
     /// Logs a refusal (once per client and reason, rate-limited); one that is not a permission decision (whose
     /// explanation the gate gave) is what the process is told when it asks why.
-    package func noteRefusal(_ status: DNSServiceError, of request: String, reason: String, on connection: ConnectionID,
-                            at now: Int64) {
+    package func noteRefusal(
+        _ status: DNSServiceError, of request: String, reason: String, on connection: ConnectionID,
+        at now: Int64
+    ) {
         self.now = now
         guard let session = sessions[connection] else { return }
         if status != .noAuth { explain(RefusalLog.explanation(status, reason), to: session) }
-        for line in refusals.refused(clientID: connection.rawValue, pid: session.pid ?? -1, status: status,
-                                     request: request, reason: reason, now: now) {
+        for line in refusals.refused(
+            clientID: connection.rawValue, pid: session.pid ?? -1, status: status,
+            request: request, reason: reason, now: now)
+        {
             log(.notice, line)
         }
     }

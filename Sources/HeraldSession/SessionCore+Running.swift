@@ -37,8 +37,9 @@ extension SessionCore {
             group.add(operation, of: connection)
             for present in group.presentInstances {
                 guard let name = present.name,
-                      let reply = Self.browseReply(instance: name, type: key.type, interfaceIndex: present.interface,
-                                                   added: true)
+                    let reply = Self.browseReply(
+                        instance: name, type: key.type, interfaceIndex: present.interface,
+                        added: true)
                 else { continue }
                 queue(.browse(reply), to: connection, context: operation.context)
             }

@@ -75,8 +75,10 @@ package final class SessionCore {
     /// The version reported for the `DaemonVersion` property.
     package static let daemonVersion: UInt32 = 100
 
-    package init(limits: SessionLimits = SessionLimits(), messageSizeLimit: MessageSizeLimit = .default,
-                gate: any SessionGate) {
+    package init(
+        limits: SessionLimits = SessionLimits(), messageSizeLimit: MessageSizeLimit = .default,
+        gate: any SessionGate
+    ) {
         self.limits = limits
         self.messageSizeLimit = messageSizeLimit
         self.gate = gate
@@ -113,15 +115,22 @@ package final class SessionCore {
     /// Opens a session for a new connection when it is within the limits: the global one (less the operators'
     /// reserve, for anyone else) and its user's share. `startTime` (with `pid`) names the connecting process for
     /// good, for the explanations it may ask for.
-    package func open(_ connection: ConnectionID, user: UInt32, pid: Int32?, startTime: UInt64?, isOperator: Bool) -> Bool {
+    package func open(_ connection: ConnectionID, user: UInt32, pid: Int32?, startTime: UInt64?, isOperator: Bool)
+        -> Bool
+    {
         precondition(sessions[connection] == nil, "connection \(connection) is open already")
         if sessions.count >= limits.connections
-            || (!isOperator && sessions.count >= limits.connections - limits.operatorReserve) {
-            log(.warning, "app socket: refusing a client of uid \(user): the limit of \(limits.connections) clients is reached")
+            || (!isOperator && sessions.count >= limits.connections - limits.operatorReserve)
+        {
+            log(
+                .warning,
+                "app socket: refusing a client of uid \(user): the limit of \(limits.connections) clients is reached")
             return false
         }
         if !isOperator, connectionCount(of: user) >= limits.connectionsPerUser {
-            log(.warning, "app socket: refusing a client: uid \(user) has \(limits.connectionsPerUser) connections, its share")
+            log(
+                .warning,
+                "app socket: refusing a client: uid \(user) has \(limits.connectionsPerUser) connections, its share")
             return false
         }
         let process = pid.flatMap { pid in startTime.map { RefusalExplanations.Process(pid: pid, startTime: $0) } }
@@ -142,7 +151,8 @@ package final class SessionCore {
     package func endProgram(of connection: ConnectionID, reason: String) {
         guard let session = sessions[connection], session.programEnded == nil else { return }
         session.programEnded = reason
-        explain("unregistered: \(reason), and a connection serves as the app that made it only while that process runs "
+        explain(
+            "unregistered: \(reason), and a connection serves as the app that made it only while that process runs "
                 + "that program; reconnect from the app itself", to: session)
         let operations = session.operations.values.sorted { $0.context.rawValue < $1.context.rawValue }
         guard !operations.isEmpty else { return }
@@ -155,7 +165,9 @@ package final class SessionCore {
     }
 
     /// True while the connection runs (or has parked) an operation.
-    package func hasOperations(_ connection: ConnectionID) -> Bool { !(sessions[connection]?.operations.isEmpty ?? true) }
+    package func hasOperations(_ connection: ConnectionID) -> Bool {
+        !(sessions[connection]?.operations.isEmpty ?? true)
+    }
 
     /// The open sessions.
     package var connectionCount: Int { sessions.count }
@@ -175,7 +187,8 @@ package final class SessionCore {
 
     /// A connection's operations as values, in the order of their contexts.
     package func operations(of connection: ConnectionID) -> [SessionOperationSnapshot] {
-        (sessions[connection]?.operations.values.sorted { $0.context.rawValue < $1.context.rawValue } ?? []).map(\.snapshot)
+        (sessions[connection]?.operations.values.sorted { $0.context.rawValue < $1.context.rawValue } ?? []).map(
+            \.snapshot)
     }
 
     /// The browse groups running, as (type as spelled, interface, member count), in a stable order.
@@ -255,15 +268,21 @@ package final class SessionCore {
         if !operation.parked { halt([operation]) }
         switch operation.kind {
         case .query(let name, let type, let recordClass):
-            queue(.query(QueryRecordReply(flags: [], interfaceIndex: 0, error: .timeout, fullname: name.dnssdFullName,
-                                          rrtype: type.rawValue, rrclass: recordClass == 255 ? 1 : recordClass,
-                                          rdata: [], ttl: 0)),
-                  to: connection, context: operation.context)
+            queue(
+                .query(
+                    QueryRecordReply(
+                        flags: [], interfaceIndex: 0, error: .timeout, fullname: name.dnssdFullName,
+                        rrtype: type.rawValue, rrclass: recordClass == 255 ? 1 : recordClass,
+                        rdata: [], ttl: 0)),
+                to: connection, context: operation.context)
         case .addressLookup(let hostname):
             for type in types {
-                queue(.addrInfo(AddrInfoReply(flags: [], interfaceIndex: 0, error: .timeout, hostname: hostname,
-                                              rrtype: type, rrclass: 1, rdata: [], ttl: 0)),
-                      to: connection, context: operation.context)
+                queue(
+                    .addrInfo(
+                        AddrInfoReply(
+                            flags: [], interfaceIndex: 0, error: .timeout, hostname: hostname,
+                            rrtype: type, rrclass: 1, rdata: [], ttl: 0)),
+                    to: connection, context: operation.context)
             }
         default:
             break
@@ -275,12 +294,24 @@ extension Reply {
     /// Adds flags to a reply that carries them.
     package mutating func insertFlags(_ extra: DNSServiceFlags) {
         switch self {
-        case .browse(var reply): reply.flags.formUnion(extra); self = .browse(reply)
-        case .resolve(var reply): reply.flags.formUnion(extra); self = .resolve(reply)
-        case .registerService(var reply): reply.flags.formUnion(extra); self = .registerService(reply)
-        case .query(var reply): reply.flags.formUnion(extra); self = .query(reply)
-        case .addrInfo(var reply): reply.flags.formUnion(extra); self = .addrInfo(reply)
-        case .enumeration(var reply): reply.flags.formUnion(extra); self = .enumeration(reply)
+        case .browse(var reply):
+            reply.flags.formUnion(extra)
+            self = .browse(reply)
+        case .resolve(var reply):
+            reply.flags.formUnion(extra)
+            self = .resolve(reply)
+        case .registerService(var reply):
+            reply.flags.formUnion(extra)
+            self = .registerService(reply)
+        case .query(var reply):
+            reply.flags.formUnion(extra)
+            self = .query(reply)
+        case .addrInfo(var reply):
+            reply.flags.formUnion(extra)
+            self = .addrInfo(reply)
+        case .enumeration(var reply):
+            reply.flags.formUnion(extra)
+            self = .enumeration(reply)
         default: break
         }
     }

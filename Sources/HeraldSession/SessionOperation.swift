@@ -85,10 +85,11 @@ final class SessionOperation {
 
     /// The operation as a value, for tests and for operators.
     var snapshot: SessionOperationSnapshot {
-        SessionOperationSnapshot(context: context, parked: parked, gated: gated,
-                                 start: groupKey.map { [.browse(OperationID(0), type: $0.type.fullName, interface: $0.interface)] }
-                                     ?? startCommands,
-                                 inBrowseGroup: group != nil)
+        SessionOperationSnapshot(
+            context: context, parked: parked, gated: gated,
+            start: groupKey.map { [.browse(OperationID(0), type: $0.type.fullName, interface: $0.interface)] }
+                ?? startCommands,
+            inBrowseGroup: group != nil)
     }
 }
 
@@ -124,7 +125,10 @@ extension Dictionary where Key == PresenceKey, Value == Int {
     mutating func count(_ key: PresenceKey, added: Bool) -> Bool {
         // One lookup of the key either way (hashing a name costs more than the rest).
         if added {
-            func increment(_ count: inout Int) -> Int { count += 1; return count }
+            func increment(_ count: inout Int) -> Int {
+                count += 1
+                return count
+            }
             return increment(&self[key, default: 0]) == 1
         }
         guard let index = index(forKey: key) else { return false }

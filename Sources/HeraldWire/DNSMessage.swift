@@ -43,20 +43,35 @@ public struct DNSFlags: Hashable, Sendable, RawRepresentable {
     private mutating func set(_ mask: UInt16, _ on: Bool) { if on { rawValue |= mask } else { rawValue &= ~mask } }
 
     /// QR: the message is a response.
-    public var isResponse: Bool { get { bit(0x8000) } set { set(0x8000, newValue) } }
+    public var isResponse: Bool {
+        get { bit(0x8000) }
+        set { set(0x8000, newValue) }
+    }
     /// OPCODE (4 bits); mDNS uses 0 only and ignores messages with another (RFC 6762 §18.3).
     public var opcode: UInt8 {
         get { UInt8((rawValue >> 11) & 0xF) }
         set { rawValue = rawValue & ~0x7800 | (UInt16(newValue & 0xF) << 11) }
     }
     /// AA: authoritative answer.
-    public var isAuthoritative: Bool { get { bit(0x0400) } set { set(0x0400, newValue) } }
+    public var isAuthoritative: Bool {
+        get { bit(0x0400) }
+        set { set(0x0400, newValue) }
+    }
     /// TC: in an mDNS query, more known answers follow in later packets (RFC 6762 §18.5).
-    public var isTruncated: Bool { get { bit(0x0200) } set { set(0x0200, newValue) } }
+    public var isTruncated: Bool {
+        get { bit(0x0200) }
+        set { set(0x0200, newValue) }
+    }
     /// RD: recursion desired.
-    public var recursionDesired: Bool { get { bit(0x0100) } set { set(0x0100, newValue) } }
+    public var recursionDesired: Bool {
+        get { bit(0x0100) }
+        set { set(0x0100, newValue) }
+    }
     /// RA: recursion available.
-    public var recursionAvailable: Bool { get { bit(0x0080) } set { set(0x0080, newValue) } }
+    public var recursionAvailable: Bool {
+        get { bit(0x0080) }
+        set { set(0x0080, newValue) }
+    }
     /// RCODE (4 bits); mDNS ignores messages with a non-zero one (RFC 6762 §18.11).
     public var responseCode: UInt8 {
         get { UInt8(rawValue & 0xF) }
@@ -97,14 +112,19 @@ public struct ResourceRecord: Hashable, Sendable, CustomStringConvertible {
     public var data: RecordData
 
     /// Makes a record whose type is implied by its data.
-    public init(name: DNSName, ttl: UInt32, data: RecordData, recordClass: RecordClass = .internet, cacheFlush: Bool = false) {
-        self.init(name: name, type: data.impliedType ?? RecordType(0), recordClass: recordClass, cacheFlush: cacheFlush,
-                  ttl: ttl, data: data)
+    public init(
+        name: DNSName, ttl: UInt32, data: RecordData, recordClass: RecordClass = .internet, cacheFlush: Bool = false
+    ) {
+        self.init(
+            name: name, type: data.impliedType ?? RecordType(0), recordClass: recordClass, cacheFlush: cacheFlush,
+            ttl: ttl, data: data)
     }
 
     /// Makes a record with an explicit type (needed for `.opaque` data).
-    public init(name: DNSName, type: RecordType, recordClass: RecordClass = .internet, cacheFlush: Bool = false,
-                ttl: UInt32, data: RecordData) {
+    public init(
+        name: DNSName, type: RecordType, recordClass: RecordClass = .internet, cacheFlush: Bool = false,
+        ttl: UInt32, data: RecordData
+    ) {
         self.name = name
         self.type = type
         self.recordClass = recordClass

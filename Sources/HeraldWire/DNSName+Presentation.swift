@@ -24,12 +24,13 @@ extension DNSName: CustomStringConvertible, ExpressibleByStringLiteral {
                 let next = bytes[index + 1]
                 if Self.isDigit(next) {
                     guard index + 3 < bytes.count,
-                          Self.isDigit(bytes[index + 2]), Self.isDigit(bytes[index + 3])
+                        Self.isDigit(bytes[index + 2]), Self.isDigit(bytes[index + 3])
                     else {
                         let end = min(bytes.count, index + 4)
                         throw .invalidEscape(String(decoding: bytes[index..<end], as: UTF8.self))
                     }
-                    let value = Int(bytes[index + 1] - 48) * 100 + Int(bytes[index + 2] - 48) * 10
+                    let value =
+                        Int(bytes[index + 1] - 48) * 100 + Int(bytes[index + 2] - 48) * 10
                         + Int(bytes[index + 3] - 48)
                     guard value <= 255 else {
                         throw .invalidEscape(String(decoding: bytes[index..<(index + 4)], as: UTF8.self))
@@ -87,8 +88,7 @@ extension DNSName: CustomStringConvertible, ExpressibleByStringLiteral {
     /// not part of valid UTF-8 written as `\DDD`, everything else (UTF-8 included) as is; spaces too, unless
     /// `escapingSpaces`.
     public static func presentation<Label: Collection>(ofLabel label: Label, escapingSpaces: Bool = false) -> String
-        where Label.Element == UInt8
-    {
+    where Label.Element == UInt8 {
         let bytes = Array(label)
         let validUTF8 = String(validating: bytes, as: UTF8.self) != nil
         var out: [UInt8] = []

@@ -244,7 +244,8 @@ public enum DNSNameError: Error, Hashable, Sendable, CustomStringConvertible {
         case .nameTooLong(let length):
             return "a name of \(length) bytes on the wire is longer than the 255 allowed (RFC 1035 §2.3.4)"
         case .invalidEscape(let text):
-            return "invalid escape '\(text)': use \\. for a dot, \\\\ for a backslash, or \\DDD with a decimal byte value ≤ 255"
+            return
+                "invalid escape '\(text)': use \\. for a dot, \\\\ for a backslash, or \\DDD with a decimal byte value ≤ 255"
         }
     }
 }

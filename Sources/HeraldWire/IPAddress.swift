@@ -10,8 +10,10 @@ public struct IPv4Address: Hashable, Sendable, Comparable, CustomStringConvertib
 
     /// The four bytes in network order.
     public var bytes: [UInt8] {
-        [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
-         UInt8(truncatingIfNeeded: value)]
+        [
+            UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+            UInt8(truncatingIfNeeded: value),
+        ]
     }
 
     /// Parses dotted-quad notation (`192.0.2.1`).
@@ -100,7 +102,8 @@ public struct IPv6Address: Hashable, Sendable, Comparable, CustomStringConvertib
                     result.append(UInt16(v4.value & 0xFFFF))
                 } else {
                     guard (1...4).contains(field.count), field.allSatisfy(\.isHexDigit), field.allSatisfy(\.isASCII),
-                          let group = UInt16(field, radix: 16) else { return nil }
+                        let group = UInt16(field, radix: 16)
+                    else { return nil }
                     result.append(group)
                 }
             }
@@ -109,7 +112,8 @@ public struct IPv6Address: Hashable, Sendable, Comparable, CustomStringConvertib
         if pieces.count == 2 {
             sawGap = true
             guard let h = parseGroups(pieces[0], allowIPv4Tail: false),
-                  let t = parseGroups(pieces[1], allowIPv4Tail: true) else { return nil }
+                let t = parseGroups(pieces[1], allowIPv4Tail: true)
+            else { return nil }
             head = h
             tail = t
             guard head.count + tail.count <= 7 else { return nil }

@@ -67,8 +67,6 @@ struct MessageParser {
         self.recent = recent
     }
 
-
-
     mutating func parseMessage() throws(DNSWireError) -> DNSMessage {
         guard count >= Self.headerLength else {
             throw DNSWireError(offset: 0, rule: .headerTruncated(length: count))
@@ -82,24 +80,28 @@ struct MessageParser {
         questions.reserveCapacity(min(counts.0, (count - position) / 5))
         for index in 0..<counts.0 {
             guard position < count else {
-                throw DNSWireError(offset: position, rule: .countExceedsData(section: .question, declared: counts.0, found: index))
+                throw DNSWireError(
+                    offset: position, rule: .countExceedsData(section: .question, declared: counts.0, found: index))
             }
             let (name, afterName) = try readName(at: position)
             guard afterName + 4 <= count else { throw DNSWireError(offset: afterName, rule: .questionTruncated) }
             let rawClass = u16(afterName + 2)
-            questions.append(DNSQuestion(
-                name: name, type: RecordType(u16(afterName)), recordClass: RecordClass(rawClass & 0x7FFF),
-                unicastResponse: rawClass & 0x8000 != 0))
+            questions.append(
+                DNSQuestion(
+                    name: name, type: RecordType(u16(afterName)), recordClass: RecordClass(rawClass & 0x7FFF),
+                    unicastResponse: rawClass & 0x8000 != 0))
             position = afterName + 4
         }
         let answers = try readRecords(counts.1, section: .answer, position: &position)
         let authorities = try readRecords(counts.2, section: .authority, position: &position)
         let additionals = try readRecords(counts.3, section: .additional, position: &position)
-        return DNSMessage(id: id, flags: flags, questions: questions, answers: answers, authorities: authorities,
-                          additionals: additionals)
+        return DNSMessage(
+            id: id, flags: flags, questions: questions, answers: answers, authorities: authorities,
+            additionals: additionals)
     }
 
-    private mutating func readRecords(_ declared: Int, section: DNSWireError.Section, position: inout Int) throws(DNSWireError)
+    private mutating func readRecords(_ declared: Int, section: DNSWireError.Section, position: inout Int)
+        throws(DNSWireError)
         -> [ResourceRecord]
     {
         var records: [ResourceRecord] = []
@@ -108,7 +110,8 @@ struct MessageParser {
         records.reserveCapacity(min(declared, (count - position) / 11 + 1))
         for index in 0..<declared {
             guard position < count else {
-                throw DNSWireError(offset: position, rule: .countExceedsData(section: section, declared: declared, found: index))
+                throw DNSWireError(
+                    offset: position, rule: .countExceedsData(section: section, declared: declared, found: index))
             }
             records.append(try readRecord(at: &position))
         }
@@ -127,17 +130,20 @@ struct MessageParser {
         let start = afterName + Self.recordFixedLength
         let end = start + length
         guard end <= count else {
-            throw DNSWireError(offset: afterName + 8, rule: .rdataTruncated(type: type, declared: length, available: count - start))
+            throw DNSWireError(
+                offset: afterName + 8, rule: .rdataTruncated(type: type, declared: length, available: count - start))
         }
         let data = try readData(type: type, start: start, end: end)
         position = end
         if type == .opt {
             // OPT's TTL field holds the extended RCODE, version and flags (RFC 6891 §6.1.3), not a time.
-            return ResourceRecord(name: name, type: type, recordClass: RecordClass(rawClass), cacheFlush: false, ttl: ttl, data: data)
+            return ResourceRecord(
+                name: name, type: type, recordClass: RecordClass(rawClass), cacheFlush: false, ttl: ttl, data: data)
         }
         // RFC 2181 §8: a TTL with its top bit set is read as zero; at most 2³¹−1 seconds (68 years) is kept.
-        return ResourceRecord(name: name, type: type, recordClass: RecordClass(rawClass & 0x7FFF),
-                              cacheFlush: rawClass & 0x8000 != 0, ttl: ttl & 0x8000_0000 == 0 ? ttl : 0, data: data)
+        return ResourceRecord(
+            name: name, type: type, recordClass: RecordClass(rawClass & 0x7FFF),
+            cacheFlush: rawClass & 0x8000 != 0, ttl: ttl & 0x8000_0000 == 0 ? ttl : 0, data: data)
     }
 
     private mutating func readData(type: RecordType, start: Int, end: Int) throws(DNSWireError) -> RecordData {
@@ -206,15 +212,17 @@ struct MessageParser {
             let target = Int(bytes[start] & 0x3F) << 8 | Int(bytes[start + 1])
             for index in 0..<recentCount where recent[index].offset == target {
                 let entry = recent[index]
-                let name = DNSName(storage: entry.storage.takeUnretainedValue(), start: Int(entry.start),
-                                   length: Int(entry.length))
+                let name = DNSName(
+                    storage: entry.storage.takeUnretainedValue(), start: Int(entry.start),
+                    length: Int(entry.length))
                 return (name, start + 2)
             }
         }
         let (name, end) = try decodeName(at: start, limit: limit)
         guard let storage = name.storage else { return (name, end) }
-        let entry = RecentName(offset: start, start: name.start, length: name.length,
-                               storage: Unmanaged.passUnretained(storage))
+        let entry = RecentName(
+            offset: start, start: name.start, length: name.length,
+            storage: Unmanaged.passUnretained(storage))
         if recentCount < Self.recentNameCapacity {
             (recent + recentCount).initialize(to: entry)
             recentCount += 1
@@ -261,7 +269,9 @@ struct MessageParser {
             case 0xC0:
                 guard position + 1 < bound else { throw DNSWireError(offset: position, rule: .nameTruncated) }
                 let target = Int(byte & 0x3F) << 8 | Int(source[position + 1])
-                guard target < count else { throw DNSWireError(offset: position, rule: .pointerOutOfBounds(target: target)) }
+                guard target < count else {
+                    throw DNSWireError(offset: position, rule: .pointerOutOfBounds(target: target))
+                }
                 if target >= runStart {
                     if target <= position { throw DNSWireError(offset: position, rule: .pointerLoop(target: target)) }
                     throw DNSWireError(offset: position, rule: .forwardPointer(target: target))

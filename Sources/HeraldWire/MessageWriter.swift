@@ -27,12 +27,16 @@ public struct MessageWriter: Sendable {
 
     /// The sections in the order their entries must be added.
     public enum Section: Int, Sendable {
-        case answer = 1, authority = 2, additional = 3
+        case answer = 1
+        case authority = 2
+        case additional = 3
     }
 
     /// Starts a message with the given header fields and an optional size limit in payload bytes.
-    public init(id: UInt16 = 0, flags: DNSFlags = DNSFlags(), limit: Int = MessageSizeLimit.default.payloadLimit(ipv6: true),
-                recordDataCompression: RecordDataCompression = .multicastDNS) {
+    public init(
+        id: UInt16 = 0, flags: DNSFlags = DNSFlags(), limit: Int = MessageSizeLimit.default.payloadLimit(ipv6: true),
+        recordDataCompression: RecordDataCompression = .multicastDNS
+    ) {
         self.limit = limit
         self.recordDataCompression = recordDataCompression
         bytes = [UInt8](repeating: 0, count: 12)
@@ -167,26 +171,32 @@ public struct MessageWriter: Sendable {
                 var allHashes = [UInt64](repeating: 0, count: labelCount)
                 allStarts.withUnsafeMutableBufferPointer { startBuffer in
                     allHashes.withUnsafeMutableBufferPointer { hashBuffer in
-                        writeName(wire, labelCount: labelCount, starts: startBuffer, hashes: hashBuffer,
-                                  compressing: compressing)
+                        writeName(
+                            wire, labelCount: labelCount, starts: startBuffer, hashes: hashBuffer,
+                            compressing: compressing)
                     }
                 }
                 return
             }
             withUnsafeMutableBytes(of: &starts) { startBytes in
                 withUnsafeMutableBytes(of: &hashes) { hashBytes in
-                    writeName(wire, labelCount: labelCount,
-                              starts: UnsafeMutableBufferPointer(start: startBytes.baseAddress!.assumingMemoryBound(to: Int.self), count: 8),
-                              hashes: UnsafeMutableBufferPointer(start: hashBytes.baseAddress!.assumingMemoryBound(to: UInt64.self), count: 8),
-                              compressing: compressing)
+                    writeName(
+                        wire, labelCount: labelCount,
+                        starts: UnsafeMutableBufferPointer(
+                            start: startBytes.baseAddress!.assumingMemoryBound(to: Int.self), count: 8),
+                        hashes: UnsafeMutableBufferPointer(
+                            start: hashBytes.baseAddress!.assumingMemoryBound(to: UInt64.self), count: 8),
+                        compressing: compressing)
                 }
             }
         }
     }
 
-    private mutating func writeName(_ wire: UnsafeBufferPointer<UInt8>, labelCount: Int,
-                                    starts: UnsafeMutableBufferPointer<Int>, hashes: UnsafeMutableBufferPointer<UInt64>,
-                                    compressing: Bool) {
+    private mutating func writeName(
+        _ wire: UnsafeBufferPointer<UInt8>, labelCount: Int,
+        starts: UnsafeMutableBufferPointer<Int>, hashes: UnsafeMutableBufferPointer<UInt64>,
+        compressing: Bool
+    ) {
         var index = 0
         for label in 0..<labelCount {
             starts[label] = index
@@ -202,7 +212,7 @@ public struct MessageWriter: Sendable {
         var matchOffset = -1
         for label in 0..<labelCount where compressing {
             if let offset = compression.lookup(hashes[label]), offset < bytes.count,
-               suffixMatches(wire, from: starts[label], messageOffset: offset)
+                suffixMatches(wire, from: starts[label], messageOffset: offset)
             {
                 matchLabel = label
                 matchOffset = offset

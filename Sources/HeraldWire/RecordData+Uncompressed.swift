@@ -24,7 +24,8 @@ extension RecordData {
     /// the known types decoded and checked, every other type kept as opaque bytes.
     public static func decode(type: RecordType, uncompressed bytes: [UInt8]) throws(DNSWireError) -> RecordData {
         guard bytes.count <= Int(UInt16.max) - 64 else {
-            throw DNSWireError(offset: 0, rule: .rdataTruncated(type: type, declared: bytes.count, available: Int(UInt16.max) - 64))
+            throw DNSWireError(
+                offset: 0, rule: .rdataTruncated(type: type, declared: bytes.count, available: Int(UInt16.max) - 64))
         }
         // One answer at the root name: header, name, type, class, TTL, length, data.
         var message: [UInt8] = [0, 0, 0x84, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]

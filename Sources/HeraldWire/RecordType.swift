@@ -33,7 +33,8 @@ public struct RecordType: RawRepresentable, Hashable, Sendable, Comparable, Cust
         if let match = Self.mnemonics.first(where: { $0.value == upper }) {
             self.init(match.key)
         } else if upper.hasPrefix("TYPE"), upper.count > 4, upper.dropFirst(4).allSatisfy({ ("0"..."9").contains($0) }),
-                  let value = UInt16(upper.dropFirst(4)) {
+            let value = UInt16(upper.dropFirst(4))
+        {
             self.init(value)
         } else {
             return nil

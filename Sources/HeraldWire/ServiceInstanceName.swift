@@ -42,8 +42,9 @@ public struct ServiceInstanceName: Hashable, Sendable, CustomStringConvertible {
         guard let instance = String(validating: labels[0], as: UTF8.self) else {
             throw .instanceNotUTF8(DNSName.presentation(ofLabel: labels[0]))
         }
-        let type = try ServiceType(serviceLabel: labels[1], transportLabel: labels[2],
-                                   domainLabels: labels[3...], subtype: nil)
+        let type = try ServiceType(
+            serviceLabel: labels[1], transportLabel: labels[2],
+            domainLabels: labels[3...], subtype: nil)
         try self.init(instance: instance, type: type)
     }
 
@@ -71,7 +72,8 @@ public struct ServiceInstanceName: Hashable, Sendable, CustomStringConvertible {
     public func renamed(attempt: Int) throws(ServiceNameError) -> ServiceInstanceName {
         // 1 length byte + label + the type's wire length (root included) must stay within 255.
         let room = min(Self.maxInstanceLength, DNSName.maxWireLength - 1 - type.fullName.wireLength)
-        let label = Self.renamed(instance, attempt: attempt, maxBytes: room)
+        let label =
+            Self.renamed(instance, attempt: attempt, maxBytes: room)
             ?? Self.renamed(instance, attempt: attempt)  // does not fit: let the initializer say why
         return try ServiceInstanceName(instance: label, type: type)
     }
@@ -164,10 +166,10 @@ public struct ServiceInstanceName: Hashable, Sendable, CustomStringConvertible {
     /// instance's dots escaped, when the labels read that way and not as written.
     static func unescapedDotSuggestion(_ labels: [[UInt8]]) -> String? {
         guard labels.count >= 4, labels[1].first != UInt8(ascii: "_"),
-              ServiceType.Transport(label: labels[2]) == nil,
-              let transport = (3..<labels.count).first(where: {
-                  ServiceType.Transport(label: labels[$0]) != nil && labels[$0 - 1].first == UInt8(ascii: "_")
-              })
+            ServiceType.Transport(label: labels[2]) == nil,
+            let transport = (3..<labels.count).first(where: {
+                ServiceType.Transport(label: labels[$0]) != nil && labels[$0 - 1].first == UInt8(ascii: "_")
+            })
         else { return nil }
         let instance = Array(labels[..<(transport - 1)].joined(separator: [UInt8(ascii: ".")]))
         let rest = labels[(transport - 1)...].map { DNSName.presentation(ofLabel: $0) }

@@ -86,8 +86,11 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
 
     /// The type without its subtype.
     public var baseType: ServiceType {
-        subtype == nil ? self : ServiceType(validatedName: name, transport: transport, subtype: nil, domain: domain,
-                                            fullName: baseTypeName)
+        subtype == nil
+            ? self
+            : ServiceType(
+                validatedName: name, transport: transport, subtype: nil, domain: domain,
+                fullName: baseTypeName)
     }
 
     /// True when this type is narrowed to a subtype.
@@ -153,8 +156,9 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
     public static func validate(serviceName name: String) throws(ServiceNameError) {
         if name.isEmpty { throw .emptyServiceName }
         if let bad = name.first(where: { !($0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_")) }) {
-            throw .invalidCharacter(DNSName.presentation(ofLabel: Array(name.utf8)),
-                                    character: DNSName.presentation(ofLabel: Array(String(bad).utf8)))
+            throw .invalidCharacter(
+                DNSName.presentation(ofLabel: Array(name.utf8)),
+                character: DNSName.presentation(ofLabel: Array(String(bad).utf8)))
         }
         // Only ASCII is left, so characters and bytes are the same thing from here on.
         if name.utf8.count > maxServiceNameLength { throw .serviceNameTooLong(name) }
@@ -182,8 +186,10 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
 
     // MARK: - Building and parsing
 
-    private init(validatedName name: String, transport: Transport, subtype: [UInt8]?, domain: DNSName,
-                 fullName: DNSName) {
+    private init(
+        validatedName name: String, transport: Transport, subtype: [UInt8]?, domain: DNSName,
+        fullName: DNSName
+    ) {
         self.name = name
         self.transport = transport
         self.subtype = subtype
@@ -193,7 +199,8 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
 
     /// Builds a type whose service name is already valid, checking the subtype and the total length.
     private init(validatedName name: String, transport: Transport, subtype: [UInt8]?, domain: DNSName)
-    throws(ServiceNameError) {
+        throws(ServiceNameError)
+    {
         let domain = domain.isRoot ? Self.defaultDomain : domain
         var labels: [[UInt8]] = []
         if let subtype {
@@ -223,7 +230,8 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
             rest = rest.dropFirst(2)
         }
         if rest.count >= 2, Self.equalFolded(rest[rest.startIndex], Self.enumerationLabels[0]),
-           Self.equalFolded(rest[rest.startIndex + 1], Self.enumerationLabels[1]) {
+            Self.equalFolded(rest[rest.startIndex + 1], Self.enumerationLabels[1])
+        {
             throw .serviceEnumerationName(text)
         }
         guard let serviceLabel = rest.first else { throw .notAServiceType(text) }
@@ -235,17 +243,20 @@ public struct ServiceType: Hashable, Sendable, CustomStringConvertible {
             throw .notAServiceType(text)
         }
         if subtype == nil, Self.equalFolded(serviceLabel, Self.subtypeMarker),
-           Transport(label: rest[rest.startIndex + 1]) == nil {
+            Transport(label: rest[rest.startIndex + 1]) == nil
+        {
             throw .missingSubtype(text)
         }
-        try self.init(serviceLabel: serviceLabel, transportLabel: rest[rest.startIndex + 1],
-                      domainLabels: rest.dropFirst(2), subtype: subtype)
+        try self.init(
+            serviceLabel: serviceLabel, transportLabel: rest[rest.startIndex + 1],
+            domainLabels: rest.dropFirst(2), subtype: subtype)
     }
 
     /// Builds a type from its service label (with underscore), transport label and domain labels, as
     /// they stand in a name; ``ServiceInstanceName`` uses it to read the type that follows an instance.
     init(serviceLabel: [UInt8], transportLabel: [UInt8], domainLabels: ArraySlice<[UInt8]>, subtype: [UInt8]?)
-    throws(ServiceNameError) {
+        throws(ServiceNameError)
+    {
         let name = try Self.validate(serviceLabel: serviceLabel)
         guard let transport = Transport(label: transportLabel) else {
             throw .invalidTransport(DNSName.presentation(ofLabel: transportLabel))

@@ -66,11 +66,13 @@ package struct XMLReadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .entityDeclaration(let name):
             return "the entity declaration \(XMLReadError.shortened(name)) is not allowed: entities are never read"
         case .undefinedEntity(let name):
-            return "the entity &\(XMLReadError.shortened(name)); is not defined (only &lt; &gt; &amp; &quot; &apos; and character references are read)"
+            return
+                "the entity &\(XMLReadError.shortened(name)); is not defined (only &lt; &gt; &amp; &quot; &apos; and character references are read)"
         case .externalEntity:
             return "external entities are never read"
         case .processingInstruction(let target):
-            return "processing instructions (<?…?>) other than the XML declaration are not allowed (found <?\(XMLReadError.shortened(target))…?>)"
+            return
+                "processing instructions (<?…?>) other than the XML declaration are not allowed (found <?\(XMLReadError.shortened(target))…?>)"
         case .empty:
             return "the document is empty: it holds no element"
         case .malformed(let text):
@@ -80,8 +82,8 @@ package struct XMLReadError: Error, Hashable, Sendable, CustomStringConvertible 
 
     package var description: String {
         switch (line, column) {
-        case let (line?, column?): return "line \(line), column \(column): \(message)"
-        case let (line?, nil): return "line \(line): \(message)"
+        case (let line?, let column?): return "line \(line), column \(column): \(message)"
+        case (let line?, nil): return "line \(line): \(message)"
         default: return message
         }
     }

@@ -111,31 +111,46 @@ private final class TreeBuilder {
         // Parameter entities and the external DTD subset are never parsed (libexpat's default, made explicit).
         XML_SetParamEntityParsing(parser, XML_PARAM_ENTITY_PARSING_NEVER)
         XML_SetUserData(parser, Unmanaged.passUnretained(self).toOpaque())
-        XML_SetElementHandler(parser, { context, name, attributes in
-            TreeBuilder.from(context).start(name, attributes)
-        }, { context, _ in
-            TreeBuilder.from(context).end()
-        })
-        XML_SetCharacterDataHandler(parser, { context, bytes, count in
-            TreeBuilder.from(context).characters(bytes, Int(count))
-        })
-        XML_SetXmlDeclHandler(parser, { context, _, encoding, _ in
-            TreeBuilder.from(context).declaration(encoding: encoding)
-        })
-        XML_SetStartDoctypeDeclHandler(parser, { context, _, _, _, hasInternalSubset in
-            if hasInternalSubset != 0 { TreeBuilder.from(context).fail(.internalSubset) }
-        })
-        XML_SetEntityDeclHandler(parser, { context, name, _, _, _, _, _, _, _ in
-            TreeBuilder.from(context).fail(.entityDeclaration(name.map { String(cString: $0) } ?? ""))
-        })
-        XML_SetSkippedEntityHandler(parser, { context, name, _ in
-            TreeBuilder.from(context).fail(.undefinedEntity(name.map { String(cString: $0) } ?? ""))
-        })
+        XML_SetElementHandler(
+            parser,
+            { context, name, attributes in
+                TreeBuilder.from(context).start(name, attributes)
+            },
+            { context, _ in
+                TreeBuilder.from(context).end()
+            })
+        XML_SetCharacterDataHandler(
+            parser,
+            { context, bytes, count in
+                TreeBuilder.from(context).characters(bytes, Int(count))
+            })
+        XML_SetXmlDeclHandler(
+            parser,
+            { context, _, encoding, _ in
+                TreeBuilder.from(context).declaration(encoding: encoding)
+            })
+        XML_SetStartDoctypeDeclHandler(
+            parser,
+            { context, _, _, _, hasInternalSubset in
+                if hasInternalSubset != 0 { TreeBuilder.from(context).fail(.internalSubset) }
+            })
+        XML_SetEntityDeclHandler(
+            parser,
+            { context, name, _, _, _, _, _, _, _ in
+                TreeBuilder.from(context).fail(.entityDeclaration(name.map { String(cString: $0) } ?? ""))
+            })
+        XML_SetSkippedEntityHandler(
+            parser,
+            { context, name, _ in
+                TreeBuilder.from(context).fail(.undefinedEntity(name.map { String(cString: $0) } ?? ""))
+            })
         // Refusing makes libexpat stop with XML_ERROR_EXTERNAL_ENTITY_HANDLING.
         XML_SetExternalEntityRefHandler(parser, { _, _, _, _, _ in Int32(XML_STATUS_ERROR.rawValue) })
-        XML_SetProcessingInstructionHandler(parser, { context, target, _ in
-            TreeBuilder.from(context).fail(.processingInstruction(target.map { String(cString: $0) } ?? ""))
-        })
+        XML_SetProcessingInstructionHandler(
+            parser,
+            { context, target, _ in
+                TreeBuilder.from(context).fail(.processingInstruction(target.map { String(cString: $0) } ?? ""))
+            })
 
         let status = withExtendedLifetime(self) {
             bytes.withUnsafeBufferPointer { buffer in
@@ -236,20 +251,24 @@ private final class TreeBuilder {
             guard let open = stack.last else { return XMLReadError(.empty, line: line, column: column) }
             message = "the document ends before <\(open.name)> (line \(open.line)) is closed"
         case XML_ERROR_TAG_MISMATCH:
-            message = stack.last.map { "an end tag does not match the start tag <\($0.name)> on line \($0.line)" }
+            message =
+                stack.last.map { "an end tag does not match the start tag <\($0.name)> on line \($0.line)" }
                 ?? "an end tag does not match its start tag"
         case XML_ERROR_JUNK_AFTER_DOC_ELEMENT:
             message = "only whitespace and comments may follow the root element (a document has exactly one)"
         case XML_ERROR_UNDEFINED_ENTITY:
-            return XMLReadError(.malformed(
-                "a reference to an undefined entity (only &lt; &gt; &amp; &quot; &apos; and character references are read)"),
+            return XMLReadError(
+                .malformed(
+                    "a reference to an undefined entity (only &lt; &gt; &amp; &quot; &apos; and character references are read)"
+                ),
                 line: line, column: column)
         case XML_ERROR_EXTERNAL_ENTITY_HANDLING:
             return XMLReadError(.externalEntity, line: line, column: column)
         case XML_ERROR_XML_DECL:
             message = "the XML declaration (the processing instruction <?xml …?>) is not well formed"
         case XML_ERROR_MISPLACED_XML_PI:
-            message = "an XML declaration (<?xml …?>) is allowed only at the very start, and no other processing instruction"
+            message =
+                "an XML declaration (<?xml …?>) is allowed only at the very start, and no other processing instruction"
         default:
             let text = XML_ErrorString(code).map { String(cString: $0) } ?? "libexpat error \(code.rawValue)"
             message = text

@@ -17,8 +17,10 @@ struct Herald: ParsableCommand {
             Exit status: 0 success, 1 nothing found in time (resolve, lookup, query) or the operation \
             failed, 64 usage error, 65 bad input, 69 daemon not running, not answering within --timeout, or unable to serve (its permission store failed), 77 not permitted.
             """,
-        subcommands: [Browse.self, Resolve.self, Lookup.self, Query.self, Register.self, Inspect.self, App.self, Grant.self,
-                      Deny.self, Reset.self, Requests.self, Prompt.self, Log.self, Status.self]
+        subcommands: [
+            Browse.self, Resolve.self, Lookup.self, Query.self, Register.self, Inspect.self, App.self, Grant.self,
+            Deny.self, Reset.self, Requests.self, Prompt.self, Log.self, Status.self,
+        ]
     )
 
     /// Refuses a value that starts with '-' before the argument parser can take it for options (see ``DashedValue``).

@@ -1,11 +1,12 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HeraldDaemon
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The `heraldd` command line: every option of the daemon's contract; flags override the configuration file.
 @main
@@ -31,37 +32,66 @@ struct HeraldDaemonCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The configuration file.", valueName: "file"))
     var config: String = DaemonPaths.system.configFile
 
-    @Option(name: .long, help: ArgumentHelp("The app socket (dnssd protocol). Default: $DNSSD_UDS_PATH, else \(DaemonPaths.system.appSocket).", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The app socket (dnssd protocol). Default: $DNSSD_UDS_PATH, else \(DaemonPaths.system.appSocket).",
+            valueName: "path"))
     var socket: String?
 
-    @Option(name: .customLong("control-socket"), help: ArgumentHelp("The operators' control socket. Default: $HERALD_CONTROL_SOCKET, else \(DaemonPaths.system.controlSocket).", valueName: "path"))
+    @Option(
+        name: .customLong("control-socket"),
+        help: ArgumentHelp(
+            "The operators' control socket. Default: $HERALD_CONTROL_SOCKET, else \(DaemonPaths.system.controlSocket).",
+            valueName: "path"))
     var controlSocket: String?
 
     @Option(name: .customLong("state-dir"), help: ArgumentHelp("Where the permission store lives.", valueName: "dir"))
     var stateDirectory: String?
 
-    @Option(name: .customLong("apps-dir"), help: ArgumentHelp("Directory of app manifests loaded at start and on SIGHUP.", valueName: "dir"))
+    @Option(
+        name: .customLong("apps-dir"),
+        help: ArgumentHelp("Directory of app manifests loaded at start and on SIGHUP.", valueName: "dir"))
     var appsDirectory: String?
 
-    @Option(name: .customLong("services-dir"), help: ArgumentHelp("Directory of static service files (Avahi .service and systemd .dnssd).", valueName: "dir"))
+    @Option(
+        name: .customLong("services-dir"),
+        help: ArgumentHelp("Directory of static service files (Avahi .service and systemd .dnssd).", valueName: "dir"))
     var servicesDirectory: String?
 
-    @Option(name: .long, help: ArgumentHelp("The host name to publish (without .local). Default: the system's host name.", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The host name to publish (without .local). Default: the system's host name.", valueName: "name"))
     var hostname: String?
 
-    @Option(name: .customLong("interface"), help: ArgumentHelp("Use only this interface (repeatable). Default: every multicast-capable interface.", valueName: "name"))
+    @Option(
+        name: .customLong("interface"),
+        help: ArgumentHelp(
+            "Use only this interface (repeatable). Default: every multicast-capable interface.", valueName: "name"))
     var interfaces: [String] = []
 
-    @Option(name: .customLong("nss-socket"), help: ArgumentHelp("Serve .local names to libnss-mdns on this socket (Avahi's is /run/avahi-daemon/socket). Default: not served.", valueName: "path"))
+    @Option(
+        name: .customLong("nss-socket"),
+        help: ArgumentHelp(
+            "Serve .local names to libnss-mdns on this socket (Avahi's is /run/avahi-daemon/socket). Default: not served.",
+            valueName: "path"))
     var nssSocket: String?
 
-    @Option(name: .customLong("mdnsresponder-socket"), help: ArgumentHelp("Also serve the app protocol on this path, where programs built against Apple's libdns_sd look for mDNSResponder (/var/run/mDNSResponder). Default: not served.", valueName: "path"))
+    @Option(
+        name: .customLong("mdnsresponder-socket"),
+        help: ArgumentHelp(
+            "Also serve the app protocol on this path, where programs built against Apple's libdns_sd look for mDNSResponder (/var/run/mDNSResponder). Default: not served.",
+            valueName: "path"))
     var mdnsResponderSocket: String?
 
-    @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+    @Option(
+        name: .customLong("log-level"),
+        help: ArgumentHelp("trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel: String = "info"
 
-    @Flag(name: .customLong("check-config"), help: "Check the configuration and the options, print the result and exit.")
+    @Flag(
+        name: .customLong("check-config"), help: "Check the configuration and the options, print the result and exit.")
     var checkConfig = false
 
     func validate() throws {
@@ -103,7 +133,8 @@ struct HeraldDaemonCommand: ParsableCommand {
             daemon.configurationChanges = { [self] in
                 do {
                     let now = try settings()
-                    return now.rendered == configuration.rendered ? nil
+                    return now.rendered == configuration.rendered
+                        ? nil
                         : "\(config) has changed; its settings apply when heraldd restarts (systemctl restart heraldd)"
                 } catch {
                     return "\(config): \(error); heraldd keeps the settings it started with"
@@ -124,10 +155,14 @@ struct HeraldDaemonCommand: ParsableCommand {
         try configuration.load(from: config, required: configWasGiven)
         if let hostname { configuration.hostName = hostname }
         if !interfaces.isEmpty { configuration.interfaces = interfaces }
-        if let socket { configuration.appSocket = socket } else if let path = environment["DNSSD_UDS_PATH"], !path.isEmpty {
+        if let socket {
+            configuration.appSocket = socket
+        } else if let path = environment["DNSSD_UDS_PATH"], !path.isEmpty {
             configuration.appSocket = path
         }
-        if let controlSocket { configuration.controlSocket = controlSocket } else if let path = environment["HERALD_CONTROL_SOCKET"], !path.isEmpty {
+        if let controlSocket {
+            configuration.controlSocket = controlSocket
+        } else if let path = environment["HERALD_CONTROL_SOCKET"], !path.isEmpty {
             configuration.controlSocket = path
         }
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
@@ -139,5 +174,7 @@ struct HeraldDaemonCommand: ParsableCommand {
     }
 
     /// True when --config was given (then the file must exist); the default file is optional.
-    private var configWasGiven: Bool { CommandLine.arguments.contains { $0 == "--config" || $0.hasPrefix("--config=") } }
+    private var configWasGiven: Bool {
+        CommandLine.arguments.contains { $0 == "--config" || $0.hasPrefix("--config=") }
+    }
 }

@@ -12,7 +12,8 @@ struct AuditRetentionTests {
 
     /// `count` refusals of distinct service types by an unregistered program of `uid`, decided by the policy.
     func refusals(_ count: Int, uid: UInt32 = 1000, from start: Int = 0)
-    -> [(decision: PermissionDecision, caller: CallerIdentity)] {
+        -> [(decision: PermissionDecision, caller: CallerIdentity)]
+    {
         let nosy = caller("/usr/bin/nosy", uid: uid, groups: [uid])
         return (start..<start + count).map { index in
             (policy.decide(browse("_t\(index)._tcp"), caller: nosy, snapshot: PermissionSnapshot()), nosy)
@@ -84,8 +85,12 @@ struct AuditRetentionTests {
         try store.record(refusals(20, uid: 1000))
         try store.record(refusals(3, uid: 1001))
         // A parked request of the same user is another reason: it has its own five.
-        try store.record([(policy.decide(browse("_tictactoe._tcp"), caller: ticTacToeBinary, snapshot: snapshot),
-                           ticTacToeBinary)])
+        try store.record([
+            (
+                policy.decide(browse("_tictactoe._tcp"), caller: ticTacToeBinary, snapshot: snapshot),
+                ticTacToeBinary
+            )
+        ])
         var log = try store.auditLog()
         #expect(log.filter { $0.uid == 1000 && $0.event.reason == "unregistered" }.map(\.count) == [1, 1, 1, 1, 1, 15])
         #expect(log.filter { $0.uid == 1001 }.map(\.count) == [1, 1, 1])
@@ -106,7 +111,8 @@ struct AuditRetentionTests {
         fixture.clock.advance(31)
         try store.record(refusals(7, uid: 1000, from: 200))
         log = try store.auditLog()
-        #expect(log.filter { $0.uid == 1000 && $0.event.reason == "unregistered" }.map(\.count)
+        #expect(
+            log.filter { $0.uid == 1000 && $0.event.reason == "unregistered" }.map(\.count)
                 == [1, 1, 1, 1, 1, 25, 1, 1, 1, 1, 1, 2])
     }
 
@@ -130,15 +136,18 @@ struct AuditRetentionTests {
         defer { fixture.cleanUp() }
         let store = try fixture.open()
         let events = (1...10).map {
-            AuditEvent(app: nil, operation: "browse", decision: "refuse", reason: "unregistered",
-                       detail: String(repeating: "x", count: $0 * 100))
+            AuditEvent(
+                app: nil, operation: "browse", decision: "refuse", reason: "unregistered",
+                detail: String(repeating: "x", count: $0 * 100))
         }
         try store.appendAudit(events)
         var bytes = 0
-        let page = try store.auditLog(after: 0, limit: 100, while: { record in
-            bytes += record.event.detail.utf8.count
-            return bytes <= 1_000
-        })
+        let page = try store.auditLog(
+            after: 0, limit: 100,
+            while: { record in
+                bytes += record.event.detail.utf8.count
+                return bytes <= 1_000
+            })
         #expect(page.records.map(\.sequence) == [1, 2, 3, 4] && page.more)
         let last = try store.auditLog(after: 8, limit: 100, while: { _ in false })
         #expect(last.records.map(\.sequence) == [9] && last.more)
@@ -155,8 +164,11 @@ struct AuditRetentionTests {
         let fixture = try Fixture()
         defer { fixture.cleanUp() }
         let store = try fixture.open()
-        try store.appendAudit([AuditEvent(app: nil, operation: "browse", decision: "refuse", reason: "unregistered",
-                                          detail: String(repeating: "é", count: 20_000))])
+        try store.appendAudit([
+            AuditEvent(
+                app: nil, operation: "browse", decision: "refuse", reason: "unregistered",
+                detail: String(repeating: "é", count: 20_000))
+        ])
         let detail = try #require(try store.auditLog().first?.event.detail)
         #expect(detail.utf8.count <= 16 * 1024 && detail.hasSuffix("…"))
         #expect(detail.dropLast().allSatisfy { $0 == "é" })
@@ -260,30 +272,34 @@ struct AuditRetentionTests {
         let scanner = caller("/usr/bin/scanner")
         try store.record(policy.decide(browse("_chat._tcp"), caller: chat, snapshot: snapshot), caller: chat)
         // The scanner has the entitlement: each arbitrary name is a request of its own.
-        try store.record((0..<1_000).map {
-            (policy.decide(query("thing\($0).local.", .hinfo), caller: scanner, snapshot: snapshot), scanner)
-        })
+        try store.record(
+            (0..<1_000).map {
+                (policy.decide(query("thing\($0).local.", .hinfo), caller: scanner, snapshot: snapshot), scanner)
+            })
         var pending = try store.pendingRequests()
         #expect(pending.filter { $0.request.appID == Apps.scanner.id }.count == 4)
         #expect(pending.filter { $0.request.appID == Apps.chat.id }.map(\.request.subject) == ["_chat._tcp"])
 
         // A full list: a newcomer's first request takes the place of the app holding the most.
         fixture.clock.advance(1)
-        try store.record(policy.decide(browse("_tictactoe._tcp"), caller: ticTacToeBinary, snapshot: snapshot),
-                         caller: ticTacToeBinary)
+        try store.record(
+            policy.decide(browse("_tictactoe._tcp"), caller: ticTacToeBinary, snapshot: snapshot),
+            caller: ticTacToeBinary)
         pending = try store.pendingRequests()
         #expect(pending.count == 5)
         #expect(pending.filter { $0.request.appID == Apps.scanner.id }.count == 3)
         // Its next requests take the place of its own.
         for request in [register("_tictactoe._tcp"), lookup("a.local."), lookup("b.local.")] {
             fixture.clock.advance(1)
-            try store.record(policy.decide(request, caller: ticTacToeBinary, snapshot: snapshot), caller: ticTacToeBinary)
+            try store.record(
+                policy.decide(request, caller: ticTacToeBinary, snapshot: snapshot), caller: ticTacToeBinary)
         }
         pending = try store.pendingRequests()
         #expect(pending.count == 5)
         #expect(pending.filter { $0.request.appID == Apps.chat.id }.count == 1)
         #expect(pending.filter { $0.request.appID == Apps.scanner.id }.count == 3)
-        #expect(pending.first?.request.appID == Apps.ticTacToe.id
+        #expect(
+            pending.first?.request.appID == Apps.ticTacToe.id
                 && pending.first?.request.subject == PendingRequest.addressLookupsSubject
                 && pending.first?.count == 2)
     }

@@ -5,7 +5,8 @@ import Testing
 struct CgroupTests {
     @Test("A system service on cgroup v2")
     func systemService() {
-        #expect(SystemdUnit.parse(procCgroup: "0::/system.slice/tictactoe.service\n")
+        #expect(
+            SystemdUnit.parse(procCgroup: "0::/system.slice/tictactoe.service\n")
                 == SystemdUnit(name: "tictactoe.service", manager: .system))
     }
 
@@ -15,31 +16,38 @@ struct CgroupTests {
         #expect(SystemdUnit.parse(procCgroup: text) == SystemdUnit(name: "app-foo.scope", manager: .user(uid: 1000)))
     }
 
-    @Test("Units and slices nested as systemd lays them out", arguments: [
-        ("/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service", nil),
-        ("/user.slice/user-1000.slice/session-3.scope", "session-3.scope", nil),
-        ("/user.slice/user-1000.slice/user@1000.service/init.scope", "init.scope", 1000),
-        ("/user.slice/user-1000.slice/user@1000.service/session.slice/dbus.service", "dbus.service", 1000),
-        ("/user.slice/user-1000.slice/user@1000.service", "user@1000.service", nil),
-        ("/init.scope", "init.scope", nil),
-        ("/system.slice/_cpu.service", "cpu.service", nil),
-        ("/system.slice/tictactoe.service/worker", "tictactoe.service", nil),
-    ] as [(String, String, UInt32?)])
+    @Test(
+        "Units and slices nested as systemd lays them out",
+        arguments: [
+            ("/system.slice/system-getty.slice/getty@tty1.service", "getty@tty1.service", nil),
+            ("/user.slice/user-1000.slice/session-3.scope", "session-3.scope", nil),
+            ("/user.slice/user-1000.slice/user@1000.service/init.scope", "init.scope", 1000),
+            ("/user.slice/user-1000.slice/user@1000.service/session.slice/dbus.service", "dbus.service", 1000),
+            ("/user.slice/user-1000.slice/user@1000.service", "user@1000.service", nil),
+            ("/init.scope", "init.scope", nil),
+            ("/system.slice/_cpu.service", "cpu.service", nil),
+            ("/system.slice/tictactoe.service/worker", "tictactoe.service", nil),
+        ] as [(String, String, UInt32?)])
     func layouts(path: String, unit: String, user: UInt32?) {
-        #expect(SystemdUnit(cgroupPath: path) == SystemdUnit(name: unit, manager: user.map { .user(uid: $0) } ?? .system))
+        #expect(
+            SystemdUnit(cgroupPath: path) == SystemdUnit(name: unit, manager: user.map { .user(uid: $0) } ?? .system))
     }
 
     @Test("A cgroup a delegated service made up proves nothing: the unit is the service that owns it")
     func delegatedSubtreeCannotImpersonate() {
-        #expect(SystemdUnit(cgroupPath: "/system.slice/docker.service/tictactoe.service")
+        #expect(
+            SystemdUnit(cgroupPath: "/system.slice/docker.service/tictactoe.service")
                 == SystemdUnit(name: "docker.service"))
-        #expect(SystemdUnit(cgroupPath: "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service/evil.service")
+        #expect(
+            SystemdUnit(cgroupPath: "/user.slice/user-1000.slice/user@1000.service/app.slice/foo.service/evil.service")
                 == SystemdUnit(name: "foo.service", manager: .user(uid: 1000)))
     }
 
-    @Test("Paths outside systemd's layout, the root, and removed cgroups have no unit", arguments: [
-        "/", "", "/lxc.payload.c1/tictactoe.service", "/system.slice", "/system.slice/tictactoe.service (deleted)",
-    ])
+    @Test(
+        "Paths outside systemd's layout, the root, and removed cgroups have no unit",
+        arguments: [
+            "/", "", "/lxc.payload.c1/tictactoe.service", "/system.slice", "/system.slice/tictactoe.service (deleted)",
+        ])
     func noUnit(path: String) {
         #expect(SystemdUnit(cgroupPath: path) == nil)
     }
@@ -75,6 +83,7 @@ struct CgroupTests {
         #expect(!usersScope.matches(selector: "app-foo.scope"))
         #expect(usersScope.matches(selector: "user:app-foo.scope"))
         #expect(!SystemdUnit(name: "app-foo.scope").matches(selector: "user:app-foo.scope"))
-        #expect(SystemdUnit(name: "game@bob.service", manager: .user(uid: 1001)).matches(selector: "user:game@.service"))
+        #expect(
+            SystemdUnit(name: "game@bob.service", manager: .user(uid: 1001)).matches(selector: "user:game@.service"))
     }
 }

@@ -16,7 +16,9 @@ struct ManifestFuzzRegressionTests {
         "<?xml version=\"1.0\" encoding=\"UTF7\"",
     ]
 
-    @Test("An XML declaration of an encoding that cannot be used is a syntax error (fuzz crash)", arguments: unusableEncodings)
+    @Test(
+        "An XML declaration of an encoding that cannot be used is a syntax error (fuzz crash)",
+        arguments: unusableEncodings)
     func unusableEncoding(_ text: String) {
         expectSyntaxError(Array(text.utf8))
     }
@@ -40,15 +42,19 @@ struct ManifestFuzzRegressionTests {
         expectSyntaxError(Array(Self.nonUTF8ElementName.prefix(13)), mentioning: "UTF-8")
         // Neighbours: a stray byte in a comment, and Latin-1 text in an otherwise valid manifest.
         expectSyntaxError(Array("<plist><!-- ".utf8) + [0x95] + Array(" --><dict/></plist>".utf8), mentioning: "UTF-8")
-        expectSyntaxError(Array("<plist><dict><key>name</key><string>Caf".utf8) + [0xE9] + Array("</string></dict></plist>".utf8),
-                          mentioning: "UTF-8")
+        expectSyntaxError(
+            Array("<plist><dict><key>name</key><string>Caf".utf8) + [0xE9] + Array("</string></dict></plist>".utf8),
+            mentioning: "UTF-8")
     }
 
     /// Crashed in Foundation's XMLParser (SIGSEGV, strlen of a null pointer): a processing instruction without
     /// data. The fuzz input began `<?xngc?>`; `<?a?>` alone is enough.
-    @Test("A processing instruction is a syntax error (fuzz crash)",
-          arguments: ["<?xngc?>\nNS>onnj", "<?a?>", "<plist><?a?><dict/></plist>", "<plist><dict/></plist><?b c?>",
-                      "<?xml?><plist/>"])
+    @Test(
+        "A processing instruction is a syntax error (fuzz crash)",
+        arguments: [
+            "<?xngc?>\nNS>onnj", "<?a?>", "<plist><?a?><dict/></plist>", "<plist><dict/></plist><?b c?>",
+            "<?xml?><plist/>",
+        ])
     func processingInstruction(_ text: String) {
         expectSyntaxError(Array(text.utf8), mentioning: "processing instruction")
     }
@@ -57,7 +63,8 @@ struct ManifestFuzzRegressionTests {
     func xmlDeclarationStillReads() throws {
         for prefix in [[], [0xEF, 0xBB, 0xBF]] as [[UInt8]] {
             let document = try ManifestParser.document(
-                prefix + Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist><true/></plist>".utf8), format: .propertyList)
+                prefix + Array("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist><true/></plist>".utf8),
+                format: .propertyList)
             #expect(document == .bool(true))
         }
     }
@@ -69,7 +76,9 @@ struct ManifestFuzzRegressionTests {
         #expect(document == .object([.init(key: "name", value: .string("Café"), line: 1)]))
     }
 
-    func expectSyntaxError(_ bytes: [UInt8], mentioning text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectSyntaxError(
+        _ bytes: [UInt8], mentioning text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             _ = try ManifestParser.document(bytes, format: .propertyList)
             Issue.record("a broken property list was read", sourceLocation: sourceLocation)

@@ -6,7 +6,8 @@ import Testing
 struct IdentityTests {
     static let digest = SHA256.hash(Array("tictactoe 1.0".utf8))
     static let pinned = try! Manifest(
-        id: "org.example.tictactoe", name: "Tic Tac Toe", executables: ["/usr/bin/tictactoe", "/usr/bin/tictactoe-cli"],
+        id: "org.example.tictactoe", name: "Tic Tac Toe",
+        executables: ["/usr/bin/tictactoe", "/usr/bin/tictactoe-cli"],
         executableSHA256: ["/usr/bin/tictactoe": digest.hex], bonjourServices: ["_tictactoe._tcp"],
         usageDescription: "Finds players.")
 
@@ -33,28 +34,36 @@ struct IdentityTests {
 
     @Test("When an app's binary runs in another app's unit, the unit decides; both selectors beat either")
     func precedence() throws {
-        let launcher = try Manifest(id: "org.example.launcher", name: "Launcher", systemdUnits: ["launcher.service"],
-                                    bonjourServices: ["_launch._tcp"], usageDescription: "Launches.")
+        let launcher = try Manifest(
+            id: "org.example.launcher", name: "Launcher", systemdUnits: ["launcher.service"],
+            bonjourServices: ["_launch._tcp"], usageDescription: "Launches.")
         let registry = ManifestRegistry([Apps.ticTacToe, launcher])
         let inLauncher = caller("/usr/bin/tictactoe", unit: SystemdUnit(name: "launcher.service"))
         #expect(registry.matches(inLauncher).map(\.manifest.id) == [launcher.id, Apps.ticTacToe.id])
         let inOwnUnit = caller("/usr/bin/tictactoe", unit: SystemdUnit(name: "tictactoe.service"))
-        #expect(registry.match(inOwnUnit)?.selectors == [.executable("/usr/bin/tictactoe"), .systemdUnit("tictactoe.service")])
+        #expect(
+            registry.match(inOwnUnit)?.selectors == [
+                .executable("/usr/bin/tictactoe"), .systemdUnit("tictactoe.service"),
+            ])
     }
 
     @Test("Registering a selector that another app claims is a conflict")
     func conflicts() throws {
         let registry = ManifestRegistry(Apps.all)
-        let clash = try Manifest(id: "org.example.clash", name: "Clash", executables: ["/usr/bin/chat"],
-                                 systemdUnits: ["tictactoe.service"], usageDescription: "x")
-        #expect(Set(registry.conflicts(with: clash).map(\.description)) == [
-            "executable /usr/bin/chat is already claimed by org.example.chat",
-            "systemd unit tictactoe.service is already claimed by org.example.tictactoe",
-        ])
+        let clash = try Manifest(
+            id: "org.example.clash", name: "Clash", executables: ["/usr/bin/chat"],
+            systemdUnits: ["tictactoe.service"], usageDescription: "x")
+        #expect(
+            Set(registry.conflicts(with: clash).map(\.description)) == [
+                "executable /usr/bin/chat is already claimed by org.example.chat",
+                "systemd unit tictactoe.service is already claimed by org.example.tictactoe",
+            ])
         // The same app may re-register its own selectors.
         #expect(registry.conflicts(with: Apps.ticTacToe).isEmpty)
         // A template overlaps with its instances.
-        let templated = ManifestRegistry([try Manifest(id: "org.example.game", name: "Game", systemdUnits: ["game@.service"])])
+        let templated = ManifestRegistry([
+            try Manifest(id: "org.example.game", name: "Game", systemdUnits: ["game@.service"])
+        ])
         let instance = try Manifest(id: "org.example.alice", name: "Alice", systemdUnits: ["game@alice.service"])
         #expect(templated.conflicts(with: instance).count == 1)
     }
@@ -63,7 +72,8 @@ struct IdentityTests {
     func registryIDs() throws {
         var registry = ManifestRegistry([Apps.ticTacToe, Apps.chat])
         #expect(registry.manifests.map(\.id.rawValue) == ["org.example.chat", "org.example.tictactoe"])
-        let renamed = try Manifest(id: "Org.Example.TicTacToe", name: "Tic Tac Toe 2", executables: ["/usr/bin/tictactoe"])
+        let renamed = try Manifest(
+            id: "Org.Example.TicTacToe", name: "Tic Tac Toe 2", executables: ["/usr/bin/tictactoe"])
         registry.insert(renamed)
         #expect(registry.manifests.count == 2)
         #expect(registry[Apps.ticTacToe.id]?.name == "Tic Tac Toe 2")
@@ -73,7 +83,9 @@ struct IdentityTests {
 
     @Test("The kernel's executable link is split from its deleted marker")
     func executableLink() {
-        #expect(ExecutableLink(linkTarget: "/usr/bin/tictactoe (deleted)") == ExecutableLink(path: "/usr/bin/tictactoe", isDeleted: true))
+        #expect(
+            ExecutableLink(linkTarget: "/usr/bin/tictactoe (deleted)")
+                == ExecutableLink(path: "/usr/bin/tictactoe", isDeleted: true))
         #expect(ExecutableLink(linkTarget: "/usr/bin/tictactoe") == ExecutableLink(path: "/usr/bin/tictactoe"))
     }
 }
@@ -87,11 +99,11 @@ struct ProcessInspectorTests {
         try FileManager.default.createSymbolicLink(atPath: process + "/exe", withDestinationPath: executable)
         try cgroup.write(toFile: process + "/cgroup", atomically: true, encoding: .utf8)
         try """
-            Name:\ttictactoe
-            Uid:\t1000\t1000\t1000\t1000
-            Gid:\t1000\t1000\t1000\t1000
-            Groups:\t24 977 1000
-            """.write(toFile: process + "/status", atomically: true, encoding: .utf8)
+        Name:\ttictactoe
+        Uid:\t1000\t1000\t1000\t1000
+        Gid:\t1000\t1000\t1000\t1000
+        Groups:\t24 977 1000
+        """.write(toFile: process + "/status", atomically: true, encoding: .utf8)
         return ProcessInspector(procRoot: directory + "/proc")
     }
 
@@ -101,8 +113,9 @@ struct ProcessInspectorTests {
         defer { removeDirectory(directory) }
         let binary = directory + "/tictactoe"
         try Data("#!/bin/true\nversion 1\n".utf8).write(to: URL(fileURLWithPath: binary))
-        let inspector = try fakeProc(in: directory, executable: binary,
-                                     cgroup: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/app-tictactoe.scope\n")
+        let inspector = try fakeProc(
+            in: directory, executable: binary,
+            cgroup: "0::/user.slice/user-1000.slice/user@1000.service/app.slice/app-tictactoe.scope\n")
         let identity = try inspector.identity(of: 4242, uid: 1000, needsDigest: { $0 == binary })
         #expect(identity.executable == ExecutableLink(path: binary))
         #expect(identity.groups == [1000, 24, 977])
@@ -137,8 +150,9 @@ struct ProcessInspectorTests {
     func deletedExecutable() throws {
         let directory = try makeTemporaryDirectory()
         defer { removeDirectory(directory) }
-        let inspector = try fakeProc(in: directory, executable: "/usr/bin/tictactoe (deleted)",
-                                     cgroup: "0::/system.slice/tictactoe.service\n")
+        let inspector = try fakeProc(
+            in: directory, executable: "/usr/bin/tictactoe (deleted)",
+            cgroup: "0::/system.slice/tictactoe.service\n")
         let identity = try inspector.identity(of: 4242, uid: 1000, needsDigest: { _ in true })
         #expect(identity.executable == ExecutableLink(path: "/usr/bin/tictactoe", isDeleted: true))
         #expect(identity.executableSHA256 == nil)
@@ -173,14 +187,20 @@ struct ProcessInspectorTests {
 
 @Suite("SHA-256")
 struct SHA256Tests {
-    @Test("FIPS 180-4 and NIST test vectors", arguments: [
-        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
-        ("The quick brown fox jumps over the lazy dog",
-         "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"),
-    ])
+    @Test(
+        "FIPS 180-4 and NIST test vectors",
+        arguments: [
+            ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+            ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+            (
+                "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+                "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+            ),
+            (
+                "The quick brown fox jumps over the lazy dog",
+                "d7a8fbb307d7809469ca9abcb0082e4f8d5651e46d3cdb762d02d0bf37c9e592"
+            ),
+        ])
     func vectors(message: String, digest: String) {
         #expect(SHA256.hash(Array(message.utf8)).hex == digest)
     }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldBroker
 import Testing
+
+@testable import HeraldBroker
 
 /// Paths may have up to 4095 bytes. An app installed deep in a tree must be recognised by its full path:
 /// reading `/proc/PID/exe` used to stop after about 1 KiB, and the cut path matched no manifest.

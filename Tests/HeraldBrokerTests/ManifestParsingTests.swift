@@ -56,7 +56,8 @@ struct ManifestParsingTests {
     @Test("The canonical JSON the store keeps reads back to an equal manifest")
     func canonicalRoundTrip() throws {
         let pinned = try Manifest(
-            id: "org.example.Chess", name: "Chess \"Pro\" édition", executables: ["/opt/chess/bin/chess", "/usr/bin/chess"],
+            id: "org.example.Chess", name: "Chess \"Pro\" édition",
+            executables: ["/opt/chess/bin/chess", "/usr/bin/chess"],
             systemdUnits: ["chess@.service", "app-chess.scope"],
             executableSHA256: ["/usr/bin/chess": String(repeating: "AB", count: 32)],
             bonjourServices: ["_Chess._tcp", "_chess-clock._udp"], usageDescription: "Finds boards.\nAnd clocks.")
@@ -91,18 +92,20 @@ struct ManifestParsingTests {
         #expect(found[0].message == "line 4, column 1: JSON: a comma is followed by '}': remove the trailing comma")
     }
 
-    @Test("The JSON reader is strict", arguments: [
-        ("{\"a\": 01}", "leading zeros"),
-        ("{\"a\": 'x'}", "unexpected character"),
-        ("{\"a\": \"\\x\"}", "not a JSON escape"),
-        ("{\"a\": \"\\ud800\"}", "surrogate"),
-        ("{\"a\": tru}", "unexpected word"),
-        ("{\"a\": 1} {}", "after the end"),
-        ("{\"a\": \"tab\there\"}", "control character"),
-        ("{\"a\" 1}", "expected ':'"),
-        ("{\"a\": [1 2]}", "expected ',' or ']'"),
-        ("{\"a\": \"open", "closing '\"' is missing"),
-    ])
+    @Test(
+        "The JSON reader is strict",
+        arguments: [
+            ("{\"a\": 01}", "leading zeros"),
+            ("{\"a\": 'x'}", "unexpected character"),
+            ("{\"a\": \"\\x\"}", "not a JSON escape"),
+            ("{\"a\": \"\\ud800\"}", "surrogate"),
+            ("{\"a\": tru}", "unexpected word"),
+            ("{\"a\": 1} {}", "after the end"),
+            ("{\"a\": \"tab\there\"}", "control character"),
+            ("{\"a\" 1}", "expected ':'"),
+            ("{\"a\": [1 2]}", "expected ',' or ']'"),
+            ("{\"a\": \"open", "closing '\"' is missing"),
+        ])
     func jsonStrictness(text: String, expected: String) {
         let found = problems(text)
         #expect(found.map(\.rule) == [.syntax])
@@ -124,50 +127,69 @@ struct ManifestParsingTests {
     @Test("Duplicate keys are kept by the readers so that the validator can report them")
     func duplicateKeysKept() throws {
         let json = try ManifestParser.document(Array("{\"id\": \"a.b\", \"id\": \"c.d\"}".utf8))
-        guard case .object(let entries) = json else { Issue.record("not an object"); return }
+        guard case .object(let entries) = json else {
+            Issue.record("not an object")
+            return
+        }
         #expect(entries.map(\.key) == ["id", "id"])
         let plist = try ManifestParser.document(
-            Array("<plist><dict><key>id</key><string>a.b</string><key>id</key><string>c.d</string></dict></plist>".utf8))
-        guard case .object(let plistEntries) = plist else { Issue.record("not an object"); return }
+            Array("<plist><dict><key>id</key><string>a.b</string><key>id</key><string>c.d</string></dict></plist>".utf8)
+        )
+        guard case .object(let plistEntries) = plist else {
+            Issue.record("not an object")
+            return
+        }
         #expect(plistEntries.map(\.key) == ["id", "id"])
     }
 
     @Test("Booleans stay booleans and numbers stay numbers in both formats")
     func typesAreKept() throws {
         let json = try ManifestParser.document(Array("{\"a\": true, \"b\": 1, \"c\": 1.5}".utf8))
-        #expect(json == .object([.init(key: "a", value: .bool(true), line: 1), .init(key: "b", value: .number("1"), line: 1),
-                                 .init(key: "c", value: .number("1.5"), line: 1)]))
-        let plist = try ManifestParser.document(Array("""
-            <plist><dict><key>a</key><true/><key>b</key><integer>1</integer><key>c</key><real>1.5</real>
-            <key>d</key><date>2020-01-01T00:00:00Z</date></dict></plist>
-            """.utf8))
-        guard case .object(let entries) = plist else { Issue.record("not an object"); return }
+        #expect(
+            json
+                == .object([
+                    .init(key: "a", value: .bool(true), line: 1), .init(key: "b", value: .number("1"), line: 1),
+                    .init(key: "c", value: .number("1.5"), line: 1),
+                ]))
+        let plist = try ManifestParser.document(
+            Array(
+                """
+                <plist><dict><key>a</key><true/><key>b</key><integer>1</integer><key>c</key><real>1.5</real>
+                <key>d</key><date>2020-01-01T00:00:00Z</date></dict></plist>
+                """.utf8))
+        guard case .object(let entries) = plist else {
+            Issue.record("not an object")
+            return
+        }
         #expect(entries.map(\.value) == [.bool(true), .number("1"), .number("1.5"), .other("date")])
     }
 
-    @Test("The property-list reader refuses what is not a property list", arguments: [
-        ("<plist><dict><key>a</key></dict></plist>", "has no value"),
-        ("<plist><dict><string>x</string></dict></plist>", "expected <key>"),
-        ("<plist><dict/><dict/></plist>", "exactly one value"),
-        ("<plist><set/></plist>", "not a property-list element"),
-        ("<html></html>", "single <plist>"),
-        ("<plist><array>loose text</array></plist>", "outside any value"),
-        ("<plist><integer>twelve</integer></plist>", "not a whole number"),
-        ("<plist><dict><key>a</key><string>unclosed</dict></plist>", "not well formed"),
-        ("<plist></plist>", "holds no value"),
-    ])
+    @Test(
+        "The property-list reader refuses what is not a property list",
+        arguments: [
+            ("<plist><dict><key>a</key></dict></plist>", "has no value"),
+            ("<plist><dict><string>x</string></dict></plist>", "expected <key>"),
+            ("<plist><dict/><dict/></plist>", "exactly one value"),
+            ("<plist><set/></plist>", "not a property-list element"),
+            ("<html></html>", "single <plist>"),
+            ("<plist><array>loose text</array></plist>", "outside any value"),
+            ("<plist><integer>twelve</integer></plist>", "not a whole number"),
+            ("<plist><dict><key>a</key><string>unclosed</dict></plist>", "not well formed"),
+            ("<plist></plist>", "holds no value"),
+        ])
     func plistStrictness(text: String, expected: String) {
         let found = problems(text)
         #expect(found.map(\.rule) == [.syntax])
         #expect(found.first?.message.contains(expected) == true, "\(found)")
     }
 
-    @Test("A property list that declares entities or a DTD subset is a syntax error: nothing is expanded or loaded",
-          arguments: [
-              "<!DOCTYPE plist [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><plist><string>&x;</string></plist>",
-              "<!DOCTYPE plist [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;&a;&a;\">]><plist><string>&b;</string></plist>",
-              "<!DOCTYPE plist SYSTEM \"file:///etc/passwd\"><plist><string>&x;</string></plist>",
-          ])
+    @Test(
+        "A property list that declares entities or a DTD subset is a syntax error: nothing is expanded or loaded",
+        arguments: [
+            "<!DOCTYPE plist [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><plist><string>&x;</string></plist>",
+            "<!DOCTYPE plist [<!ENTITY a \"aaaa\"><!ENTITY b \"&a;&a;&a;&a;\">]><plist><string>&b;</string></plist>",
+            "<!DOCTYPE plist SYSTEM \"file:///etc/passwd\"><plist><string>&x;</string></plist>",
+        ])
     func plistEntitiesRefused(text: String) {
         let found = problems(text, format: .propertyList)
         #expect(found.map(\.rule) == [.syntax])
@@ -177,23 +199,31 @@ struct ManifestParsingTests {
 
     @Test("A property list's entries carry the line of their <key>, and errors the line of the element at fault")
     func plistLines() throws {
-        let document = try ManifestParser.document(Array("""
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-            <dict>
-                <key>id</key>
-                <string>a.b</string>
+        let document = try ManifestParser.document(
+            Array(
+                """
+                <?xml version="1.0" encoding="UTF-8"?>
+                <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+                <plist version="1.0">
+                <dict>
+                    <key>id</key>
+                    <string>a.b</string>
 
-                <key>name</key><string>A &amp; B</string>
-            </dict>
-            </plist>
-            """.utf8), format: .propertyList)
-        #expect(document == .object([.init(key: "id", value: .string("a.b"), line: 5),
-                                     .init(key: "name", value: .string("A & B"), line: 8)]))
+                    <key>name</key><string>A &amp; B</string>
+                </dict>
+                </plist>
+                """.utf8), format: .propertyList)
+        #expect(
+            document
+                == .object([
+                    .init(key: "id", value: .string("a.b"), line: 5),
+                    .init(key: "name", value: .string("A & B"), line: 8),
+                ]))
         let found = problems("<plist>\n<dict>\n<key>a</key>\n<string>x</string>\n<integer>1</integer></dict></plist>")
-        #expect(found.first?.message.hasPrefix("line 5: property list: inside <dict>, expected <key> but found <integer>") == true,
-                "\(found)")
+        #expect(
+            found.first?.message.hasPrefix("line 5: property list: inside <dict>, expected <key> but found <integer>")
+                == true,
+            "\(found)")
     }
 
     @Test("A property list whose top level is not a dictionary is not a manifest")
@@ -227,13 +257,16 @@ struct ManifestParsingTests {
         // A directory cannot be read; a file over the limit is refused with its size.
         #expect(throws: ManifestError.self) { try ManifestParser.parse(contentsOf: directory) }
         let large = directory + "/large.json"
-        try String(repeating: " ", count: ManifestParser.maxFileSize + 1).write(toFile: large, atomically: true, encoding: .utf8)
+        try String(repeating: " ", count: ManifestParser.maxFileSize + 1).write(
+            toFile: large, atomically: true, encoding: .utf8)
         do {
             _ = try ManifestParser.parse(contentsOf: large)
             Issue.record("a file over the limit was read")
         } catch {
             #expect(error.problems.map(\.rule) == [.tooLarge])
-            #expect(error.problems.first?.message.contains("has \(ManifestParser.maxFileSize + 1) bytes") == true, "\(error)")
+            #expect(
+                error.problems.first?.message.contains("has \(ManifestParser.maxFileSize + 1) bytes") == true,
+                "\(error)")
         }
     }
 }

@@ -20,29 +20,37 @@ struct ManifestValidationTests {
             }
             """
         let found = problems(text)
-        #expect(found.map(\.field) == [
-            "colour", "id", "id", "name", "executables[0]", "executables[2]", "systemdUnits[0]",
-            "NSBonjourServices[1]", "NSBonjourServices[2]", "NSBonjourServices[3]", "NSLocalNetworkUsageDescription",
-            "entitlements[0]",
-        ])
-        #expect(found.map(\.rule) == [
-            .unknownKey, .duplicateKey, .invalidID, .invalidName, .relativePath, .duplicateEntry, .invalidUnit,
-            .duplicateEntry, .invalidServiceType, .serviceTypeNotPlain, .emptyUsageDescription, .unknownEntitlement,
-        ])
+        #expect(
+            found.map(\.field) == [
+                "colour", "id", "id", "name", "executables[0]", "executables[2]", "systemdUnits[0]",
+                "NSBonjourServices[1]", "NSBonjourServices[2]", "NSBonjourServices[3]",
+                "NSLocalNetworkUsageDescription",
+                "entitlements[0]",
+            ])
+        #expect(
+            found.map(\.rule) == [
+                .unknownKey, .duplicateKey, .invalidID, .invalidName, .relativePath, .duplicateEntry, .invalidUnit,
+                .duplicateEntry, .invalidServiceType, .serviceTypeNotPlain, .emptyUsageDescription, .unknownEntitlement,
+            ])
         #expect(found.allSatisfy { $0.severity == .error })
     }
 
     @Test("The rejection lists each problem on its own line with field, value and rule, and says nothing was stored")
     func rejectionText() throws {
         do {
-            _ = try ManifestParser.parse(Array(manifestJSON(["NSBonjourServices": "[\"_tictactoe._tcp\", \"_tictactoe._TCP\"]",
-                                                             "executables": "[\"tictactoe\"]"]).utf8))
+            _ = try ManifestParser.parse(
+                Array(
+                    manifestJSON([
+                        "NSBonjourServices": "[\"_tictactoe._tcp\", \"_tictactoe._TCP\"]",
+                        "executables": "[\"tictactoe\"]",
+                    ]).utf8))
             Issue.record("accepted")
         } catch {
             let lines = error.description.split(separator: "\n")
             #expect(lines[0] == "manifest rejected (2 problems; nothing was stored):")
             #expect(lines[1].hasPrefix("  executables[0] \"tictactoe\": the path must be absolute"))
-            #expect(lines[2] == "  NSBonjourServices[1] \"_tictactoe._TCP\": the same type as \"_tictactoe._tcp\" at "
+            #expect(
+                lines[2] == "  NSBonjourServices[1] \"_tictactoe._TCP\": the same type as \"_tictactoe._tcp\" at "
                     + "NSBonjourServices[0] (types ignore case and a trailing dot); keep one")
         }
     }
@@ -65,7 +73,8 @@ struct ManifestValidationTests {
         .noSelector: manifestJSON(["executables": "<absent>"]),
         .invalidDigest: manifestJSON(["executableSHA256": "{\"/usr/bin/tictactoe\": \"abc\"}"]),
         .pinWithoutExecutable: manifestJSON([
-            "executableSHA256": "{\"/usr/bin/other\": \"\(String(repeating: "a", count: 64))\"}"]),
+            "executableSHA256": "{\"/usr/bin/other\": \"\(String(repeating: "a", count: 64))\"}"
+        ]),
         .invalidServiceType: manifestJSON(["NSBonjourServices": "[\"_tic.tac._tcp\"]"]),
         .serviceTypeNotPlain: manifestJSON(["NSBonjourServices": "[\"_tictactoe._tcp.example.\"]"]),
         .duplicateEntry: manifestJSON(["systemdUnits": "[\"a.service\", \"a.service\"]"]),
@@ -89,11 +98,13 @@ struct ManifestValidationTests {
         }
     }
 
-    @Test("The id must be a reverse-DNS identifier", arguments: [
-        ("\"tictactoe\"", "no dot"), ("\"org..example\"", "empty part"), ("\".org.example\"", "empty part"),
-        ("\"org.example.tic tac toe\"", "not allowed"), ("\"org.-example\"", "hyphen"), ("\"\"", "empty"),
-        ("\"org.\(String(repeating: "x", count: 64))\"", "at most 63"),
-    ])
+    @Test(
+        "The id must be a reverse-DNS identifier",
+        arguments: [
+            ("\"tictactoe\"", "no dot"), ("\"org..example\"", "empty part"), ("\".org.example\"", "empty part"),
+            ("\"org.example.tic tac toe\"", "not allowed"), ("\"org.-example\"", "hyphen"), ("\"\"", "empty"),
+            ("\"org.\(String(repeating: "x", count: 64))\"", "at most 63"),
+        ])
     func badIDs(value: String, expected: String) {
         let found = problems(manifestJSON(["id": value]))
         #expect(found.map(\.rule) == [.invalidID])
@@ -114,12 +125,16 @@ struct ManifestValidationTests {
         #expect(missing.map(\.rule) == [.missingKey, .missingKey])
         #expect(missing[0].message == "the key is required, such as \"org.example.tictactoe\"")
 
-        let wrong = problems(manifestJSON([
-            "name": "true", "executables": "\"/usr/bin/tictactoe\"", "systemdUnits": "[1]",
-            "NSBonjourServices": "{}", "NSLocalNetworkUsageDescription": "null", "executableSHA256": "[]",
-        ]))
-        #expect(wrong.map(\.field) == ["name", "executables", "systemdUnits[0]", "executableSHA256",
-                                       "NSBonjourServices", "NSLocalNetworkUsageDescription"])
+        let wrong = problems(
+            manifestJSON([
+                "name": "true", "executables": "\"/usr/bin/tictactoe\"", "systemdUnits": "[1]",
+                "NSBonjourServices": "{}", "NSLocalNetworkUsageDescription": "null", "executableSHA256": "[]",
+            ]))
+        #expect(
+            wrong.map(\.field) == [
+                "name", "executables", "systemdUnits[0]", "executableSHA256",
+                "NSBonjourServices", "NSLocalNetworkUsageDescription",
+            ])
         #expect(wrong.allSatisfy { $0.rule == .wrongType })
         #expect(wrong[1].message.contains("put it in brackets: [\"/usr/bin/tictactoe\"]"))
         #expect(wrong[0].message == "must be a string, such as \"Tic Tac Toe\"; found a boolean")
@@ -132,23 +147,30 @@ struct ManifestValidationTests {
         #expect(rules(manifestJSON(["executables": "<absent>", "systemdUnits": "[\"tictactoe.service\"]"])) == [])
     }
 
-    @Test("Executables are plain absolute paths", arguments: [
-        ("tictactoe", ManifestProblem.Rule.relativePath), ("./tictactoe", .relativePath),
-        ("/usr/bin/", .invalidPath), ("/usr//bin/tictactoe", .invalidPath), ("/usr/bin/../bin/tictactoe", .invalidPath),
-        ("/usr/./bin/tictactoe", .invalidPath), ("/", .invalidPath),
-    ])
+    @Test(
+        "Executables are plain absolute paths",
+        arguments: [
+            ("tictactoe", ManifestProblem.Rule.relativePath), ("./tictactoe", .relativePath),
+            ("/usr/bin/", .invalidPath), ("/usr//bin/tictactoe", .invalidPath),
+            ("/usr/bin/../bin/tictactoe", .invalidPath),
+            ("/usr/./bin/tictactoe", .invalidPath), ("/", .invalidPath),
+        ])
     func executablePaths(path: String, rule: ManifestProblem.Rule) {
         #expect(rules(manifestJSON(["executables": "[\"\(path)\"]"])) == [rule])
     }
 
-    @Test("systemd units are service or scope names, templates allowed for services", arguments: [
-        ("tictactoe.service", nil), ("app-tictactoe.scope", nil), ("game@.service", nil), ("game@alice.service", nil),
-        ("tictactoe", "'.service' or '.scope'"), ("tictactoe.socket", "runs no processes"),
-        ("games.slice", "runs no processes"), ("tic tac.service", "cannot appear"), ("a@b@c.service", "at most one"),
-        ("@.service", "before the '@'"), ("game@.scope", "scopes cannot be templates"), (".service", "empty"),
-        ("user:app-tictactoe.scope", nil), ("user:game@.service", nil), ("user:", "empty"),
-        ("user:tic tac.service", "cannot appear"),
-    ] as [(String, String?)])
+    @Test(
+        "systemd units are service or scope names, templates allowed for services",
+        arguments: [
+            ("tictactoe.service", nil), ("app-tictactoe.scope", nil), ("game@.service", nil),
+            ("game@alice.service", nil),
+            ("tictactoe", "'.service' or '.scope'"), ("tictactoe.socket", "runs no processes"),
+            ("games.slice", "runs no processes"), ("tic tac.service", "cannot appear"),
+            ("a@b@c.service", "at most one"),
+            ("@.service", "before the '@'"), ("game@.scope", "scopes cannot be templates"), (".service", "empty"),
+            ("user:app-tictactoe.scope", nil), ("user:game@.service", nil), ("user:", "empty"),
+            ("user:tic tac.service", "cannot appear"),
+        ] as [(String, String?)])
     func unitNames(unit: String, expected: String?) {
         let found = problems(manifestJSON(["systemdUnits": "[\"\(unit)\"]"]))
         if let expected {
@@ -161,7 +183,8 @@ struct ManifestValidationTests {
 
     @Test("Service types are DNS-SD labels, ignore case and a trailing dot, and are declared plain")
     func serviceTypes() throws {
-        let ok = try manifest(json: manifestJSON(["NSBonjourServices": "[\"_Game._UDP\", \"_http._tcp.local.\", \"_a-b._tcp.\"]"]))
+        let ok = try manifest(
+            json: manifestJSON(["NSBonjourServices": "[\"_Game._UDP\", \"_http._tcp.local.\", \"_a-b._tcp.\"]"]))
         #expect(ok.bonjourServices.map(\.description) == ["_Game._udp", "_http._tcp", "_a-b._tcp"])
 
         let cases: [(String, ManifestProblem.Rule, String)] = [
@@ -199,21 +222,26 @@ struct ManifestValidationTests {
             #expect(result.warnings.first?.field == "NSBonjourServices[0]")
             #expect(result.warnings.first?.message.contains(expected) == true, "\(type): \(result.warnings)")
         }
-        let barrier = try Manifest(id: "org.debian.barrier", name: "Barrier", executables: ["/usr/bin/barrier"],
-                                   bonjourServices: ["_barrierServerZeroconf._tcp", "_barrierClientZeroconf._tcp"],
-                                   usageDescription: "Barrier finds the computers it shares a keyboard with.")
+        let barrier = try Manifest(
+            id: "org.debian.barrier", name: "Barrier", executables: ["/usr/bin/barrier"],
+            bonjourServices: ["_barrierServerZeroconf._tcp", "_barrierClientZeroconf._tcp"],
+            usageDescription: "Barrier finds the computers it shares a keyboard with.")
         #expect(barrier.declares(try ServiceType("_barrierserverzeroconf._TCP")))
     }
 
     @Test("SHA-256 pins are 64 hex digits for a listed executable")
     func pins() throws {
         let digest = String(repeating: "0f", count: 32)
-        let ok = try manifest(json: manifestJSON(["executableSHA256": "{\"/usr/bin/tictactoe\": \"\(digest.uppercased())\"}"]))
+        let ok = try manifest(
+            json: manifestJSON(["executableSHA256": "{\"/usr/bin/tictactoe\": \"\(digest.uppercased())\"}"]))
         #expect(ok.executableSHA256["/usr/bin/tictactoe"]?.hex == digest)
 
-        let found = problems(manifestJSON(["executableSHA256": """
-            {"/usr/bin/other": "\(digest)", "/usr/bin/tictactoe": "xyz", "/usr/bin/tictactoe": "\(digest)"}
-            """]))
+        let found = problems(
+            manifestJSON([
+                "executableSHA256": """
+                {"/usr/bin/other": "\(digest)", "/usr/bin/tictactoe": "xyz", "/usr/bin/tictactoe": "\(digest)"}
+                """
+            ]))
         #expect(found.map(\.rule) == [.pinWithoutExecutable, .invalidDigest, .duplicateKey])
         #expect(found[1].message.contains("sha256sum /usr/bin/tictactoe"))
     }
@@ -239,8 +267,11 @@ struct ManifestValidationTests {
 
     @Test("Unknown keys are rejected with a suggestion when they look like a known one")
     func unknownKeys() {
-        let found = problems(manifestJSON(["systemdunits": "[]", "CFBundleIdentifier": "\"x\"", "NSBonjourService": "[]",
-                                           "colour": "\"red\""]))
+        let found = problems(
+            manifestJSON([
+                "systemdunits": "[]", "CFBundleIdentifier": "\"x\"", "NSBonjourService": "[]",
+                "colour": "\"red\"",
+            ]))
         #expect(found.map(\.field) == ["CFBundleIdentifier", "NSBonjourService", "colour", "systemdunits"])
         #expect(found.allSatisfy { $0.rule == .unknownKey })
         #expect(found[0].message.contains("write \"id\" instead"))
@@ -254,8 +285,9 @@ struct ManifestValidationTests {
         #expect(throws: ManifestError.self) {
             try Manifest(id: "x", name: "X", executables: ["x"], bonjourServices: ["_bad type._tcp"])
         }
-        let app = try Manifest(id: "org.example.x", name: "X", systemdUnits: ["x.service"], bonjourServices: ["_x._tcp"],
-                               usageDescription: "Why.")
+        let app = try Manifest(
+            id: "org.example.x", name: "X", systemdUnits: ["x.service"], bonjourServices: ["_x._tcp"],
+            usageDescription: "Why.")
         #expect(app.declares(try ServiceType("_X._TCP.")))
         #expect(app.declares(try ServiceType("_printer._sub._x._tcp")))
         #expect(!app.declares(try ServiceType("_x._udp")))
@@ -263,15 +295,18 @@ struct ManifestValidationTests {
 
     @Test("A changed manifest lists what changed")
     func changeSummary() throws {
-        let old = try Manifest(id: "org.example.x", name: "X", executables: ["/usr/bin/x"],
-                               bonjourServices: ["_x._tcp", "_y._udp"], usageDescription: "Why.")
-        let new = try Manifest(id: "org.example.x", name: "X Pro", executables: ["/usr/bin/x"], systemdUnits: ["x.service"],
-                               bonjourServices: ["_X._tcp", "_z._udp"], usageDescription: "Because.",
-                               entitlements: [Manifest.multicastEntitlement])
-        #expect(new.changes(from: old) == [
-            "name: \"X\" → \"X Pro\"", "systemdUnits: +x.service", "NSBonjourServices: +_z._udp -_y._udp",
-            "NSLocalNetworkUsageDescription: changed", "entitlements: +com.apple.developer.networking.multicast",
-        ])
+        let old = try Manifest(
+            id: "org.example.x", name: "X", executables: ["/usr/bin/x"],
+            bonjourServices: ["_x._tcp", "_y._udp"], usageDescription: "Why.")
+        let new = try Manifest(
+            id: "org.example.x", name: "X Pro", executables: ["/usr/bin/x"], systemdUnits: ["x.service"],
+            bonjourServices: ["_X._tcp", "_z._udp"], usageDescription: "Because.",
+            entitlements: [Manifest.multicastEntitlement])
+        #expect(
+            new.changes(from: old) == [
+                "name: \"X\" → \"X Pro\"", "systemdUnits: +x.service", "NSBonjourServices: +_z._udp -_y._udp",
+                "NSLocalNetworkUsageDescription: changed", "entitlements: +com.apple.developer.networking.multicast",
+            ])
         #expect(old.changes(from: old).isEmpty)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldBroker
 import Testing
+
+@testable import HeraldBroker
 
 @Suite("The SQLite permission store")
 struct PermissionStoreTests {
@@ -61,7 +62,8 @@ struct PermissionStoreTests {
             try store.register(Apps.ticTacToe, by: "uid 0")
             try store.register(Apps.chat, by: "uid 0")
             #expect(try store.decision(for: Apps.ticTacToe.id) == .notDetermined)
-            #expect(try store.grant(Apps.ticTacToe.id, by: "alice (uid 1000)")
+            #expect(
+                try store.grant(Apps.ticTacToe.id, by: "alice (uid 1000)")
                     == DecisionChange(app: Apps.ticTacToe.id, previous: .notDetermined, current: .granted))
             #expect(try store.deny(Apps.chat.id, by: "uid 0").current == .denied)
         }
@@ -102,7 +104,8 @@ struct PermissionStoreTests {
             id: "org.example.tictactoe", name: "Tic Tac Toe", executables: ["/usr/bin/tictactoe"],
             systemdUnits: ["tictactoe.service"], bonjourServices: ["_tictactoe._tcp", "_tictactoe-chat._udp"],
             usageDescription: "Tic Tac Toe looks for players on your local network.")
-        #expect(try store.register(changed, by: "uid 0") == .updated(summary: "NSBonjourServices: +_tictactoe-chat._udp"))
+        #expect(
+            try store.register(changed, by: "uid 0") == .updated(summary: "NSBonjourServices: +_tictactoe-chat._udp"))
         #expect(try store.decision(for: Apps.ticTacToe.id) == .granted)
         let stored = try #require(try store.manifest(Apps.ticTacToe.id))
         #expect(stored.manifest == changed)
@@ -110,7 +113,8 @@ struct PermissionStoreTests {
         let last = try #require(try store.recentAuditLog(1).first)
         #expect(last.event.operation == "app-update")
         #expect(last.event.decision == "granted")
-        #expect(last.event.detail == "manifest changed by uid 0, decision kept: NSBonjourServices: +_tictactoe-chat._udp")
+        #expect(
+            last.event.detail == "manifest changed by uid 0, decision kept: NSBonjourServices: +_tictactoe-chat._udp")
     }
 
     @Test("Registering a manifest that claims another app's executable is refused and stores nothing")
@@ -119,13 +123,17 @@ struct PermissionStoreTests {
         defer { fixture.cleanUp() }
         let store = try fixture.open()
         try store.register(Apps.chat, by: "uid 0")
-        let impostor = try Manifest(id: "org.example.impostor", name: "Impostor", executables: ["/usr/bin/chat"],
-                                    usageDescription: "x")
+        let impostor = try Manifest(
+            id: "org.example.impostor", name: "Impostor", executables: ["/usr/bin/chat"],
+            usageDescription: "x")
         do {
             try store.register(impostor, by: "uid 0")
             Issue.record("registered")
         } catch {
-            guard case .selectorConflict(let app, let conflicts) = error else { Issue.record("\(error)"); return }
+            guard case .selectorConflict(let app, let conflicts) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(app == "org.example.impostor")
             #expect(conflicts.map(\.otherApp) == [Apps.chat.id])
             #expect(error.description.contains("executable /usr/bin/chat is already claimed by org.example.chat"))
@@ -151,8 +159,9 @@ struct PermissionStoreTests {
     }
 
     func pending(_ operation: PermissionOperation, subject: String = "_tictactoe._tcp") -> PendingRequest {
-        PendingRequest(appID: Apps.ticTacToe.id, appName: "Tic Tac Toe", usageDescription: "Finds players.",
-                       operation: operation, serviceType: "_tictactoe._tcp", subject: subject)
+        PendingRequest(
+            appID: Apps.ticTacToe.id, appName: "Tic Tac Toe", usageDescription: "Finds players.",
+            operation: operation, serviceType: "_tictactoe._tcp", subject: subject)
     }
 
     @Test("Repeated pending requests are deduplicated with a count and first and last times")
@@ -202,7 +211,8 @@ struct PermissionStoreTests {
             fixture.clock.advance(1)
             try store.recordPending(pending(.query, subject: "host\(index).local. HINFO"))
         }
-        #expect(try store.pendingRequests().map(\.request.subject)
+        #expect(
+            try store.pendingRequests().map(\.request.subject)
                 == ["host4.local. HINFO", "host3.local. HINFO", "host2.local. HINFO"])
     }
 
@@ -274,7 +284,8 @@ struct PermissionStoreTests {
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.path)) == garbage)
         #expect(try FileManager.default.attributesOfItem(atPath: fixture.path)[.modificationDate] as? Date == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.directory) == [PermissionStore.defaultFileName])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: fixture.directory) == [PermissionStore.defaultFileName])
     }
 
     @Test("An empty file is not silently turned into a store")
@@ -303,7 +314,10 @@ struct PermissionStoreTests {
             _ = try fixture.open()
             Issue.record("opened another program's database")
         } catch {
-            guard case .notAHeraldStore(_, let reason) = error else { Issue.record("\(error)"); return }
+            guard case .notAHeraldStore(_, let reason) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(reason == "an SQLite database of another program")
             #expect(error.description.contains("left untouched"))
         }
@@ -318,8 +332,11 @@ struct PermissionStoreTests {
             let store = try fixture.open()
             try store.register(Apps.ticTacToe, by: "uid 0")
             for index in 0..<200 {
-                try store.appendAudit([AuditEvent(app: nil, operation: "browse", decision: "refuse",
-                                                  reason: "unregistered", detail: String(repeating: "x", count: 200) + "\(index)")])
+                try store.appendAudit([
+                    AuditEvent(
+                        app: nil, operation: "browse", decision: "refuse",
+                        reason: "unregistered", detail: String(repeating: "x", count: 200) + "\(index)")
+                ])
             }
             try store.close()
         }
@@ -333,7 +350,10 @@ struct PermissionStoreTests {
             _ = try fixture.open()
             Issue.record("opened a damaged store")
         } catch {
-            guard case .corrupt = error else { Issue.record("expected corrupt, got \(error)"); return }
+            guard case .corrupt = error else {
+                Issue.record("expected corrupt, got \(error)")
+                return
+            }
             #expect(error.description.contains("left untouched"))
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.path)) == bytes)
@@ -355,7 +375,8 @@ struct PermissionStoreTests {
         try sqlite.run()
         sqlite.waitUntilExit()
         let before = try Data(contentsOf: URL(fileURLWithPath: fixture.path))
-        #expect(throws: PermissionStoreError.newerSchema(path: fixture.path, unknownMigrations: ["2-from-the-future"])) {
+        #expect(throws: PermissionStoreError.newerSchema(path: fixture.path, unknownMigrations: ["2-from-the-future"]))
+        {
             try fixture.open()
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.path)) == before)

@@ -61,8 +61,10 @@ struct QueryClassificationTests {
     @Test("A and AAAA of a name are judged alike", arguments: table)
     func addressTypesAgree(_ row: Row) throws {
         let name = try DNSName(row.name)
-        #expect(PermissionRequest.forQuery(name: name, type: .a) == PermissionRequest.forQuery(name: name, type: .aaaa)
-                    .replacingType(with: .a))
+        #expect(
+            PermissionRequest.forQuery(name: name, type: .a)
+                == PermissionRequest.forQuery(name: name, type: .aaaa)
+                .replacingType(with: .a))
     }
 
     @Test("a query and the request it amounts to touch the same thing", arguments: table)
@@ -76,19 +78,21 @@ struct QueryClassificationTests {
         let snapshot = PermissionSnapshot(manifests: Apps.all)
         let decisions = try ["7.1.254.169.in-addr.arpa.", "office.printer.local."].map { name in
             let type: RecordType = name.hasSuffix("arpa.") ? .ptr : .a
-            return policy.decide(PermissionRequest.forQuery(name: try DNSName(name), type: type), caller: ticTacToeBinary,
-                                 snapshot: snapshot)
+            return policy.decide(
+                PermissionRequest.forQuery(name: try DNSName(name), type: type), caller: ticTacToeBinary,
+                snapshot: snapshot)
         }
         #expect(decisions.map(\.reason) == [.notDetermined, .notDetermined])
         #expect(decisions.map { $0.pendingRequest?.operation } == [.addressLookup, .addressLookup])
-        #expect(decisions.map { $0.pendingRequest?.folded.subject }
+        #expect(
+            decisions.map { $0.pendingRequest?.folded.subject }
                 == [PendingRequest.addressLookupsSubject, PendingRequest.addressLookupsSubject])
     }
 }
 
-private extension PermissionRequest {
+extension PermissionRequest {
     /// The same request with an A or AAAA query's type set to `type` (other requests are unchanged).
-    func replacingType(with type: RecordType) -> PermissionRequest {
+    fileprivate func replacingType(with type: RecordType) -> PermissionRequest {
         if case .query(let name, let old) = self, old == .a || old == .aaaa { return .query(name: name, type: type) }
         return self
     }

@@ -1,7 +1,8 @@
 import CSQLite
 import Foundation
-@testable import HeraldBroker
 import Testing
+
+@testable import HeraldBroker
 
 /// The thin layer over SQLite's C API that the permission store is written on.
 @Suite("SQLite through its C API")
@@ -30,10 +31,12 @@ struct SQLiteTests {
         let db = fixture.db
         try db.execute("CREATE TABLE t (i INTEGER, r REAL, s TEXT, b BLOB, n TEXT)")
         let text = "grüße, 世界 \u{0} and more"
-        try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)",
-                       [Int64.min, 0.1, text, SQLiteValue.blob([0, 1, 255]), String?.none])
+        try db.execute(
+            "INSERT INTO t VALUES (?, ?, ?, ?, ?)",
+            [Int64.min, 0.1, text, SQLiteValue.blob([0, 1, 255]), String?.none])
         try db.execute("INSERT INTO t VALUES (?, ?, ?, ?, ?)", [42, -2.5, "", SQLiteValue.blob([]), "x"])
-        let rows = try db.rows("SELECT i, r, s, n, typeof(s) AS kind, length(b) AS bytes FROM t ORDER BY rowid") { row in
+        let rows = try db.rows("SELECT i, r, s, n, typeof(s) AS kind, length(b) AS bytes FROM t ORDER BY rowid") {
+            row in
             (row.int64("i"), row.double("r"), row.text("s"), row.optionalText("n"), row.text("kind"), row.int("bytes"))
         }
         #expect(rows.count == 2)
@@ -121,7 +124,8 @@ struct SQLiteTests {
         let fixture = try Fixture()
         defer { fixture.cleanUp() }
         let db = fixture.db
-        try db.execute("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); INSERT INTO t VALUES (3)")
+        try db.execute(
+            "CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1); INSERT INTO t VALUES (2); INSERT INTO t VALUES (3)")
         let sql = "SELECT a FROM t WHERE a >= ? ORDER BY a"
         let statement = try db.cachedStatement(sql)
         #expect(try db.cachedStatement(sql) === statement)
@@ -144,7 +148,9 @@ struct SQLiteTests {
         let db = fixture.db
         try db.execute("CREATE TABLE t (a INTEGER, b INTEGER)")
         try db.execute("INSERT INTO t VALUES (1, 10); INSERT INTO t VALUES (2, 20); INSERT INTO t VALUES (3, 30)")
-        let first = try db.cachedStatement("UPDATE t SET b = b + 1 WHERE a >= ? RETURNING b").firstRow([2]) { $0.int(at: 0) }
+        let first = try db.cachedStatement("UPDATE t SET b = b + 1 WHERE a >= ? RETURNING b").firstRow([2]) {
+            $0.int(at: 0)
+        }
         #expect(first == 21 || first == 31)
         #expect(db.changes == 2)
         #expect(try db.rows("SELECT b FROM t ORDER BY a") { $0.int(at: 0) } == [10, 21, 31])

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HeraldBroker
 import Testing
+
+@testable import HeraldBroker
 
 /// Stores written by the heraldd releases that kept the store through the GRDB library open with all their data.
 /// The fixture is the file such a heraldd leaves, laid out by raw SQL: the schema as `sqlite3 .dump` shows it
@@ -145,9 +146,13 @@ struct StoreUpgradeTests {
         #expect(try store.decision(for: Apps.ticTacToe.id) == .notDetermined)
 
         let pending = try store.pendingRequests()
-        #expect(pending.map(\.request) == [PendingRequest(
-            appID: Apps.ticTacToe.id, appName: "Tic Tac Toe", usageDescription: "Finds players.", operation: .browse,
-            serviceType: "_tictactoe._tcp", subject: "_tictactoe._tcp")])
+        #expect(
+            pending.map(\.request) == [
+                PendingRequest(
+                    appID: Apps.ticTacToe.id, appName: "Tic Tac Toe", usageDescription: "Finds players.",
+                    operation: .browse,
+                    serviceType: "_tictactoe._tcp", subject: "_tictactoe._tcp")
+            ])
 
         let log = try store.auditLog()
         #expect(log.map(\.sequence) == [1, 2, 3, 4])
@@ -156,7 +161,8 @@ struct StoreUpgradeTests {
         #expect(log[3].app == nil && log[3].event.reason == "unregistered" && log[3].uid == nil)
     }
 
-    @Test("A GRDB-era store keeps working: sequence numbers go on, bounds count the old lines, nothing is migrated again")
+    @Test(
+        "A GRDB-era store keeps working: sequence numbers go on, bounds count the old lines, nothing is migrated again")
     func grdbStoreKeepsWorking() throws {
         let fixture = try Fixture()
         defer { fixture.cleanUp() }
@@ -166,9 +172,11 @@ struct StoreUpgradeTests {
             let store = try fixture.open(.init(auditLogLimit: 3))
             try store.grant(Apps.ticTacToe.id, by: "uid 0")
             #expect(try store.pendingRequests().isEmpty)
-            try store.appendAudit((1...3).map {
-                AuditEvent(app: nil, operation: "browse", decision: "refuse", reason: "unregistered", detail: "new \($0)")
-            })
+            try store.appendAudit(
+                (1...3).map {
+                    AuditEvent(
+                        app: nil, operation: "browse", decision: "refuse", reason: "unregistered", detail: "new \($0)")
+                })
             let log = try store.auditLog()
             #expect(log.map(\.sequence) == [1, 2, 3, 5, 6, 7, 8])
             #expect(log.filter { $0.kind == .request }.map(\.event.detail) == ["new 1", "new 2", "new 3"])
@@ -177,13 +185,18 @@ struct StoreUpgradeTests {
         // The migrations table is as an older heraldd expects it: both migrations, nothing else, so that it opens
         // the store again (and a newer heraldd's store is refused by it as newer).
         let db = try SQLiteConnection(path: fixture.path, mode: .readOnly)
-        #expect(try db.texts("SELECT identifier FROM grdb_migrations ORDER BY identifier")
+        #expect(
+            try db.texts("SELECT identifier FROM grdb_migrations ORDER BY identifier")
                 == ["1-initial", "2-audit-retention"])
-        #expect(try db.texts("SELECT sql FROM sqlite_master WHERE name = 'grdb_migrations'")
+        #expect(
+            try db.texts("SELECT sql FROM sqlite_master WHERE name = 'grdb_migrations'")
                 == ["CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)"])
-        #expect(try db.texts("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-                == ["audit_fold", "audit_log", "audit_retention", "decision", "grdb_migrations", "manifest",
-                    "pending_request", "sqlite_sequence"])
+        #expect(
+            try db.texts("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                == [
+                    "audit_fold", "audit_log", "audit_retention", "decision", "grdb_migrations", "manifest",
+                    "pending_request", "sqlite_sequence",
+                ])
         try db.close()
         let reopened = try fixture.open()
         #expect(try reopened.decision(for: Apps.ticTacToe.id) == .granted)
@@ -196,7 +209,8 @@ struct StoreUpgradeTests {
         defer { fixture.cleanUp() }
         try fixture.open().close()
         let db = try SQLiteConnection(path: fixture.path, mode: .readOnly)
-        #expect(try db.texts("SELECT identifier FROM grdb_migrations ORDER BY identifier")
+        #expect(
+            try db.texts("SELECT identifier FROM grdb_migrations ORDER BY identifier")
                 == ["1-initial", "2-audit-retention"])
         #expect(try db.firstRow("PRAGMA application_id") { $0.int64(at: 0) } == 0x4852_4C44)
         // Every table and index as the GRDB-era fixture has them, with the same SQL.
@@ -204,9 +218,11 @@ struct StoreUpgradeTests {
         defer { grdb.cleanUp() }
         try Self.writeGRDBStore(grdb)
         let old = try SQLiteConnection(path: grdb.path, mode: .readOnly)
-        let schema = "SELECT type, name, replace(replace(sql, char(10), ' '), '  ', ' ') FROM sqlite_master ORDER BY name"
+        let schema =
+            "SELECT type, name, replace(replace(sql, char(10), ' '), '  ', ' ') FROM sqlite_master ORDER BY name"
         let normalise: (SQLiteRow) -> String = { row in
-            row.text(at: 0) + " " + row.text(at: 1) + ": " + row.text(at: 2).split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            row.text(at: 0) + " " + row.text(at: 1) + ": "
+                + row.text(at: 2).split(whereSeparator: \.isWhitespace).joined(separator: " ")
         }
         #expect(try db.rows(schema, [], normalise) == old.rows(schema, [], normalise))
     }

@@ -7,15 +7,19 @@ struct AuditSettingsTests {
     @Test("The bounds of the audit log and of pending requests are read, checked and rendered back")
     func settings() throws {
         var configuration = DaemonConfiguration()
-        #expect(configuration.operatorLogLines == 10_000 && configuration.auditLinesPerUser == 100
+        #expect(
+            configuration.operatorLogLines == 10_000 && configuration.auditLinesPerUser == 100
                 && configuration.pendingRequestsPerApp == 50)
-        try configuration.apply(try ConfigurationFile(parsing: """
-            [permissions]
-            operator-log-lines = 500
-            audit-lines-per-user = 0
-            pending-requests-per-app = 7
-            """))
-        #expect(configuration.operatorLogLines == 500 && configuration.auditLinesPerUser == 0
+        try configuration.apply(
+            try ConfigurationFile(
+                parsing: """
+                    [permissions]
+                    operator-log-lines = 500
+                    audit-lines-per-user = 0
+                    pending-requests-per-app = 7
+                    """))
+        #expect(
+            configuration.operatorLogLines == 500 && configuration.auditLinesPerUser == 0
                 && configuration.pendingRequestsPerApp == 7)
         var again = DaemonConfiguration()
         try again.apply(try ConfigurationFile(parsing: configuration.rendered))

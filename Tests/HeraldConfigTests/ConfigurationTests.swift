@@ -22,7 +22,9 @@ struct ConfigurationTests {
     @Test("the shipped file documents every setting the daemon accepts")
     func everySettingIsDocumented() throws {
         let documented = try ConfigurationFile(parsing: Self.shippedDefault).entries.map { "[\($0.section)] \($0.key)" }
-        let rendered = try ConfigurationFile(parsing: DaemonConfiguration().rendered).entries.map { "[\($0.section)] \($0.key)" }
+        let rendered = try ConfigurationFile(parsing: DaemonConfiguration().rendered).entries.map {
+            "[\($0.section)] \($0.key)"
+        }
         #expect(Set(documented) == Set(rendered))
         #expect(documented.count == rendered.count)
     }
@@ -78,7 +80,8 @@ struct ConfigurationTests {
         } catch {
             #expect(error.problems.map(\.line) == [10])
         }
-        let valid = text.replacingOccurrences(of: "not a setting\n", with: "").replacingOccurrences(of: "not a setting", with: "")
+        let valid = text.replacingOccurrences(of: "not a setting\n", with: "").replacingOccurrences(
+            of: "not a setting", with: "")
         do {
             try configuration.apply(try ConfigurationFile(parsing: valid))
             Issue.record("bad values must be refused")

@@ -27,7 +27,8 @@ struct ServiceFileFuzzRegressionTests {
     /// that are not UTF-8 (the fuzz input was services.d/ssh.service with 0x95 bytes inside its comment).
     /// Element names and text that are not UTF-8 trap the same way.
     static let notUTF8: [[UInt8]] = {
-        let comment: [UInt8] = Array("<?xml version=\"1.0\"?><!-- ".utf8) + [0x95, 0x95] + Array(" --><service-group/>".utf8)
+        let comment: [UInt8] =
+            Array("<?xml version=\"1.0\"?><!-- ".utf8) + [0x95, 0x95] + Array(" --><service-group/>".utf8)
         let name: [UInt8] = Array("<service-group><na".utf8) + [0xFF] + Array("me>x</name></service-group>".utf8)
         let text: [UInt8] = Array("<service-group><name>Caf".utf8) + [0xE9] + Array("</name></service-group>".utf8)
         return [comment, name, text]
@@ -43,8 +44,9 @@ struct ServiceFileFuzzRegressionTests {
 
     /// Crashed in Foundation's XMLParser (SIGSEGV, strlen of a null pointer): a processing instruction without
     /// data (the fuzz input began `<?xmord.00?>`).
-    @Test("An Avahi file with a processing instruction is refused (fuzz crash)",
-          arguments: ["<?xmord.00?>\nord", "<?a?><service-group/>", "<service-group><?b?></service-group>"])
+    @Test(
+        "An Avahi file with a processing instruction is refused (fuzz crash)",
+        arguments: ["<?xmord.00?>\nord", "<?a?><service-group/>", "<service-group><?b?></service-group>"])
     func avahiProcessingInstruction(_ text: String) {
         let problems = Self.avahiProblems(Array(text.utf8))
         #expect(problems.count == 1)
@@ -53,17 +55,19 @@ struct ServiceFileFuzzRegressionTests {
 
     @Test("An Avahi file with an XML declaration still reads")
     func avahiDeclarationStillReads() throws {
-        let file = try AvahiServiceFile(contents: """
-            <?xml version="1.0" standalone='no'?>
-            <service-group><name>x</name><service><type>_x._tcp</type><port>1</port></service></service-group>
-            """, file: "fuzz.service", hostName: "myhost")
+        let file = try AvahiServiceFile(
+            contents: """
+                <?xml version="1.0" standalone='no'?>
+                <service-group><name>x</name><service><type>_x._tcp</type><port>1</port></service></service-group>
+                """, file: "fuzz.service", hostName: "myhost")
         #expect(file.services.map(\.name) == ["x"])
     }
 
     /// Accepted although the responder refuses it: a `.dnssd` instance name holding NUL bytes, which RFC 6763
     /// §4.1.1 forbids (no control characters). (Fuzz invariant: "… and _x._tcp make no instance name".)
-    @Test("A .dnssd Name= with control characters is refused (fuzz finding)",
-          arguments: ["U\u{0}\u{0}x", "tab\there", "bell\u{7}", "del\u{7F}"])
+    @Test(
+        "A .dnssd Name= with control characters is refused (fuzz finding)",
+        arguments: ["U\u{0}\u{0}x", "tab\there", "bell\u{7}", "del\u{7F}"])
     func dnssdControlCharacters(_ name: String) {
         let problems = Self.dnssdProblems("[Service]\nName=\(name)\nType=_x._tcp\nPort=1\n")
         #expect(problems.count == 1)
@@ -78,20 +82,23 @@ struct ServiceFileFuzzRegressionTests {
 
     @Test("A .dnssd service whose full name would exceed 255 bytes is refused (fuzz finding)")
     func dnssdFullNameTooLong() throws {
-        let problems = Self.dnssdProblems("[Service]\nName=\(String(repeating: "n", count: 30))\nType=_x._tcp.\(Self.longDomain)\nPort=1\n")
+        let problems = Self.dnssdProblems(
+            "[Service]\nName=\(String(repeating: "n", count: 30))\nType=_x._tcp.\(Self.longDomain)\nPort=1\n")
         #expect(problems.count == 1)
         #expect(problems.first?.line == 2)
         #expect(problems.first?.message.contains("instance name") == true)
         // The same type with a short name still fits.
-        let file = try SystemdDNSSDFile(contents: "[Service]\nName=n\nType=_x._tcp.\(Self.longDomain)\nPort=1\n",
-                                        file: "fuzz.dnssd", hostName: "myhost")
+        let file = try SystemdDNSSDFile(
+            contents: "[Service]\nName=n\nType=_x._tcp.\(Self.longDomain)\nPort=1\n",
+            file: "fuzz.dnssd", hostName: "myhost")
         #expect(file.service.name == "n")
     }
 
     @Test("An Avahi service whose full name would exceed 255 bytes is refused (fuzz finding)")
     func avahiFullNameTooLong() {
         let group = { (name: String) in
-            Array("""
+            Array(
+                """
                 <service-group><name>\(name)</name><service><type>_x._tcp</type>
                 <domain-name>\(Self.longDomain)</domain-name><port>1</port></service></service-group>
                 """.utf8)
@@ -104,13 +111,17 @@ struct ServiceFileFuzzRegressionTests {
 
     @Test("An Avahi <name> with a control character inside is refused; one with spaces around it is trimmed")
     func avahiControlCharacters() {
-        let tab = Self.avahiProblems(Array("""
-            <service-group><name>a\tb</name><service><type>_x._tcp</type><port>1</port></service></service-group>
-            """.utf8))
+        let tab = Self.avahiProblems(
+            Array(
+                """
+                <service-group><name>a\tb</name><service><type>_x._tcp</type><port>1</port></service></service-group>
+                """.utf8))
         #expect(tab.map(\.message).contains { $0.contains("control character") })
-        let spaced = Self.avahiProblems(Array("""
-            <service-group><name>\n  a b \t</name><service><type>_x._tcp</type><port>1</port></service></service-group>
-            """.utf8))
+        let spaced = Self.avahiProblems(
+            Array(
+                """
+                <service-group><name>\n  a b \t</name><service><type>_x._tcp</type><port>1</port></service></service-group>
+                """.utf8))
         #expect(spaced.isEmpty)
     }
 }

@@ -20,7 +20,8 @@ struct AvahiServiceFileTests {
 
     @Test("a full group with two services, wildcards, subtypes, domain, host and text TXT")
     func fullGroup() throws {
-        let file = try Self.parse("""
+        let file = try Self.parse(
+            """
             <?xml version="1.0" standalone='no'?>
             <!DOCTYPE service-group SYSTEM "avahi-service.dtd">
             <service-group>
@@ -54,7 +55,7 @@ struct AvahiServiceFileTests {
         #expect(ipp.host == expected2)
         #expect(ipp.port == 631)
         #expect(ipp.protocol == .ipv4)
-        #expect(ipp.txt[ "rp"] == .some(Array("printers/main".utf8)))
+        #expect(ipp.txt["rp"] == .some(Array("printers/main".utf8)))
         #expect(ipp.txt["note"] == .some(Array("a b  c".utf8)))
         #expect(ipp.txt["flag"] == .some(nil))
         let http = file.services[1]
@@ -67,11 +68,13 @@ struct AvahiServiceFileTests {
 
     @Test("%h is kept literally without replace-wildcards")
     func noWildcards() throws {
-        let plain = try Self.parse("""
+        let plain = try Self.parse(
+            """
             <service-group><name>%h box</name><service><type>_ssh._tcp</type><port>22</port></service></service-group>
             """)
         #expect(plain.services[0].name == "%h box")
-        let no = try Self.parse("""
+        let no = try Self.parse(
+            """
             <service-group><name replace-wildcards="no">%h box</name><service><type>_ssh._tcp</type><port>22</port></service></service-group>
             """)
         #expect(no.services[0].name == "%h box")
@@ -79,7 +82,8 @@ struct AvahiServiceFileTests {
 
     @Test("binary TXT values in hex and base64")
     func binaryTXT() throws {
-        let file = try Self.parse("""
+        let file = try Self.parse(
+            """
             <service-group><name>x</name><service><type>_x._tcp</type><port>1</port>
               <txt-record value-format="binary-hex">h=00ff10</txt-record>
               <txt-record value-format="binary-base64">b=AAEC/w==</txt-record>
@@ -94,7 +98,8 @@ struct AvahiServiceFileTests {
 
     @Test("bad hex and base64 are reported at their element")
     func badBinary() {
-        let problems = Self.problems("""
+        let problems = Self.problems(
+            """
             <service-group><name>x</name><service><type>_x._tcp</type><port>1</port>
               <txt-record value-format="binary-hex">h=0g</txt-record>
               <txt-record value-format="binary-base64">b=!!!</txt-record>
@@ -102,18 +107,23 @@ struct AvahiServiceFileTests {
             </service></service-group>
             """)
         #expect(problems.count == 3)
-        #expect(problems.map(\.element) == [
-            "/service-group/service/txt-record", "/service-group/service/txt-record[2]",
-            "/service-group/service/txt-record[3]",
-        ])
+        #expect(
+            problems.map(\.element) == [
+                "/service-group/service/txt-record", "/service-group/service/txt-record[2]",
+                "/service-group/service/txt-record[3]",
+            ])
         #expect(problems.map(\.line) == [2, 3, 4])
         #expect(problems.allSatisfy { $0.severity == .error && $0.file == "test.service" })
-        #expect(problems[0].description == "test.service:2 /service-group/service/txt-record: error: the value of \"h\" is not valid hexadecimal")
+        #expect(
+            problems[0].description
+                == "test.service:2 /service-group/service/txt-record: error: the value of \"h\" is not valid hexadecimal"
+        )
     }
 
     @Test("a missing port, a bad type, a bad port and a missing name are all reported")
     func everyProblemListed() {
-        let problems = Self.problems("""
+        let problems = Self.problems(
+            """
             <service-group>
               <service><type>_x._tcp</type></service>
               <service><type>not a type</type><port>22</port></service>
@@ -121,15 +131,20 @@ struct AvahiServiceFileTests {
             </service-group>
             """)
         #expect(problems.contains { $0.element == "/service-group" && $0.message.contains("<name> is missing") })
-        #expect(problems.contains { $0.element == "/service-group/service" && $0.message.contains("<port> is missing") })
-        #expect(problems.contains { $0.element == "/service-group/service[2]/type" && $0.message.contains("bad service type") })
+        #expect(
+            problems.contains { $0.element == "/service-group/service" && $0.message.contains("<port> is missing") })
+        #expect(
+            problems.contains {
+                $0.element == "/service-group/service[2]/type" && $0.message.contains("bad service type")
+            })
         #expect(problems.contains { $0.element == "/service-group/service[3]/port" && $0.line == 4 })
         #expect(problems.count == 4)
     }
 
     @Test("a valid service does not save a group with a broken one (Avahi groups are all or nothing)")
     func groupAllOrNothing() {
-        let problems = Self.problems("""
+        let problems = Self.problems(
+            """
             <service-group><name>x</name>
               <service><type>_ok._tcp</type><port>1</port></service>
               <service><type>_bad</type><port>1</port></service>
@@ -141,7 +156,8 @@ struct AvahiServiceFileTests {
 
     @Test("malformed XML is an error with a line")
     func badXML() {
-        let problems = Self.problems("""
+        let problems = Self.problems(
+            """
             <service-group>
               <name>x</name>
               <service><type>_x._tcp</type><port>1</port>
@@ -159,14 +175,16 @@ struct AvahiServiceFileTests {
         let secret = FileManager.default.temporaryDirectory.appendingPathComponent("herald-xxe-\(UUID().uuidString)")
         try? "SECRET".write(to: secret, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: secret) }
-        let problems = Self.problems("""
+        let problems = Self.problems(
+            """
             <?xml version="1.0"?>
             <!DOCTYPE service-group [ <!ENTITY xxe SYSTEM "file://\(secret.path)"> ]>
             <service-group><name>&xxe;</name><service><type>_x._tcp</type><port>1</port></service></service-group>
             """)
         #expect(!problems.isEmpty)
         #expect(!problems.contains { $0.message.contains("SECRET") })
-        let laughs = Self.problems("""
+        let laughs = Self.problems(
+            """
             <?xml version="1.0"?>
             <!DOCTYPE service-group [ <!ENTITY a "aaaaaaaaaa"> <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;"> ]>
             <service-group><name>&b;</name><service><type>_x._tcp</type><port>1</port></service></service-group>
@@ -176,7 +194,8 @@ struct AvahiServiceFileTests {
 
     @Test("unknown elements and attributes are warnings; the service is still used")
     func unknownReported() throws {
-        let file = try Self.parse("""
+        let file = try Self.parse(
+            """
             <service-group><name colour="red">x</name>
               <service><type>_x._tcp</type><port>1</port><priority>3</priority></service>
             </service-group>
@@ -190,7 +209,8 @@ struct AvahiServiceFileTests {
 
     @Test("a type with a subtype, a bad subtype and duplicate TXT keys are errors")
     func moreErrors() {
-        let problems = Self.problems("""
+        let problems = Self.problems(
+            """
             <service-group><name>x</name>
               <service><type>_p._sub._x._tcp</type><port>1</port></service>
               <service><type>_x._tcp</type><subtype>_a._sub._other._tcp</subtype><port>1</port>
@@ -199,14 +219,16 @@ struct AvahiServiceFileTests {
             """)
         #expect(problems.contains { $0.element == "/service-group/service/type" })
         #expect(problems.contains { $0.element == "/service-group/service[2]/subtype" })
-        #expect(problems.contains { $0.element == "/service-group/service[2]/txt-record[2]" && $0.message.contains("TXT") })
+        #expect(
+            problems.contains { $0.element == "/service-group/service[2]/txt-record[2]" && $0.message.contains("TXT") })
     }
 }
 
 @Suite("systemd .dnssd files")
 struct SystemdDNSSDFileTests {
-    static let specifiers = SystemdDNSSDFile.Specifiers(hostName: "myhost", machineID: "0123abcd", bootID: "b00t",
-                                                        kernelRelease: "6.1.0", architecture: "x86-64")
+    static let specifiers = SystemdDNSSDFile.Specifiers(
+        hostName: "myhost", machineID: "0123abcd", bootID: "b00t",
+        kernelRelease: "6.1.0", architecture: "x86-64")
 
     static func parse(_ text: String) throws(ServiceFileError) -> SystemdDNSSDFile {
         try SystemdDNSSDFile(contents: text, file: "test.dnssd", specifiers: specifiers)
@@ -223,7 +245,8 @@ struct SystemdDNSSDFileTests {
 
     @Test("a full file with specifiers, subtypes, priority and weight")
     func fullFile() throws {
-        let file = try Self.parse("""
+        let file = try Self.parse(
+            """
             # comment
             ; another
             [Service]
@@ -251,9 +274,12 @@ struct SystemdDNSSDFileTests {
         #expect(s.txt["flag"] == .some(nil))
     }
 
-    @Test("the os-release specifiers (%o %w %W %B %M %A) and the short host name (%l) expand as systemd's do; a field os-release lacks expands to nothing")
+    @Test(
+        "the os-release specifiers (%o %w %W %B %M %A) and the short host name (%l) expand as systemd's do; a field os-release lacks expands to nothing"
+    )
     func osReleaseSpecifiers() throws {
-        let osRelease = SystemdDNSSDFile.Specifiers.parseOSRelease("""
+        let osRelease = SystemdDNSSDFile.Specifiers.parseOSRelease(
+            """
             # a comment
             PRETTY_NAME="Debian GNU/Linux 13 (trixie)"
             ID=debian
@@ -263,10 +289,13 @@ struct SystemdDNSSDFileTests {
             not a field
             """)
         #expect(osRelease["ID"] == "debian" && osRelease["VERSION_ID"] == "13" && osRelease["VARIANT_ID"] == "server")
-        #expect(osRelease["BUILD_ID"] == "2026.11 \"nightly\"" && osRelease["PRETTY_NAME"] == "Debian GNU/Linux 13 (trixie)")
+        #expect(
+            osRelease["BUILD_ID"] == "2026.11 \"nightly\"" && osRelease["PRETTY_NAME"] == "Debian GNU/Linux 13 (trixie)"
+        )
         let specifiers = SystemdDNSSDFile.Specifiers(hostName: "box.example", osRelease: osRelease)
-        let file = try SystemdDNSSDFile(contents: "[Service]\nName=%l %o %w %W [%M%A]\nType=_http._tcp\nPort=80\n",
-                                        file: "os.dnssd", specifiers: specifiers)
+        let file = try SystemdDNSSDFile(
+            contents: "[Service]\nName=%l %o %w %W [%M%A]\nType=_http._tcp\nPort=80\n",
+            file: "os.dnssd", specifiers: specifiers)
         #expect(file.service.name == "box debian 13 server []")
         let unknown = Self.problems("[Service]\nName=%Q\nType=_http._tcp\nPort=80\n")
         #expect(unknown.first?.message.contains("unknown specifier %Q") == true, "\(unknown)")
@@ -274,7 +303,8 @@ struct SystemdDNSSDFileTests {
 
     @Test("repeated TxtText and TxtData make one TXT record each; base64 and escapes decode")
     func repeatedTXT() throws {
-        let file = try Self.parse("""
+        let file = try Self.parse(
+            """
             [Service]
             Name=x
             Type=_x._udp
@@ -294,7 +324,8 @@ struct SystemdDNSSDFileTests {
 
     @Test("an empty assignment resets TXT records and subtypes")
     func emptyResets() throws {
-        let file = try Self.parse("""
+        let file = try Self.parse(
+            """
             [Service]
             Name=x
             Type=_x._tcp
@@ -326,7 +357,8 @@ struct SystemdDNSSDFileTests {
 
     @Test("every problem is listed with its line")
     func everyProblem() {
-        let problems = Self.problems("""
+        let problems = Self.problems(
+            """
             [Service]
             Name=%Z
             Type=http
@@ -344,7 +376,8 @@ struct SystemdDNSSDFileTests {
 
     @Test("unknown keys and sections are warnings; the service is still used")
     func unknownKeys() throws {
-        let file = try Self.parse("""
+        let file = try Self.parse(
+            """
             [Service]
             Name=x
             Type=_x._tcp

@@ -1,17 +1,19 @@
 import Foundation
 import HeraldBroker
-@testable import HeraldDaemon
 import HeraldSession
 import HeraldWire
 import Logging
 import Testing
 
+@testable import HeraldDaemon
+
 /// A caller repeating itself must not fill the audit log: each decision is written once a minute at most.
 @Suite("Repeated decisions in the audit log")
 struct AuditRepeatsTests {
     func event(_ type: String) -> AuditEvent {
-        AuditEvent(app: nil, operation: "browse", serviceType: type, decision: "refuse", reason: "unregistered",
-                   detail: "browse \(type) by uid 65534")
+        AuditEvent(
+            app: nil, operation: "browse", serviceType: type, decision: "refuse", reason: "unregistered",
+            detail: "browse \(type) by uid 65534")
     }
 
     @Test("a decision is written, its repeats within a minute are not, and the next after the minute is")
@@ -21,8 +23,10 @@ struct AuditRepeatsTests {
         func written(_ type: String, after seconds: Int64) -> Bool {
             repeats.shouldWrite(event(type), at: start + .seconds(seconds))
         }
-        let decisions = [written("_a._tcp", after: 0), written("_a._tcp", after: 59), written("_b._tcp", after: 59),
-                         written("_a._tcp", after: 60), written("_a._tcp", after: 61)]
+        let decisions = [
+            written("_a._tcp", after: 0), written("_a._tcp", after: 59), written("_b._tcp", after: 59),
+            written("_a._tcp", after: 60), written("_a._tcp", after: 61),
+        ]
         #expect(decisions == [true, false, true, true, false])
     }
 
@@ -40,19 +44,24 @@ struct AuditRepeatsTests {
         #expect(most == AuditRepeats.remembered)
     }
 
-    @Test("a thousand processes of one program refused the same request leave one audit line; an operator's change starts afresh")
+    @Test(
+        "a thousand processes of one program refused the same request leave one audit line; an operator's change starts afresh"
+    )
     func brokerWritesOnce() throws {
         let directory = try makeTemporaryDirectory("herald-audit-repeats")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let broker = try PermissionBroker(stateDirectory: directory,
-                                          policy: PermissionPolicy(operatorRule: OperatorRule(groupID: nil)),
-                                          logger: Logger(label: "test"))
+        let broker = try PermissionBroker(
+            stateDirectory: directory,
+            policy: PermissionPolicy(operatorRule: OperatorRule(groupID: nil)),
+            logger: Logger(label: "test"))
         // Process ids far above pid_max: no such process, so no manifest matches and every request is refused.
         func refuseAll(_ type: String) throws {
             let request = PermissionRequest.browse(try ServiceType(type))
             for n in 0..<1000 {
                 let client = CallerIdentity(pid: Int32(50_000_000 + n), uid: 65534, groups: [65534])
-                if case .allow = broker.decide(request, for: client, isNew: true) { Issue.record("an unknown process was allowed") }
+                if case .allow = broker.decide(request, for: client, isNew: true) {
+                    Issue.record("an unknown process was allowed")
+                }
             }
             broker.flush()
         }
@@ -63,8 +72,10 @@ struct AuditRepeatsTests {
         try refuseAll("_other._tcp")
         #expect(try lines("_repeat._tcp") == 1)
         #expect(try lines("_other._tcp") == 1)
-        try broker.register(Manifest(id: "org.example.audit", name: "Audit", executables: ["/nonexistent/audit"],
-                                     bonjourServices: ["_audit._tcp"], usageDescription: "Tests."), by: "test")
+        try broker.register(
+            Manifest(
+                id: "org.example.audit", name: "Audit", executables: ["/nonexistent/audit"],
+                bonjourServices: ["_audit._tcp"], usageDescription: "Tests."), by: "test")
         try refuseAll("_repeat._tcp")
         #expect(try lines("_repeat._tcp") == 2)
     }

@@ -1,9 +1,10 @@
 import Foundation
-@testable import HeraldDaemon
 import Testing
 
+@testable import HeraldDaemon
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The daemon connects to a client's named error socket on the client's behalf: only to a socket of that user,
@@ -19,7 +20,8 @@ struct CheckedConnectTests {
         }
     }
 
-    @Test("a socket of the given owner is reached; another user's, a link to it, a plain file or a missing path are not")
+    @Test(
+        "a socket of the given owner is reached; another user's, a link to it, a plain file or a missing path are not")
     func ownership() throws {
         let directory = try makeTemporaryDirectory("herald-checked-connect")
         defer { try? FileManager.default.removeItem(atPath: directory) }

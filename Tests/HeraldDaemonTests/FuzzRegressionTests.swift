@@ -16,7 +16,9 @@ struct DaemonFuzzRegressionTests {
         #expect(throws: ControlLineBuffer.LineTooLong.self) { try whole.feed(line) }
         var pieces = ControlLineBuffer(maxLineLength: 16)
         #expect(throws: ControlLineBuffer.LineTooLong.self) {
-            for start in stride(from: 0, to: line.count, by: 8) { _ = try pieces.feed(line[start..<min(start + 8, line.count)]) }
+            for start in stride(from: 0, to: line.count, by: 8) {
+                _ = try pieces.feed(line[start..<min(start + 8, line.count)])
+            }
         }
         // A line of exactly the limit still passes, and so do shorter lines around it in the same read.
         var exact = ControlLineBuffer(maxLineLength: 16)

@@ -1,8 +1,9 @@
 import CHeraldSystem
 import Glibc
-@testable import HeraldDaemon
 import Logging
 import Testing
+
+@testable import HeraldDaemon
 
 /// Trimming the heap, and the memory figures `herald status` reports, in one serialized suite: each test
 /// allocates megabytes or reads figures that another's allocations would move.

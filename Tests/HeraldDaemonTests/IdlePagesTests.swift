@@ -1,8 +1,9 @@
 import CHeraldSystem
 import Foundation
 import Glibc
-@testable import HeraldDaemon
 import Testing
+
+@testable import HeraldDaemon
 
 /// Serialized: a release in one test would unmap the pages another test has just mapped and is counting.
 @Suite("Idle pages", .serialized)
@@ -53,7 +54,8 @@ struct IdlePagesTests {
         #expect(!tooSoon)
         // So the loop is asked to wake when the interval is over, and releases then if it is quiet.
         #expect(pages.deadline(now: 6000) == 5000 + IdlePages.interval)
-        let busy = pages.isDue(nextDeadline: 5000 + IdlePages.interval + 10, now: 5000 + IdlePages.interval, worked: true)
+        let busy = pages.isDue(
+            nextDeadline: 5000 + IdlePages.interval + 10, now: 5000 + IdlePages.interval, worked: true)
         #expect(!busy)
         #expect(pages.deadline(now: 5000 + IdlePages.interval) == 5000 + IdlePages.interval + IdlePages.quietPeriod)
         let later = pages.isDue(nextDeadline: nil, now: 5000 + IdlePages.interval + 20, worked: true)
@@ -138,13 +140,14 @@ struct IdlePagesTests {
             // refuses the userfaultfd's feature (EINVAL), and mappings keep the kernel's fault-around.
             let kernel = ProcessInfo.processInfo.operatingSystemVersion
             #if arch(x86_64)
-            let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 7)
+                let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 7)
             #else
-            let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 10)
+                let supported = (kernel.majorVersion, kernel.minorVersion) >= (6, 10)
             #endif
             guard supported || outcome == 0 else {
-                #expect([EINVAL, ENOSYS, EPERM].contains(outcome),
-                        "userfaultfd refused with errno \(outcome) on \(kernel)")
+                #expect(
+                    [EINVAL, ENOSYS, EPERM].contains(outcome),
+                    "userfaultfd refused with errno \(outcome) on \(kernel)")
                 #expect(herald_file_pages_one_by_one_error() == outcome)
                 return
             }

@@ -1,5 +1,6 @@
-@testable import HeraldDaemon
 import Testing
+
+@testable import HeraldDaemon
 
 @Suite("Retrying failed multicast joins")
 struct JoinRetryTests {

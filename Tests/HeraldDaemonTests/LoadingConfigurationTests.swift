@@ -28,7 +28,8 @@ struct LoadingConfigurationTests {
         #expect(loadError(directory + "/latin1.conf") == "it is not UTF-8 text")
         // A device reads to its end: /dev/null is an empty configuration.
         #expect(loadError("/dev/null") == nil)
-        try "[network]\nhost-name = kitchen\n".write(toFile: directory + "/good.conf", atomically: true, encoding: .utf8)
+        try "[network]\nhost-name = kitchen\n".write(
+            toFile: directory + "/good.conf", atomically: true, encoding: .utf8)
         var configuration = DaemonConfiguration()
         try configuration.load(from: directory + "/good.conf", required: true)
         #expect(configuration.hostName == "kitchen")

@@ -14,7 +14,8 @@ struct OperatorTextTests {
 
     @Test("C0 controls and DEL become \\xNN, C1 controls and line-breaking format characters \\u{…}")
     func escapes() {
-        #expect(OperatorText.escaped(Self.forgingPath)
+        #expect(
+            OperatorText.escaped(Self.forgingPath)
                 == "/tmp/x\\x1B[2K\\x0D2026-11-27 12:00:00  org.example.tictactoe  grant  granted (operator)")
         #expect(OperatorText.escaped("a\nb\tc\u{7F}d\u{0}") == "a\\x0Ab\\x09c\\x7Fd\\x00")
         #expect(OperatorText.escaped("x\u{9B}31my\u{85}") == "x\\u{9B}31my\\u{85}")
@@ -52,7 +53,8 @@ struct OperatorTextTests {
         var handler = EscapingLogStream.handler(label: "heraldd", stream: stream)
         handler.logLevel = .info
         let logger = Logger(label: "heraldd") { _ in handler }
-        logger.info("app socket: refused browse _x._tcp for pid 7: refuse (unregistered): pid 7 uid 65534 \(Self.forgingPath)")
+        logger.info(
+            "app socket: refused browse _x._tcp for pid 7: refuse (unregistered): pid 7 uid 65534 \(Self.forgingPath)")
         logger.notice("two\nlines\u{9B}")
         let written = lines.withLock { $0 }
         #expect(written.count == 2)
@@ -66,14 +68,16 @@ struct OperatorTextTests {
     @Test("An upper bound of a list item's JSON length holds for the worst characters")
     func lengthBound() throws {
         let detail = String(repeating: "\u{1B}\"\\/é", count: 2_000)
-        let line = ControlAuditLine(sequence: Int64.max, time: Date(), app: "org.example.tictactoe", operation: "browse",
-                                    serviceType: "_tictactoe._tcp", decision: "refuse", reason: "unregistered",
-                                    detail: detail, uid: UInt32.max, count: Int.max)
+        let line = ControlAuditLine(
+            sequence: Int64.max, time: Date(), app: "org.example.tictactoe", operation: "browse",
+            serviceType: "_tictactoe._tcp", decision: "refuse", reason: "unregistered",
+            detail: detail, uid: UInt32.max, count: Int.max)
         #expect(try ControlProtocol.line(line).count <= line.encodedLengthBound)
-        let request = ControlPendingRequest(app: "org.example.tictactoe", appName: "Tic Tac Toe",
-                                            usageDescription: String(repeating: "\"\n", count: 500),
-                                            operation: "address-lookup", serviceType: nil, subject: "address lookups",
-                                            latestSubject: detail, firstSeen: Date(), lastSeen: Date(), count: Int.max)
+        let request = ControlPendingRequest(
+            app: "org.example.tictactoe", appName: "Tic Tac Toe",
+            usageDescription: String(repeating: "\"\n", count: 500),
+            operation: "address-lookup", serviceType: nil, subject: "address lookups",
+            latestSubject: detail, firstSeen: Date(), lastSeen: Date(), count: Int.max)
         #expect(try ControlProtocol.line(request).count <= request.encodedLengthBound)
     }
 }

@@ -1,9 +1,10 @@
 import HeraldBroker
-@testable import HeraldDaemon
 import HeraldIPC
 import HeraldSession
 import HeraldWire
 import Testing
+
+@testable import HeraldDaemon
 
 /// The front ends that serve apps ask the permission rules the same question for the same lookup: the app socket
 /// (through the session core: DNSServiceQueryRecord, DNSServiceGetAddrInfo) and the NSS socket (host and address
@@ -39,10 +40,12 @@ struct QueryVocabularyTests {
         func question(for request: Request) -> PermissionRequest? {
             let before = gate.asked.count
             context += 1
-            let header = IPCHeader(dataLength: 0, operation: request.operation.rawValue,
-                                   context: ClientContext(rawValue: context))
-            _ = core.handle(DecodedRequest(header: header, request: request, statusReturn: .passedSocket),
-                            on: ConnectionID(1), at: 0)
+            let header = IPCHeader(
+                dataLength: 0, operation: request.operation.rawValue,
+                context: ClientContext(rawValue: context))
+            _ = core.handle(
+                DecodedRequest(header: header, request: request, statusReturn: .passedSocket),
+                on: ConnectionID(1), at: 0)
             return gate.asked.count > before ? gate.asked.last : nil
         }
 
@@ -66,22 +69,28 @@ struct QueryVocabularyTests {
         ("_ipp._tcp.local.", .query(name: "_ipp._tcp.local.", type: .a)),
     ]
     /// Reverse names (NSS makes them of addresses), all address lookups.
-    static let reverseNames: [DNSName] = [IPv4Address(169, 254, 1, 7).reverseName, "7.1.254.169.IN-ADDR.ARPA.", ipv6Reverse]
+    static let reverseNames: [DNSName] = [
+        IPv4Address(169, 254, 1, 7).reverseName, "7.1.254.169.IN-ADDR.ARPA.", ipv6Reverse,
+    ]
 
     @Test("a record query asks what forQuery says, for every name and type")
     func queryRecordUsesTheOneRule() {
         let app = AppSocket()
-        let names = Self.hosts.map(\.0) + Self.reverseNames
+        let names =
+            Self.hosts.map(\.0) + Self.reverseNames
             + ["_ipp._tcp.local.", "_color._sub._ipp._tcp.local.", "_services._dns-sd._udp.local.", "in-addr.arpa."]
         for name in names {
             for type in [RecordType.a, .aaaa, .ptr, .srv, .txt, .hinfo] {
-                #expect(app.queryRecord(name, type) == PermissionRequest.forQuery(name: name, type: type), "\(type) \(name)")
+                #expect(
+                    app.queryRecord(name, type) == PermissionRequest.forQuery(name: name, type: type), "\(type) \(name)"
+                )
             }
         }
     }
 
-    @Test("a host's addresses: DNSServiceGetAddrInfo, A and AAAA record queries and NSS ask the same question",
-          arguments: hosts.indices)
+    @Test(
+        "a host's addresses: DNSServiceGetAddrInfo, A and AAAA record queries and NSS ask the same question",
+        arguments: hosts.indices)
     func hostLookupsAgree(_ index: Int) {
         let (name, expected) = Self.hosts[index]
         let app = AppSocket()

@@ -1,10 +1,11 @@
 import Foundation
 import HeraldBroker
-@testable import HeraldDaemon
 import HeraldSession
 import HeraldWire
 import Logging
 import Testing
+
+@testable import HeraldDaemon
 
 /// Judging operations again after an operator's change: the broker works a caller out once for all of its
 /// operations, and answers as it answers each alone.
@@ -14,11 +15,13 @@ struct RejudgingTests {
     func decideAgainMatchesDecide() throws {
         let directory = try makeTemporaryDirectory("herald-rejudging")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let broker = try PermissionBroker(stateDirectory: directory,
-                                          policy: PermissionPolicy(operatorRule: OperatorRule(groupID: nil)),
-                                          logger: Logger(label: "test"))
-        let manifest = try Manifest(id: "org.example.game", name: "Game", executables: ["/usr/bin/game"],
-                                    bonjourServices: ["_game._tcp"], usageDescription: "Finds players.")
+        let broker = try PermissionBroker(
+            stateDirectory: directory,
+            policy: PermissionPolicy(operatorRule: OperatorRule(groupID: nil)),
+            logger: Logger(label: "test"))
+        let manifest = try Manifest(
+            id: "org.example.game", name: "Game", executables: ["/usr/bin/game"],
+            bonjourServices: ["_game._tcp"], usageDescription: "Finds players.")
         try broker.register(manifest, by: "test")
         let game = CallerIdentity(pid: 4242, uid: 1000, groups: [1000], executablePath: "/usr/bin/game")
         let stranger = CallerIdentity(pid: 4343, uid: 1000, groups: [1000], executablePath: "/usr/bin/stranger")

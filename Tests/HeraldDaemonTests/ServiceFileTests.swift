@@ -10,23 +10,24 @@ import Testing
 struct StaticServiceRegistrationTests {
     @Test("an Avahi service's name, type, subtypes, host, port, TXT and protocol reach its registration")
     func avahiRegistration() throws {
-        let file = try AvahiServiceFile(contents: """
-            <service-group>
-              <name replace-wildcards="yes">%h printer</name>
-              <service protocol="ipv4">
-                <type>_ipp._tcp</type>
-                <subtype>_universal._sub._ipp._tcp</subtype>
-                <subtype>_color</subtype>
-                <host-name>printer.local</host-name>
-                <port>631</port>
-                <txt-record>rp=printers/main</txt-record>
-              </service>
-              <service protocol="ipv6">
-                <type>_http._tcp</type>
-                <port>80</port>
-              </service>
-            </service-group>
-            """, file: "test.service", hostName: "myhost")
+        let file = try AvahiServiceFile(
+            contents: """
+                <service-group>
+                  <name replace-wildcards="yes">%h printer</name>
+                  <service protocol="ipv4">
+                    <type>_ipp._tcp</type>
+                    <subtype>_universal._sub._ipp._tcp</subtype>
+                    <subtype>_color</subtype>
+                    <host-name>printer.local</host-name>
+                    <port>631</port>
+                    <txt-record>rp=printers/main</txt-record>
+                  </service>
+                  <service protocol="ipv6">
+                    <type>_http._tcp</type>
+                    <port>80</port>
+                  </service>
+                </service-group>
+                """, file: "test.service", hostName: "myhost")
         let ipp = file.services[0]
         let registration = ipp.registration()
         #expect(registration.family == .ipv4)
@@ -38,8 +39,10 @@ struct StaticServiceRegistrationTests {
         #expect(registration.txt == ipp.txt)
         #expect(registration.host == ipp.host)
         #expect(file.services[1].registration().family == .ipv6)
-        let any = try AvahiServiceFile(contents: "<service-group><name>n</name><service><type>_x._tcp</type><port>1</port></service></service-group>",
-                                       file: "any.service", hostName: "myhost")
+        let any = try AvahiServiceFile(
+            contents:
+                "<service-group><name>n</name><service><type>_x._tcp</type><port>1</port></service></service-group>",
+            file: "any.service", hostName: "myhost")
         #expect(any.services[0].registration().family == nil)
     }
 
@@ -54,7 +57,8 @@ struct StaticServiceRegistrationTests {
     }
 
     static func parse(_ text: String) throws(ServiceFileError) -> SystemdDNSSDFile {
-        try SystemdDNSSDFile(contents: text, file: "test.dnssd", specifiers: SystemdDNSSDFile.Specifiers(hostName: "myhost"))
+        try SystemdDNSSDFile(
+            contents: text, file: "test.dnssd", specifiers: SystemdDNSSDFile.Specifiers(hostName: "myhost"))
     }
 
     @Test("Priority= and Weight= reach the registration's SRV record; without them both are 0")
@@ -100,12 +104,16 @@ struct ServiceDirectoryTests {
         func write(_ name: String, _ text: String) throws {
             try text.write(to: dir.appendingPathComponent(name), atomically: true, encoding: .utf8)
         }
-        try write("a-good.service", """
+        try write(
+            "a-good.service",
+            """
             <service-group><name replace-wildcards="yes">%h</name>
             <service><type>_ssh._tcp</type><port>22</port></service></service-group>
             """)
         try write("b-broken.dnssd", "[Service]\nName=x\nType=_x._tcp\nPort=99999\n")
-        try write("c-broken.service", "<service-group><name>x</name>\n<service><type>_y._tcp</type></service></service-group>")
+        try write(
+            "c-broken.service", "<service-group><name>x</name>\n<service><type>_y._tcp</type></service></service-group>"
+        )
         try write("d-good.dnssd", "[Service]\nName=%H web\nType=_http._tcp\nPort=80\n")
         try write("ignored.txt", "not a service file")
         try write(".hidden.service", "<broken")
@@ -124,13 +132,16 @@ struct ServiceDirectoryTests {
         #expect(contents.problems.allSatisfy { $0.description.contains($0.file) })
     }
 
-    @Test("a .dnssd file's drop-ins (NAME.dnssd.d/*.conf, in name order) change it as later lines would; a problem in one names the drop-in")
+    @Test(
+        "a .dnssd file's drop-ins (NAME.dnssd.d/*.conf, in name order) change it as later lines would; a problem in one names the drop-in"
+    )
     func dropIns() throws {
         let dir = URL(fileURLWithPath: try makeTemporaryDirectory("herald-dropins"))
         defer { try? FileManager.default.removeItem(at: dir) }
         func write(_ name: String, _ text: String) throws {
             let url = dir.appendingPathComponent(name)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try text.write(to: url, atomically: true, encoding: .utf8)
         }
         try write("web.dnssd", "[Service]\nName=%H web\nType=_http._tcp\nPort=80\nTxtText=path=/\n")
@@ -145,16 +156,19 @@ struct ServiceDirectoryTests {
         #expect(contents.services.first?.port == 8080)
         #expect(contents.services.first?.txt["path"] == .some(Array("/front".utf8)))
         let problem = try #require(contents.problems.first, "\(contents.problems)")
-        #expect(contents.problems.count == 1 && problem.file.hasSuffix("bad.dnssd.d/override.conf") && problem.line == 3,
-                "\(contents.problems)")
+        #expect(
+            contents.problems.count == 1 && problem.file.hasSuffix("bad.dnssd.d/override.conf") && problem.line == 3,
+            "\(contents.problems)")
     }
 
     @Test("a missing directory means no static services; a file where the directory should be is a problem")
     func missingDirectory() throws {
-        let missing = ServiceDirectory.load(path: "/nonexistent/herald/services.d", hostName: "h", specifiers: Self.specifiers)
+        let missing = ServiceDirectory.load(
+            path: "/nonexistent/herald/services.d", hostName: "h", specifiers: Self.specifiers)
         #expect(missing.services.isEmpty)
         #expect(missing.problems.isEmpty)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-not-a-directory-\(getpid())").path
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("herald-not-a-directory-\(getpid())")
+            .path
         try "x".write(toFile: file, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let notDirectory = ServiceDirectory.load(path: file, hostName: "h", specifiers: Self.specifiers)

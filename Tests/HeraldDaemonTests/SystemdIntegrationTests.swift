@@ -175,7 +175,8 @@ struct ListenFDsTests {
         let (_, cleanup) = try Self.passedSockets(count: 3, base: base)
         defer { cleanup() }
         let pid = getpid()
-        let unnamed = try ListenFDs.parse(environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "3"], firstDescriptor: base)
+        let unnamed = try ListenFDs.parse(
+            environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "3"], firstDescriptor: base)
         #expect(unnamed.entries.map(\.name) == ["unknown", "unknown", "unknown"])
         #expect(unnamed.descriptors(named: "unknown") == [base, base + 1, base + 2])
         let repeated = try ListenFDs.parse(
@@ -204,12 +205,19 @@ struct ListenFDsTests {
     @Test("malformed variables and closed descriptors are errors")
     func malformed() throws {
         let pid = getpid()
-        #expect(throws: SystemdError.self) { try ListenFDs.parse(environment: ["LISTEN_PID": "me", "LISTEN_FDS": "1"]) }
-        #expect(throws: SystemdError.self) { try ListenFDs.parse(environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "-1"]) }
-        #expect(throws: SystemdError.self) { try ListenFDs.parse(environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "two"]) }
+        #expect(throws: SystemdError.self) {
+            try ListenFDs.parse(environment: ["LISTEN_PID": "me", "LISTEN_FDS": "1"])
+        }
+        #expect(throws: SystemdError.self) {
+            try ListenFDs.parse(environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "-1"])
+        }
+        #expect(throws: SystemdError.self) {
+            try ListenFDs.parse(environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "two"])
+        }
         #expect(throws: SystemdError.self) {
             try ListenFDs.parse(
-                environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "dnssd"], firstDescriptor: 671)
+                environment: ["LISTEN_PID": "\(pid)", "LISTEN_FDS": "2", "LISTEN_FDNAMES": "dnssd"],
+                firstDescriptor: 671)
         }
         // fd 691 is not open.
         #expect(fcntl(691, F_GETFD) == -1)

@@ -13,7 +13,9 @@ struct AggregationTests {
     static func isUnfragmentedOrAlone(_ packet: SimulatedLAN.WirePacket) -> Bool {
         let limit = packet.link.family == .ipv6 ? 1500 - 48 : sharedLimit
         guard packet.bytes.count > limit, let message = packet.message else { return true }
-        if message.isResponse { return message.answers.count + message.authorities.count + message.additionals.count == 1 }
+        if message.isResponse {
+            return message.answers.count + message.authorities.count + message.additionals.count == 1
+        }
         return Set(message.questions.map(\.name)).count == 1
     }
 
@@ -22,7 +24,11 @@ struct AggregationTests {
         var result: [[Packet]] = []
         var last: Instant?
         for packet in packets {
-            if packet.time == last { result[result.count - 1].append(packet.message) } else { result.append([packet.message]) }
+            if packet.time == last {
+                result[result.count - 1].append(packet.message)
+            } else {
+                result.append([packet.message])
+            }
             last = packet.time
         }
         return result
@@ -70,7 +76,8 @@ struct AggregationTests {
     func registerPrinters(_ count: Int, on lan: inout SimulatedLAN, txt: TXTRecord = .empty) {
         lan.with(alpha) { engine, now in
             for n in 1...count {
-                engine.register(OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: UInt16(1000 + n), txt: txt), at: now)
+                engine.register(
+                    OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: UInt16(1000 + n), txt: txt), at: now)
             }
         }
     }
@@ -83,11 +90,16 @@ struct AggregationTests {
         registerPrinters(40, on: &lan)
         for n in 41...60 {
             lan.run(for: 5)
-            lan.with(alpha) { $0.register(OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: UInt16(1000 + n)), at: $1) }
+            lan.with(alpha) {
+                $0.register(OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: UInt16(1000 + n)), at: $1)
+            }
         }
         lan.run(for: 5000)
         let expected = Set(names(60))
-        for n in 1...60 { #expect(lan.registrations(of: alpha, OperationID(UInt64(n))).map(\.name) == [Fixture.instance("Printer \(n)")]) }
+        for n in 1...60 {
+            #expect(
+                lan.registrations(of: alpha, OperationID(UInt64(n))).map(\.name) == [Fixture.instance("Printer \(n)")])
+        }
         #expect(browsed(lan, on: beta, Self.browse) == expected)
 
         // Three rounds of probes, each proposing every instance's records in a few packets; one at a time, they would
@@ -150,11 +162,14 @@ struct AggregationTests {
         #expect(Set(round.flatMap(\.message.answers).filter { $0.type == .srv }.map(\.name)) == expected)
     }
 
-    @Test("a record too big to share an Ethernet frame goes alone, in a datagram that may be fragmented; nothing else does")
+    @Test(
+        "a record too big to share an Ethernet frame goes alone, in a datagram that may be fragmented; nothing else does"
+    )
     func bigRecordGoesAlone() throws {
         var lan = lanWithBrowser()
         registerPrinters(10, on: &lan)
-        let bigTXT = try TXTRecord(strings: (0..<12).map { Array("k\($0)=".utf8) + Array(repeating: UInt8(ascii: "v"), count: 240) })
+        let bigTXT = try TXTRecord(
+            strings: (0..<12).map { Array("k\($0)=".utf8) + Array(repeating: UInt8(ascii: "v"), count: 240) })
         let big = Fixture.instance("Big")
         lan.with(alpha) { $0.register(OperationID(11), Fixture.service("Big", port: 4000, txt: bigTXT), at: $1) }
         lan.run(for: 6000)
@@ -165,13 +180,18 @@ struct AggregationTests {
         #expect(resolved.last?.txt == bigTXT && resolved.last?.port == 4000, "\(resolved)")
 
         let sent = lan.wire.filter { $0.sender == alpha }
-        #expect(sent.allSatisfy(Self.isUnfragmentedOrAlone), "\(sent.filter { !Self.isUnfragmentedOrAlone($0) }.map(\.message))")
+        #expect(
+            sent.allSatisfy(Self.isUnfragmentedOrAlone),
+            "\(sent.filter { !Self.isUnfragmentedOrAlone($0) }.map(\.message))")
         // The big TXT record was announced by itself, in a datagram larger than an Ethernet frame.
         let alone = sent.filter { $0.bytes.count > Self.sharedLimit && $0.message?.isResponse == true }
         #expect(alone.count >= MDNSConstants.announcementCount)
-        #expect(alone.allSatisfy { $0.message?.answers.map(\.name) == [big] && $0.message?.answers.first?.type == .txt })
+        #expect(
+            alone.allSatisfy { $0.message?.answers.map(\.name) == [big] && $0.message?.answers.first?.type == .txt })
         // The other records of its announcements went out with the small services', in ordinary packets.
-        let bigSRV = lan.multicastResponses(from: alpha).filter { $0.message.answers.contains { $0.name == big && $0.type == .srv } }
+        let bigSRV = lan.multicastResponses(from: alpha).filter {
+            $0.message.answers.contains { $0.name == big && $0.type == .srv }
+        }
         #expect(bigSRV.count >= MDNSConstants.announcementCount)
     }
 
@@ -215,25 +235,33 @@ struct AggregationTests {
         let goodbyes = lan.multicastResponses(from: alpha).filter { $0.time >= cancelledAt }
         // 150 × (SRV, TXT, PTR, NSEC) with TTL 0: a handful of packets, not 150, none of them fragmented.
         #expect(!goodbyes.isEmpty && goodbyes.count <= 12, "\(goodbyes.count)")
-        #expect(lan.wire.filter { $0.sender == alpha && $0.time >= cancelledAt }.allSatisfy { $0.bytes.count <= Self.sharedLimit })
+        #expect(
+            lan.wire.filter { $0.sender == alpha && $0.time >= cancelledAt }.allSatisfy {
+                $0.bytes.count <= Self.sharedLimit
+            })
         #expect(goodbyes.allSatisfy { $0.time == cancelledAt && $0.message.answers.allSatisfy { $0.ttl == 0 } })
         let gone = Set(goodbyes.flatMap(\.message.answers).filter { $0.type == .srv }.map(\.name))
         #expect(gone == Set(names(150)))
         lan.run(for: 2000)
         #expect(browsed(lan, on: beta, Self.browse).isEmpty)
-        #expect(lan.events(of: beta, Self.browse).filter {
-            if case .instanceRemoved = $0.event { return $0.time <= cancelledAt + 1500 } else { return false }
-        }.count == 150)
+        #expect(
+            lan.events(of: beta, Self.browse).filter {
+                if case .instanceRemoved = $0.event { return $0.time <= cancelledAt + 1500 } else { return false }
+            }.count == 150)
     }
 
     @Test("a record withdrawn and published again in one step is announced, not said goodbye to")
     func laterWordWins() throws {
         var lan = SimulatedLAN()
-        let alpha = lan.addHost("alpha") { $0.probeInitialDelay = 0...0; $0.requestedProbeDelay = 0...0 }
+        let alpha = lan.addHost("alpha") {
+            $0.probeInitialDelay = 0...0
+            $0.requestedProbeDelay = 0...0
+        }
         let beta = lan.addHost("beta")
         lan.run(for: 3000)
-        let pointer = RecordRegistration(name: "_x._tcp.local.", type: .ptr, data: .ptr("one._x._tcp.local."), ttl: 4500,
-                                         unique: false)
+        let pointer = RecordRegistration(
+            name: "_x._tcp.local.", type: .ptr, data: .ptr("one._x._tcp.local."), ttl: 4500,
+            unique: false)
         lan.with(beta) { $0.query(OperationID(99), name: "_x._tcp.local.", type: .ptr, at: $1) }
         lan.with(alpha) { $0.registerRecord(OperationID(1), pointer, at: $1) }
         lan.run(for: 5000)
@@ -247,41 +275,56 @@ struct AggregationTests {
             engine.advance(to: now)
         }
         #expect(lan.registrations(of: alpha, OperationID(2)).count == 1)
-        let sentThen = lan.multicastResponses(from: alpha, containing: "_x._tcp.local.").filter { $0.time == replacedAt }
+        let sentThen = lan.multicastResponses(from: alpha, containing: "_x._tcp.local.").filter {
+            $0.time == replacedAt
+        }
         #expect(sentThen.count == 1)
         #expect(sentThen.flatMap(\.message.answers).filter { $0.name == "_x._tcp.local." }.map(\.ttl) == [4500])
         lan.run(for: 5000)
-        #expect(!lan.events(of: beta, OperationID(99)).contains {
-            if case .recordRemoved = $0.event { return true } else { return false }
-        }, "the peer never lost the record")
+        #expect(
+            !lan.events(of: beta, OperationID(99)).contains {
+                if case .recordRemoved = $0.event { return true } else { return false }
+            }, "the peer never lost the record")
 
         // Withdrawn for good: the goodbye goes out, and the peer loses the record.
         let withdrawnAt = lan.now
         lan.with(alpha) { $0.cancel(OperationID(2), at: $1) }
-        let sentLast = lan.multicastResponses(from: alpha, containing: "_x._tcp.local.").filter { $0.time == withdrawnAt }
+        let sentLast = lan.multicastResponses(from: alpha, containing: "_x._tcp.local.").filter {
+            $0.time == withdrawnAt
+        }
         #expect(sentLast.flatMap(\.message.answers).filter { $0.name == "_x._tcp.local." }.map(\.ttl) == [0])
         lan.run(for: 2000)
-        #expect(lan.events(of: beta, OperationID(99)).contains {
-            if case .recordRemoved = $0.event { return $0.time > withdrawnAt } else { return false }
-        })
+        #expect(
+            lan.events(of: beta, OperationID(99)).contains {
+                if case .recordRemoved = $0.event { return $0.time > withdrawnAt } else { return false }
+            })
     }
 
     @Test("a tie-break on one name of an aggregated probe renames that service only")
     func tieBreakInsideAggregatedProbe() throws {
         var lan = SimulatedLAN()
-        let alpha = lan.addHost("alpha") { $0.probeInitialDelay = 0...0; $0.requestedProbeDelay = 0...0 }
-        let beta = lan.addHost("beta") { $0.probeInitialDelay = 0...0; $0.requestedProbeDelay = 0...0 }
+        let alpha = lan.addHost("alpha") {
+            $0.probeInitialDelay = 0...0
+            $0.requestedProbeDelay = 0...0
+        }
+        let beta = lan.addHost("beta") {
+            $0.probeInitialDelay = 0...0
+            $0.requestedProbeDelay = 0...0
+        }
         lan.run(for: 3000)
         let start = lan.now
         lan.with(alpha) { engine, now in
-            for n in 1...10 { engine.register(OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: 631), at: now) }
+            for n in 1...10 {
+                engine.register(OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: 631), at: now)
+            }
         }
         // beta proposes a later port for "Printer 5" at the same moment, so it wins the tie-break (§8.2).
         lan.with(beta) { $0.register(OperationID(1), Fixture.service("Printer 5", port: 9999), at: $1) }
         lan.run(for: 10_000)
         #expect(lan.registrations(of: beta, OperationID(1)).map(\.name) == [Fixture.instance("Printer 5")])
         for n in 1...10 where n != 5 {
-            #expect(lan.registrations(of: alpha, OperationID(UInt64(n))).map(\.name) == [Fixture.instance("Printer \(n)")])
+            #expect(
+                lan.registrations(of: alpha, OperationID(UInt64(n))).map(\.name) == [Fixture.instance("Printer \(n)")])
         }
         #expect(lan.registrations(of: alpha, OperationID(5)).map(\.name) == [Fixture.instance("Printer 5 (2)")])
         // The first probes really were simultaneous and aggregated: alpha's carried all ten names.

@@ -6,7 +6,9 @@ import Testing
 struct AnnouncingTests {
     let printer = Fixture.instance("Printer")
 
-    @Test("a service is announced at least twice, the intervals at least doubling from one second, and never again unasked")
+    @Test(
+        "a service is announced at least twice, the intervals at least doubling from one second, and never again unasked"
+    )
     func announcementSchedule() throws {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")
@@ -23,7 +25,9 @@ struct AnnouncingTests {
         #expect(announcements.last!.time - announcements.first!.time < 10_000)
     }
 
-    @Test("a service limited to one IP family (an Avahi file's protocol attribute) is probed and announced on that family's links only")
+    @Test(
+        "a service limited to one IP family (an Avahi file's protocol attribute) is probed and announced on that family's links only"
+    )
     func familyLimitedService() throws {
         var lan = SimulatedLAN()
         lan.useIPv6 = true
@@ -34,9 +38,10 @@ struct AnnouncingTests {
         lan.with(alpha) { $0.register(OperationID(1), v4Only, at: $1) }
         lan.run(for: 10_000)
         let carrying = lan.wire.filter { packet in
-            packet.sender == alpha && (packet.message.map { message in
-                (message.answers + message.authorities).contains { $0.name == printer }
-            } ?? false)
+            packet.sender == alpha
+                && (packet.message.map { message in
+                    (message.answers + message.authorities).contains { $0.name == printer }
+                } ?? false)
         }
         #expect(carrying.contains { $0.link == SimulatedLAN.ipv4Link })
         #expect(!carrying.contains { $0.link == SimulatedLAN.ipv6Link }, "\(carrying.map(\.link))")
@@ -48,20 +53,25 @@ struct AnnouncingTests {
         var lan = SimulatedLAN()
         lan.useIPv6 = true
         let alpha = lan.addHost("alpha")
-        let registration = ServiceRegistration(instance: "Printer", type: Fixture.ippType, subtypes: ["_universal"], port: 631,
-                                               txt: Fixture.txt(["rp": Array("ipp".utf8)]))
+        let registration = ServiceRegistration(
+            instance: "Printer", type: Fixture.ippType, subtypes: ["_universal"], port: 631,
+            txt: Fixture.txt(["rp": Array("ipp".utf8)]))
         lan.with(alpha) { $0.register(OperationID(1), registration, at: $1) }
         lan.run(for: 5000)
         let records = lan.multicastResponses(from: alpha).flatMap(\.message.answers)
         let unique: Set<RecordType> = [.srv, .txt, .a, .aaaa]
         for record in records {
-            let isReversePTR = record.type == .ptr && (record.name.hasSuffix("in-addr.arpa.") || record.name.hasSuffix("ip6.arpa."))
+            let isReversePTR =
+                record.type == .ptr && (record.name.hasSuffix("in-addr.arpa.") || record.name.hasSuffix("ip6.arpa."))
             let shouldFlush = unique.contains(record.type) || isReversePTR
             #expect(record.cacheFlush == shouldFlush, "\(record)")
         }
         let types = Set(records.map(\.name))
-        #expect(types.isSuperset(of: [printer, Fixture.ippType, Fixture.serviceTypes, "_universal._sub._ipp._tcp.local.",
-                                      "alpha.local."]))
+        #expect(
+            types.isSuperset(of: [
+                printer, Fixture.ippType, Fixture.serviceTypes, "_universal._sub._ipp._tcp.local.",
+                "alpha.local.",
+            ]))
     }
 
     @Test("TTLs are 120 s for SRV, A, AAAA and reverse PTR records and 4500 s for the others")
@@ -69,7 +79,9 @@ struct AnnouncingTests {
         var lan = SimulatedLAN()
         lan.useIPv6 = true
         let alpha = lan.addHost("alpha")
-        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer", txt: Fixture.txt(["a": nil])), at: $1) }
+        lan.with(alpha) {
+            $0.register(OperationID(1), Fixture.service("Printer", txt: Fixture.txt(["a": nil])), at: $1)
+        }
         lan.run(for: 5000)
         let records = lan.multicastResponses(from: alpha).flatMap(\.message.answers)
         var seen: Set<String> = []
@@ -97,7 +109,9 @@ struct AnnouncingTests {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")
         let beta = lan.addHost("beta")
-        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer", txt: Fixture.txt(["v": Array("1".utf8)])), at: $1) }
+        lan.with(alpha) {
+            $0.register(OperationID(1), Fixture.service("Printer", txt: Fixture.txt(["v": Array("1".utf8)])), at: $1)
+        }
         lan.run(for: 5000)
         lan.with(beta) { $0.resolve(OperationID(2), instance: printer, at: $1) }
         lan.run(for: 2000)
@@ -105,7 +119,9 @@ struct AnnouncingTests {
         let newTXT = Fixture.txt(["v": Array("2".utf8)])
         lan.with(alpha) { $0.updateTXT(OperationID(1), txt: newTXT, at: $1) }
         lan.run(for: 10_000)
-        let announcements = lan.multicastResponses(from: alpha, containing: printer, type: .txt).filter { $0.time >= updatedAt }
+        let announcements = lan.multicastResponses(from: alpha, containing: printer, type: .txt).filter {
+            $0.time >= updatedAt
+        }
         try #require(announcements.count >= 2)
         #expect(announcements[0].time - updatedAt <= 10)
         #expect(announcements.gaps { Int($0.time.milliseconds) }.first.map { $0 >= 1000 } == true)

@@ -12,13 +12,17 @@ struct AnsweringTests {
         var lan = SimulatedLAN(seed: seed)
         lan.useIPv6 = ipv6
         let alpha = lan.addHost("alpha", seed: seed &+ 100)
-        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer", txt: Fixture.txt(["q": nil])), at: $1) }
+        lan.with(alpha) {
+            $0.register(OperationID(1), Fixture.service("Printer", txt: Fixture.txt(["q": nil])), at: $1)
+        }
         lan.run(for: 10_000)
         return lan
     }
 
     /// Responses host 0 sent after `time`.
-    func responses(_ lan: SimulatedLAN, after time: Instant) -> [(time: Instant, message: DNSMessage, destination: PacketDestination)] {
+    func responses(_ lan: SimulatedLAN, after time: Instant) -> [(
+        time: Instant, message: DNSMessage, destination: PacketDestination
+    )] {
         lan.packets(from: 0).filter { $0.time > time && $0.message.isResponse }
     }
 
@@ -54,12 +58,17 @@ struct AnsweringTests {
         #expect(Set(delays).count >= 10, "\(delays)")
     }
 
-    @Test("a query with several questions, all answered with unique records, is answered at once; one question this host cannot answer brings the 20–120 ms delay back")
+    @Test(
+        "a query with several questions, all answered with unique records, is answered at once; one question this host cannot answer brings the 20–120 ms delay back"
+    )
     func multiQuestionDelay() throws {
         var lan = established()
         var askedAt = lan.now + lan.latency
-        lan.inject(.query([Fixture.question(printer, .srv), Fixture.question(printer, .txt), Fixture.question("alpha.local.", .a)]),
-                   from: peer)
+        lan.inject(
+            .query([
+                Fixture.question(printer, .srv), Fixture.question(printer, .txt), Fixture.question("alpha.local.", .a),
+            ]),
+            from: peer)
         lan.run(for: 1000)
         var answer = try #require(responses(lan, after: askedAt - 1).first)
         #expect(answer.time == askedAt)
@@ -100,10 +109,16 @@ struct AnsweringTests {
         let additionals = answer.additionals
         #expect(additionals.contains { $0.type == .srv && $0.name == printer })
         #expect(additionals.contains { $0.type == .txt && $0.name == printer })
-        #expect(additionals.contains { $0.type == .a && $0.name == "alpha.local." && $0.data == .a(IPv4Address(10, 0, 0, 1)) })
+        #expect(
+            additionals.contains {
+                $0.type == .a && $0.name == "alpha.local." && $0.data == .a(IPv4Address(10, 0, 0, 1))
+            })
         // The host has no IPv6 address: NSEC says alpha.local. has only an A record (and never the NSEC bit itself).
         let hostNSEC = try #require(additionals.first { $0.type == .nsec && $0.name == "alpha.local." })
-        guard case .nsec(let next, let types) = hostNSEC.data else { Issue.record("not NSEC data"); return }
+        guard case .nsec(let next, let types) = hostNSEC.data else {
+            Issue.record("not NSEC data")
+            return
+        }
         #expect(next == "alpha.local.")
         #expect(types.types == [.a])
         #expect(hostNSEC.cacheFlush)
@@ -111,7 +126,9 @@ struct AnsweringTests {
         if case .nsec(_, let types) = instanceNSEC.data { #expect(types.types == [.txt, .srv]) }
     }
 
-    @Test("an SRV answer brings the target's addresses; an A answer brings the AAAA records, or an NSEC when there are none")
+    @Test(
+        "an SRV answer brings the target's addresses; an A answer brings the AAAA records, or an NSEC when there are none"
+    )
     func additionalsForSRVAndAddresses() throws {
         var lan = established()
         var askedAt = lan.now
@@ -126,10 +143,13 @@ struct AnsweringTests {
         lan.run(for: 1500)
         let aAnswer = try #require(responses(lan, after: askedAt).first).message
         #expect(aAnswer.answers.map(\.type) == [.a])
-        #expect(aAnswer.additionals.contains { record in
-            if case .nsec(_, let types) = record.data { return record.name == "alpha.local." && types.types == [.a] }
-            return false
-        })
+        #expect(
+            aAnswer.additionals.contains { record in
+                if case .nsec(_, let types) = record.data {
+                    return record.name == "alpha.local." && types.types == [.a]
+                }
+                return false
+            })
 
         var dual = established(ipv6: true)
         askedAt = dual.now
@@ -140,7 +160,9 @@ struct AnsweringTests {
         #expect(dualAnswer.additionals.contains { $0.type == .aaaa && $0.name == "alpha.local." })
     }
 
-    @Test("a question for a type a name this host owns lacks is answered at once with NSEC; a shared name's is not answered")
+    @Test(
+        "a question for a type a name this host owns lacks is answered at once with NSEC; a shared name's is not answered"
+    )
     func negativeAnswers() throws {
         var lan = established()
         let askedAt = lan.now + lan.latency
@@ -158,7 +180,9 @@ struct AnsweringTests {
         #expect(responses(lan, after: before).isEmpty)
     }
 
-    @Test("an NSEC the asker lists suppresses the negative answer only when it is the same record with at least half its TTL")
+    @Test(
+        "an NSEC the asker lists suppresses the negative answer only when it is the same record with at least half its TTL"
+    )
     func negativeAnswerKnownAnswer() throws {
         var lan = established()
         // What this host would send: learn it first.
@@ -178,7 +202,9 @@ struct AnsweringTests {
         #expect(!asked(listing: known), "the same NSEC with its full TTL")
         known.ttl = nsec.ttl / 2 - 1
         #expect(asked(listing: known), "less than half the TTL left")
-        known = ResourceRecord(name: "alpha.local.", ttl: nsec.ttl, data: .nsec(next: "alpha.local.", types: TypeBitmap(types: [.a, .aaaa])))
+        known = ResourceRecord(
+            name: "alpha.local.", ttl: nsec.ttl,
+            data: .nsec(next: "alpha.local.", types: TypeBitmap(types: [.a, .aaaa])))
         #expect(asked(listing: known), "an NSEC saying something else")
     }
 
@@ -213,8 +239,11 @@ struct AnsweringTests {
         lan.run(for: 10_000)
         lan.inject(.query([Fixture.question(Fixture.serviceTypes, .ptr)]), from: peer)
         lan.run(for: 1500)
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr), Fixture.question(Fixture.instance("One"), .srv),
-                           Fixture.question(Fixture.instance("One"), .any), Fixture.question("alpha.local.", .any)]), from: peer)
+        lan.inject(
+            .query([
+                Fixture.question(Fixture.ippType, .ptr), Fixture.question(Fixture.instance("One"), .srv),
+                Fixture.question(Fixture.instance("One"), .any), Fixture.question("alpha.local.", .any),
+            ]), from: peer)
         lan.run(for: 1500)
         lan.inject(.query([Fixture.question(Fixture.instance("Two"), .srv, qu: true)]), from: peer)
         lan.run(for: 1500)
@@ -255,13 +284,17 @@ struct AnsweringTests {
         // The same from an address outside the link's subnets: a unicast reply would be dropped there, so multicast.
         lan.run(for: 2000)
         askedAt = lan.now
-        lan.inject(.query([Fixture.question(printer, .srv, qu: true)]), from: SocketAddress(.v4(IPv4Address(192, 168, 7, 7)), port: 5353))
+        lan.inject(
+            .query([Fixture.question(printer, .srv, qu: true)]),
+            from: SocketAddress(.v4(IPv4Address(192, 168, 7, 7)), port: 5353))
         lan.run(for: 1000)
         answer = try #require(responses(lan, after: askedAt).first)
         #expect(answer.destination == .multicast)
     }
 
-    @Test("a query sent to the host's own address is answered like a QU question, and ignored when it comes from off the link")
+    @Test(
+        "a query sent to the host's own address is answered like a QU question, and ignored when it comes from off the link"
+    )
     func directUnicastQuery() throws {
         var lan = established()
         var askedAt = lan.now
@@ -280,7 +313,9 @@ struct AnsweringTests {
     func directLegacyQuery() throws {
         var lan = established()
         var askedAt = lan.now
-        lan.inject(.query([Fixture.question(printer, .srv)], id: 7), from: SimulatedLAN.peer(2, port: 40_000), to: 0, toUnicast: true)
+        lan.inject(
+            .query([Fixture.question(printer, .srv)], id: 7), from: SimulatedLAN.peer(2, port: 40_000), to: 0,
+            toUnicast: true)
         lan.run(for: 1000)
         #expect(responses(lan, after: askedAt).count == 1)
         askedAt = lan.now
@@ -290,7 +325,9 @@ struct AnsweringTests {
         #expect(responses(lan, after: askedAt).isEmpty)
     }
 
-    @Test("a legacy query from a port other than 5353 gets a unicast reply to that port with its ID and question, TTLs of at most 10 s and no cache-flush bits")
+    @Test(
+        "a legacy query from a port other than 5353 gets a unicast reply to that port with its ID and question, TTLs of at most 10 s and no cache-flush bits"
+    )
     func legacyUnicast() throws {
         var lan = established()
         let legacy = SimulatedLAN.peer(2, port: 40_000)
@@ -335,9 +372,11 @@ struct AnsweringTests {
             lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)]), from: peer)
             lan.inject(.query([Fixture.question(printer, .srv)]), from: SimulatedLAN.peer(2), after: 2)
             lan.run(for: 1000)
-            let ptr = try #require(responses(lan, after: askedAt - 1).first { $0.message.answers.contains { $0.type == .ptr } })
+            let ptr = try #require(
+                responses(lan, after: askedAt - 1).first { $0.message.answers.contains { $0.type == .ptr } })
             #expect(ptr.time - askedAt >= 20, "seed \(seed)")
-            let srv = try #require(responses(lan, after: askedAt - 1).first { $0.message.answers.contains { $0.type == .srv } })
+            let srv = try #require(
+                responses(lan, after: askedAt - 1).first { $0.message.answers.contains { $0.type == .srv } })
             #expect(srv.time == askedAt + 2)
         }
     }
@@ -351,7 +390,8 @@ struct AnsweringTests {
         lan.inject(ask, from: SimulatedLAN.peer(2), after: 300)
         lan.inject(ask, from: SimulatedLAN.peer(3), after: 600)
         lan.run(for: 3000)
-        let times = lan.multicastResponses(from: 0, containing: printer, type: .srv).filter { $0.time > start }.map(\.time)
+        let times = lan.multicastResponses(from: 0, containing: printer, type: .srv).filter { $0.time > start }.map(
+            \.time)
         #expect(times.first == start + lan.latency)
         #expect(times.gaps { Int($0.milliseconds) }.allSatisfy { $0 >= 1000 }, "\(times)")
         #expect(times.count == 2, "the later questions are answered once, a second after the first answer: \(times)")
@@ -363,7 +403,8 @@ struct AnsweringTests {
         lan.inject(probe, from: SimulatedLAN.peer(4))
         lan.inject(probe, from: SimulatedLAN.peer(4), after: 100)
         lan.run(for: 900)
-        let defences = lan.multicastResponses(from: 0, containing: printer, type: .srv).filter { $0.time > probeStart }.map(\.time)
+        let defences = lan.multicastResponses(from: 0, containing: printer, type: .srv).filter { $0.time > probeStart }
+            .map(\.time)
         #expect(defences == [probeStart + lan.latency, probeStart + lan.latency + 250])
     }
 }

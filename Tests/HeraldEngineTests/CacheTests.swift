@@ -62,7 +62,9 @@ struct CacheTests {
         #expect(removed.map { $0.time - goodbyeAt } == [1000])
     }
 
-    @Test("a TTL with its top bit set counts as 0 (RFC 2181 §8): the record is never cached, and a cached one says goodbye")
+    @Test(
+        "a TTL with its top bit set counts as 0 (RFC 2181 §8): the record is never cached, and a cached one says goodbye"
+    )
     func topBitTTLIsZero() {
         var lan = watching()
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 60), ttl: 0xFFFF_FFFF)]), from: peer)
@@ -78,7 +80,8 @@ struct CacheTests {
         #expect(seen.last.map { $0.time - goodbyeAt } == 1000)
     }
 
-    @Test("a cache-flush record flushes same-set records older than one second, one second later, and keeps younger ones")
+    @Test(
+        "a cache-flush record flushes same-set records older than one second, one second later, and keeps younger ones")
     func cacheFlush() {
         var lan = watching()
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer)
@@ -95,11 +98,16 @@ struct CacheTests {
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 52))]), from: peer)
         lan.run(for: 3000)
         let removed = changes(lan).filter { !$0.added }
-        #expect(Set(removed.map(\.address)) == [IPv4Address(10, 0, 0, 50), IPv4Address(10, 0, 0, 51), IPv4Address(10, 0, 0, 53)])
+        #expect(
+            Set(removed.map(\.address)) == [
+                IPv4Address(10, 0, 0, 50), IPv4Address(10, 0, 0, 51), IPv4Address(10, 0, 0, 53),
+            ])
         #expect(removed.allSatisfy { $0.time - flushAt == 1000 })
     }
 
-    @Test("passive observation of failures: two queries for a cached record without an answer within ten seconds flush it")
+    @Test(
+        "passive observation of failures: two queries for a cached record without an answer within ten seconds flush it"
+    )
     func passiveObservation() {
         var lan = watching()
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50))]), from: peer)
@@ -113,7 +121,9 @@ struct CacheTests {
         #expect(removed.map { $0.time - firstQuery } == [10_000])
     }
 
-    @Test("passive observation counts only queries whose answers would be multicast: not QU questions, truncated queries or queries sent to this host")
+    @Test(
+        "passive observation counts only queries whose answers would be multicast: not QU questions, truncated queries or queries sent to this host"
+    )
     func passiveObservationMulticastOnly() {
         var lan = watchingCachedRecord()
         // The owner answers a QU question by unicast, to the asker alone: this host never sees the answer.
@@ -154,8 +164,9 @@ struct CacheTests {
     @Test("passive observation: one query counts once for a record, however many of its questions ask for it")
     func passiveObservationRepeatedQuestion() {
         var lan = watchingCachedRecord()
-        lan.inject(.query(Array(repeating: Fixture.question(name, .a), count: 50) + [Fixture.question(name, .any)]),
-                   from: SimulatedLAN.peer(2))
+        lan.inject(
+            .query(Array(repeating: Fixture.question(name, .a), count: 50) + [Fixture.question(name, .any)]),
+            from: SimulatedLAN.peer(2))
         lan.run(for: 15_000)
         #expect(changes(lan).filter { !$0.added }.isEmpty)
     }
@@ -169,10 +180,14 @@ struct CacheTests {
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 50), ttl: 4500)]), from: peer, after: 1050)
         lan.run(for: 15_000)
         // Queries that list the record as a known answer do not count either.
-        lan.inject(.query([Fixture.question(name, .a)], knownAnswers: [Fixture.a(name, IPv4Address(10, 0, 0, 50), flush: false)]),
-                   from: SimulatedLAN.peer(2))
-        lan.inject(.query([Fixture.question(name, .a)], knownAnswers: [Fixture.a(name, IPv4Address(10, 0, 0, 50), flush: false)]),
-                   from: SimulatedLAN.peer(2), after: 1000)
+        lan.inject(
+            .query(
+                [Fixture.question(name, .a)], knownAnswers: [Fixture.a(name, IPv4Address(10, 0, 0, 50), flush: false)]),
+            from: SimulatedLAN.peer(2))
+        lan.inject(
+            .query(
+                [Fixture.question(name, .a)], knownAnswers: [Fixture.a(name, IPv4Address(10, 0, 0, 50), flush: false)]),
+            from: SimulatedLAN.peer(2), after: 1000)
         lan.run(for: 15_000)
         // Two unanswered queries 30 s apart are not two within ten seconds.
         lan.inject(ask, from: SimulatedLAN.peer(2))
@@ -210,7 +225,9 @@ struct CacheTests {
         lan.run(for: 10)
         let room = 12 - lan.hosts[beta].engine.cachedRecordCount(on: SimulatedLAN.ipv4Link)
         for n in 0...room {  // one more than fits
-            lan.inject(.response([Fixture.a(try DNSName("long-\(n).local."), IPv4Address(10, 0, 1, UInt8(n)), ttl: 100)]), from: peer)
+            lan.inject(
+                .response([Fixture.a(try DNSName("long-\(n).local."), IPv4Address(10, 0, 1, UInt8(n)), ttl: 100)]),
+                from: peer)
         }
         lan.run(for: 10)
         #expect(lan.hosts[beta].engine.cachedRecordCount(on: SimulatedLAN.ipv4Link) == 12)
@@ -219,7 +236,9 @@ struct CacheTests {
         #expect(left.allSatisfy { $0.isLocal }, "\(left.filter { !$0.isLocal }.map(\.record))")
     }
 
-    @Test("a flood of 50,000 distinct records keeps the cache at its limit, evicting the junk closest to expiry, never this host's own records")
+    @Test(
+        "a flood of 50,000 distinct records keeps the cache at its limit, evicting the junk closest to expiry, never this host's own records"
+    )
     func boundedCache() throws {
         let limit = 2000
         var lan = SimulatedLAN()
@@ -252,17 +271,26 @@ struct CacheTests {
         // Once full, a newcomer nobody asks for that would expire before everything cached is the junk: refused.
         lan.inject(.response([Fixture.a("short.local.", IPv4Address(10, 0, 0, 61), ttl: 5)]), from: peer)
         lan.run(for: 10)
-        #expect(!lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.name == "short.local." })
+        #expect(
+            !lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains {
+                $0.record.name == "short.local."
+            })
         // A record an operation asks for still gets in, although all the junk outlives it.
         let other = Fixture.instance("Other")
         lan.with(beta) { $0.resolve(OperationID(3), instance: other, at: $1) }
-        lan.inject(.response([Fixture.srv(other, port: 80, target: "keeper.local.", ttl: 120),
-                              ResourceRecord(name: other, ttl: 120, data: .txt(.empty), cacheFlush: true)]), from: peer)
+        lan.inject(
+            .response([
+                Fixture.srv(other, port: 80, target: "keeper.local.", ttl: 120),
+                ResourceRecord(name: other, ttl: 120, data: .txt(.empty), cacheFlush: true),
+            ]), from: peer)
         lan.run(for: 10)
-        #expect(lan.events(of: beta, OperationID(3)).contains { entry in
-            if case .resolved(let service) = entry.event { return service.port == 80 && service.addresses == [.v4(IPv4Address(10, 0, 0, 60))] }
-            return false
-        })
+        #expect(
+            lan.events(of: beta, OperationID(3)).contains { entry in
+                if case .resolved(let service) = entry.event {
+                    return service.port == 80 && service.addresses == [.v4(IPv4Address(10, 0, 0, 60))]
+                }
+                return false
+            })
         let cached = lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
         #expect(lan.hosts[beta].engine.cachedRecordCount(on: SimulatedLAN.ipv4Link) == limit)
         #expect(cached.count == limit)
@@ -274,7 +302,10 @@ struct CacheTests {
         let evictedLongest = ttls.filter { !keptJunk.contains($0.key) }.map(\.value).max() ?? 0
         #expect(kept.min()! >= evictedLongest)
         // The host's own service is still browsable and was never reported gone.
-        #expect(lan.events(of: beta, OperationID(2)).map(\.event) == [.instanceAdded(Fixture.instance("Mine"), SimulatedLAN.ipv4Link)])
+        #expect(
+            lan.events(of: beta, OperationID(2)).map(\.event) == [
+                .instanceAdded(Fixture.instance("Mine"), SimulatedLAN.ipv4Link)
+            ])
         // Expiry of the survivors still works: they are all gone after their TTL.
         lan.run(for: 4200_000)
         let left = lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
@@ -296,7 +327,9 @@ struct SharedRecordOwnershipTests {
 
     /// Alpha's cached copies of `typeRecord` (this host's own, or a peer's).
     func typeRecordCopies(_ lan: SimulatedLAN) -> [CachedRecord] {
-        lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter { $0.record.hasSameData(as: typeRecord) }
+        lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link).filter {
+            $0.record.hasSameData(as: typeRecord)
+        }
     }
 
     /// Alpha and beta on one link, past their start-up.
@@ -320,7 +353,9 @@ struct SharedRecordOwnershipTests {
         return present
     }
 
-    @Test("heard from a peer first, then published here: it becomes this host's own, listed as a known answer with its full TTL")
+    @Test(
+        "heard from a peer first, then published here: it becomes this host's own, listed as a known answer with its full TTL"
+    )
     func peerRecordTakenOver() {
         var lan = twoHosts()
         // Beta's registration announces `_services._dns-sd._udp.local. PTR _ipp._tcp.local.`; alpha caches it, then
@@ -377,7 +412,9 @@ struct SharedRecordOwnershipTests {
         #expect(cached.count == 1 && cached.allSatisfy { !$0.isLocal }, "\(cached)")
     }
 
-    @Test("a peer that says goodbye while this host publishes the record too is not brought back when this host withdraws")
+    @Test(
+        "a peer that says goodbye while this host publishes the record too is not brought back when this host withdraws"
+    )
     func peerGoodbyeIsRemembered() {
         var lan = twoHosts()
         registerPrinter(on: beta, in: &lan)
@@ -413,13 +450,16 @@ struct SharedRecordOwnershipTests {
         #expect(removals(of: Fixture.ippType, in: lan).isEmpty)
     }
 
-    @Test("a unique record of this host heard back from elsewhere (a reflector) is an echo: it goes when this host withdraws")
+    @Test(
+        "a unique record of this host heard back from elsewhere (a reflector) is an echo: it goes when this host withdraws"
+    )
     func uniqueEchoIsNotKept() throws {
         var lan = twoHosts()
         registerPrinter(on: alpha, in: &lan)
         lan.run(for: 3000)
-        let srv = try #require(lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
-            .first { $0.isLocal && $0.record.type == .srv }?.record)
+        let srv = try #require(
+            lan.hosts[alpha].engine.cachedRecords(on: SimulatedLAN.ipv4Link)
+                .first { $0.isLocal && $0.record.type == .srv }?.record)
         #expect(srv.cacheFlush)
         lan.inject(.response([srv]), from: SimulatedLAN.peer(1))
         lan.run(for: 1000)
@@ -432,8 +472,9 @@ struct SharedRecordOwnershipTests {
     func expiredPeerCopyStaysGone() {
         var cache = RecordCache(limit: 100)
         let now = Instant.zero
-        _ = cache.insert(ResourceRecord(name: Fixture.serviceTypes, ttl: 2, data: .ptr(Fixture.ippType)),
-                         from: .v4(IPv4Address(10, 0, 0, 60)), at: now)
+        _ = cache.insert(
+            ResourceRecord(name: Fixture.serviceTypes, ttl: 2, data: .ptr(Fixture.ippType)),
+            from: .v4(IPv4Address(10, 0, 0, 60)), at: now)
         _ = cache.insert(typeRecord, from: nil, at: now + 500, isLocal: true)
         // The peer's copy would have ended at 2 s; this host withdraws its own at 5 s.
         let changes = cache.removeLocal(typeRecord, at: now + 5000)

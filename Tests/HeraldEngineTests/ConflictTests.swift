@@ -6,7 +6,9 @@ import Testing
 struct ConflictTests {
     let printer = Fixture.instance("Printer")
 
-    @Test("two hosts register the same service name at the same moment; the one with the lexicographically later data keeps it; the other becomes `Name (2)` within 2 s")
+    @Test(
+        "two hosts register the same service name at the same moment; the one with the lexicographically later data keeps it; the other becomes `Name (2)` within 2 s"
+    )
     func simultaneousRegistration() throws {
         for seed in UInt64(1)...6 {
             var lan = SimulatedLAN(seed: seed)
@@ -25,7 +27,9 @@ struct ConflictTests {
             #expect(betaNames.map(\.name) == [Fixture.instance("Printer (2)")])
             let renamed = try #require(betaNames.first)
             // (plus the simulated wire's latency for the winner's announcement to arrive)
-            #expect(renamed.time - start <= 2000 + lan.latency, "seed \(seed): beta was announced as Printer (2) after \(renamed.time - start) ms")
+            #expect(
+                renamed.time - start <= 2000 + lan.latency,
+                "seed \(seed): beta was announced as Printer (2) after \(renamed.time - start) ms")
             // The loser never announced the contested name.
             #expect(lan.multicastResponses(from: beta, containing: printer, type: .srv).isEmpty)
         }
@@ -38,13 +42,16 @@ struct ConflictTests {
         lan.run(for: 2000)
         // A scripted host probes for the same name, once, answering alpha's first probe. It proposes the same TXT record
         // and an SRV record with a later port (9999 > 631): sorted and compared pairwise (RFC 6762 §8.2), its data is later.
-        let later = [Self.emptyTXT(printer), Fixture.srv(printer, port: 9999, target: "alpha.local.").with(cacheFlush: false)]
+        let later = [
+            Self.emptyTXT(printer), Fixture.srv(printer, port: 9999, target: "alpha.local.").with(cacheFlush: false),
+        ]
         let name = printer
         let peer = SimulatedLAN.peer(1)
         var probed = false
         lan.reactors.append { packet in
             guard !probed, let message = packet.message, !message.authorities.isEmpty,
-                  message.questions.contains(where: { $0.name == name }) else { return [] }
+                message.questions.contains(where: { $0.name == name })
+            else { return [] }
             probed = true
             return [SimulatedLAN.Injection(bytes: DNSMessage.probe(later).wire, source: peer, delay: 10)]
         }
@@ -65,7 +72,9 @@ struct ConflictTests {
         ResourceRecord(name: name, ttl: 4500, data: .txt(.empty))
     }
 
-    @Test("a lone SRV record proposed by another host beats our TXT and SRV: the lists are compared in (class, type, data) order")
+    @Test(
+        "a lone SRV record proposed by another host beats our TXT and SRV: the lists are compared in (class, type, data) order"
+    )
     func tieBreakComparesSortedLists() throws {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")
@@ -76,9 +85,12 @@ struct ConflictTests {
         var probed = false
         lan.reactors.append { packet in
             guard !probed, let message = packet.message, !message.authorities.isEmpty,
-                  message.questions.contains(where: { $0.name == name }) else { return [] }
+                message.questions.contains(where: { $0.name == name })
+            else { return [] }
             probed = true
-            return [SimulatedLAN.Injection(bytes: DNSMessage.probe([lone]).wire, source: SimulatedLAN.peer(1), delay: 10)]
+            return [
+                SimulatedLAN.Injection(bytes: DNSMessage.probe([lone]).wire, source: SimulatedLAN.peer(1), delay: 10)
+            ]
         }
         lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
         lan.run(for: 5000)
@@ -92,12 +104,15 @@ struct ConflictTests {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")
         lan.run(for: 2000)
-        let earlier = [Self.emptyTXT(printer), Fixture.srv(printer, port: 1, target: "alpha.local.").with(cacheFlush: false)]
+        let earlier = [
+            Self.emptyTXT(printer), Fixture.srv(printer, port: 1, target: "alpha.local.").with(cacheFlush: false),
+        ]
         let name = printer
         let peer = SimulatedLAN.peer(1)
         lan.reactors.append { packet in
             guard let message = packet.message, !message.authorities.isEmpty,
-                  message.questions.contains(where: { $0.name == name }) else { return [] }
+                message.questions.contains(where: { $0.name == name })
+            else { return [] }
             return [SimulatedLAN.Injection(bytes: DNSMessage.probe(earlier).wire, source: peer, delay: 10)]
         }
         lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
@@ -134,10 +149,13 @@ struct ConflictTests {
         // The defender answers the QU probe by unicast, at once; and, three seconds later, again (too late to count).
         lan.reactors.append { packet in
             guard let message = packet.message, !message.authorities.isEmpty,
-                  message.questions.contains(where: { $0.name == name && $0.unicastResponse }) else { return [] }
+                message.questions.contains(where: { $0.name == name && $0.unicastResponse })
+            else { return [] }
             let reply = DNSMessage.response([Fixture.srv(name)]).wire
-            return [SimulatedLAN.Injection(bytes: reply, source: peer, receiver: 0, toUnicast: true),
-                    SimulatedLAN.Injection(bytes: reply, source: peer, delay: 3000, receiver: 0, toUnicast: true)]
+            return [
+                SimulatedLAN.Injection(bytes: reply, source: peer, receiver: 0, toUnicast: true),
+                SimulatedLAN.Injection(bytes: reply, source: peer, delay: 3000, receiver: 0, toUnicast: true),
+            ]
         }
         lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
         lan.run(for: 8000)
@@ -165,7 +183,9 @@ struct ConflictTests {
         let reprobes = lan.probes(from: alpha, for: printer).filter { $0.time > conflictAt }
         #expect(reprobes.count == 3, "RFC 6762 §9: reset to probing")
         #expect(reprobes.first.map { $0.time - conflictAt } ?? .max <= 251)
-        let reannounced = lan.multicastResponses(from: alpha, containing: printer, type: .srv).filter { $0.time > conflictAt }
+        let reannounced = lan.multicastResponses(from: alpha, containing: printer, type: .srv).filter {
+            $0.time > conflictAt
+        }
         #expect(!reannounced.isEmpty)
         #expect(lan.registrations(of: alpha, OperationID(1)).map(\.name) == [printer])
         #expect(lan.hosts[alpha].engine.registeredName(of: OperationID(1)) == printer)
@@ -202,10 +222,12 @@ struct ConflictTests {
         #expect(lan.hosts[alpha].engine.registeredName(of: OperationID(1)) == nil)
     }
 
-    @Test("two hosts with the same host name: the later address keeps it, the other becomes `host-2` and its services follow")
+    @Test(
+        "two hosts with the same host name: the later address keeps it, the other becomes `host-2` and its services follow"
+    )
     func hostRename() throws {
         var lan = SimulatedLAN()
-        let first = lan.addHost("alpha")   // 10.0.0.1
+        let first = lan.addHost("alpha")  // 10.0.0.1
         let second = lan.addHost("alpha")  // 10.0.0.2: the later address data wins
         lan.with(first) { $0.register(OperationID(1), Fixture.service("Zero"), at: $1) }
         lan.run(for: 6000)
@@ -253,7 +275,10 @@ struct ConflictTests {
         // The limit is the host's: a new, uncontested registration waits too, then succeeds.
         let scanner: DNSName = "Scanner._scanner._tcp.local."
         let registeredAt = lan.now
-        lan.with(alpha) { $0.register(OperationID(2), ServiceRegistration(instance: "Scanner", type: "_scanner._tcp.local.", port: 9), at: $1) }
+        lan.with(alpha) {
+            $0.register(
+                OperationID(2), ServiceRegistration(instance: "Scanner", type: "_scanner._tcp.local.", port: 9), at: $1)
+        }
         lan.run(for: 8000)
         let firstProbe = try #require(lan.probes(from: alpha, for: scanner).first)
         #expect(firstProbe.time - registeredAt >= 5000)
@@ -266,15 +291,16 @@ struct ConflictTests {
         // A peer that answers every probe for a reverse name as if it were its own.
         lan.reactors.append(Fixture.claimant(from: SimulatedLAN.peer(1)) { $0.hasSuffix("in-addr.arpa.") })
         let alpha = lan.addHost("alpha")  // 10.0.0.1
-        let beta = lan.addHost("beta")    // 10.0.0.2
+        let beta = lan.addHost("beta")  // 10.0.0.2
         lan.run(for: 5000)
         let reverse = IPAddress.v4(IPv4Address(10, 0, 0, 1)).reverseName
         // Beta gets alpha's address too (a duplicate address, a common misconfiguration), and so publishes the same
         // reverse name pointing at itself; a third party claims it as well, again and again.
         lan.addInterface(to: beta, interfaceIndex: 2, address: .v4(IPv4Address(10, 0, 0, 1)))
         for second in 0..<30 {
-            lan.inject(.response([ResourceRecord(name: reverse, ttl: 120, data: .ptr("evil.local."), cacheFlush: true)]),
-                       from: SimulatedLAN.peer(1), after: second * 1000)
+            lan.inject(
+                .response([ResourceRecord(name: reverse, ttl: 120, data: .ptr("evil.local."), cacheFlush: true)]),
+                from: SimulatedLAN.peer(1), after: second * 1000)
         }
         lan.run(for: 40_000)
         // No rename could end it (the name comes from the address): neither host renames, or counts a conflict.

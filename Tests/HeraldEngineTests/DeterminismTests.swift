@@ -38,7 +38,9 @@ struct DeterminismTests {
         #expect(log(scenario(lanSeed: 8, engineSeed: 42, lossy: true)) != first)
     }
 
-    @Test("with 10 % loss, duplication and reordering, a browse still finds both services and the contested names end up distinct", arguments: UInt64(1)...8)
+    @Test(
+        "with 10 % loss, duplication and reordering, a browse still finds both services and the contested names end up distinct",
+        arguments: UInt64(1)...8)
     func convergesDespiteLoss(seed: UInt64) throws {
         let lan = scenario(lanSeed: seed, engineSeed: seed &* 1000, lossy: true)
         let alphaName = try #require(lan.hosts[0].engine.registeredName(of: OperationID(1)))

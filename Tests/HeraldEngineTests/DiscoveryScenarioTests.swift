@@ -4,8 +4,9 @@ import Testing
 
 @Suite("Discovery on a simulated LAN")
 struct DiscoveryScenarioTests {
-    let printer = ServiceRegistration(instance: "Office Printer", type: "_ipp._tcp.local.", subtypes: ["_universal"],
-                                      port: 631, txt: try! TXTRecord(["rp": Array("ipp/print".utf8), "color": nil]))
+    let printer = ServiceRegistration(
+        instance: "Office Printer", type: "_ipp._tcp.local.", subtypes: ["_universal"],
+        port: 631, txt: try! TXTRecord(["rp": Array("ipp/print".utf8), "color": nil]))
 
     @Test("a service registered on one host is browsed and resolved by another, with host, port, TXT and address")
     func browseAndResolve() throws {
@@ -50,7 +51,8 @@ struct DiscoveryScenarioTests {
         let beta = lan.addHost("beta")
         lan.with(alpha) {
             $0.register(OperationID(1), printer, at: $1)
-            $0.register(OperationID(2), ServiceRegistration(instance: "Plain", type: "_ipp._tcp.local.", port: 632), at: $1)
+            $0.register(
+                OperationID(2), ServiceRegistration(instance: "Plain", type: "_ipp._tcp.local.", port: 632), at: $1)
         }
         lan.run(for: 2000)
         lan.with(beta) { $0.browse(OperationID(3), type: "_universal._sub._ipp._tcp.local.", at: $1) }
@@ -71,7 +73,8 @@ struct DiscoveryScenarioTests {
         let withdrawnAt = lan.now
         lan.run(for: 3000)
         let goodbyes = lan.packets(from: alpha).filter { packet in
-            packet.time >= withdrawnAt && packet.message.answers.contains { $0.name == "Office Printer._ipp._tcp.local." }
+            packet.time >= withdrawnAt
+                && packet.message.answers.contains { $0.name == "Office Printer._ipp._tcp.local." }
         }
         #expect(!goodbyes.isEmpty)
         #expect(goodbyes.allSatisfy { $0.message.answers.allSatisfy { $0.ttl == 0 } })
@@ -89,7 +92,8 @@ struct DiscoveryScenarioTests {
             $0.register(OperationID(1), printer, at: $1)
         }
         lan.run(for: 2000)
-        #expect(lan.events(of: alpha, OperationID(2)).map(\.event)
-            == [.instanceAdded("Office Printer._ipp._tcp.local.", SimulatedLAN.ipv4Link)])
+        #expect(
+            lan.events(of: alpha, OperationID(2)).map(\.event)
+                == [.instanceAdded("Office Printer._ipp._tcp.local.", SimulatedLAN.ipv4Link)])
     }
 }

@@ -15,7 +15,8 @@ struct GoodbyeTests {
     func withdrawal() throws {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")
-        let registration = ServiceRegistration(instance: "Printer", type: Fixture.ippType, subtypes: ["_universal"], port: 631)
+        let registration = ServiceRegistration(
+            instance: "Printer", type: Fixture.ippType, subtypes: ["_universal"], port: 631)
         lan.with(alpha) { $0.register(OperationID(1), registration, at: $1) }
         lan.run(for: 5000)
         let cancelledAt = lan.now
@@ -24,10 +25,11 @@ struct GoodbyeTests {
         let sent = lan.packets(from: alpha).filter { $0.time >= cancelledAt }
         #expect(sent.allSatisfy { $0.message.answers.allSatisfy { $0.ttl == 0 } })
         let gone = goodbyes(lan, after: cancelledAt)
-        #expect(Set(gone.map { "\($0.name) \($0.type)" }) == [
-            "\(printer) SRV", "\(printer) TXT", "\(printer) NSEC", "_ipp._tcp.local. PTR",
-            "_services._dns-sd._udp.local. PTR", "_universal._sub._ipp._tcp.local. PTR",
-        ])
+        #expect(
+            Set(gone.map { "\($0.name) \($0.type)" }) == [
+                "\(printer) SRV", "\(printer) TXT", "\(printer) NSEC", "_ipp._tcp.local. PTR",
+                "_services._dns-sd._udp.local. PTR", "_universal._sub._ipp._tcp.local. PTR",
+            ])
         #expect(lan.registrations(of: alpha, OperationID(1)).count == 1)
         // It is no longer answered.
         let askedAt = lan.now
@@ -97,7 +99,8 @@ struct GoodbyeTests {
         var sentAt = lan.now + lan.latency
         lan.inject(.response([ptr.with(ttl: 0)]), from: SimulatedLAN.peer(1))
         lan.run(for: 3000)
-        let again = try #require(lan.multicastResponses(from: alpha, containing: Fixture.ippType).first { $0.time >= sentAt })
+        let again = try #require(
+            lan.multicastResponses(from: alpha, containing: Fixture.ippType).first { $0.time >= sentAt })
         #expect((20...120).contains(again.time - sentAt))
         #expect(again.message.answers.contains { $0.data == .ptr(printer) && $0.ttl == 4500 })
         // The browser never lost the service: the announcement came within the goodbye's one-second grace.
@@ -145,11 +148,13 @@ struct GoodbyeTests {
         #expect(Set(gone.map(\.type)) == [.srv, .txt, .ptr, .a, .nsec])
         #expect(gone.contains { $0.name == "1.0.0.10.in-addr.arpa." })
         let packetsAtShutdown = lan.packets(from: alpha).count
-        lan.inject(.query([Fixture.question(printer, .srv), Fixture.question("alpha.local.", .a)]), from: SimulatedLAN.peer(1))
+        lan.inject(
+            .query([Fixture.question(printer, .srv), Fixture.question("alpha.local.", .a)]), from: SimulatedLAN.peer(1))
         lan.inject(.response([Fixture.a("gamma.local.", IPv4Address(10, 0, 0, 3))]), from: SimulatedLAN.peer(1))
         lan.run(for: 60_000)
         #expect(lan.packets(from: alpha).count == packetsAtShutdown)
         #expect(lan.hosts[alpha].engine.nextDeadline == nil)
-        #expect(lan.events(of: beta, OperationID(2)).map(\.event).last == .instanceRemoved(printer, SimulatedLAN.ipv4Link))
+        #expect(
+            lan.events(of: beta, OperationID(2)).map(\.event).last == .instanceRemoved(printer, SimulatedLAN.ipv4Link))
     }
 }

@@ -15,7 +15,9 @@ struct KnownAnswerTests {
         return lan
     }
 
-    func responses(_ lan: SimulatedLAN, after time: Instant) -> [(time: Instant, message: DNSMessage, destination: PacketDestination)] {
+    func responses(_ lan: SimulatedLAN, after time: Instant) -> [(
+        time: Instant, message: DNSMessage, destination: PacketDestination
+    )] {
         lan.packets(from: 0).filter { $0.time > time && $0.message.isResponse }
     }
 
@@ -24,11 +26,18 @@ struct KnownAnswerTests {
         var lan = established()
         let before = lan.now
         // The PTR's true TTL is 4500 s; 2250 is exactly half.
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: 2250)]),
-                   from: peer)
+        lan.inject(
+            .query(
+                [Fixture.question(Fixture.ippType, .ptr)],
+                knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: 2250)]),
+            from: peer)
         // The SRV's is 120 s; 60 is half. No NSEC either: the record exists, the asker has it.
-        lan.inject(.query([Fixture.question(printer, .srv)], knownAnswers: [Fixture.srv(printer, port: 631, target: "alpha.local.", ttl: 60).with(cacheFlush: false)]),
-                   from: SimulatedLAN.peer(2), after: 1500)
+        lan.inject(
+            .query(
+                [Fixture.question(printer, .srv)],
+                knownAnswers: [Fixture.srv(printer, port: 631, target: "alpha.local.", ttl: 60).with(cacheFlush: false)]
+            ),
+            from: SimulatedLAN.peer(2), after: 1500)
         lan.run(for: 3000)
         #expect(responses(lan, after: before).isEmpty)
     }
@@ -37,14 +46,21 @@ struct KnownAnswerTests {
     func belowHalfTTLAnswers() throws {
         var lan = established()
         var before = lan.now
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: 2249)]),
-                   from: peer)
+        lan.inject(
+            .query(
+                [Fixture.question(Fixture.ippType, .ptr)],
+                knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: 2249)]),
+            from: peer)
         lan.run(for: 1500)
         let ptr = try #require(responses(lan, after: before).first)
         #expect(ptr.message.answers.contains { $0.data == .ptr(printer) && $0.ttl == 4500 })
         before = lan.now
-        lan.inject(.query([Fixture.question(printer, .srv)], knownAnswers: [Fixture.srv(printer, port: 631, target: "alpha.local.", ttl: 59).with(cacheFlush: false)]),
-                   from: peer)
+        lan.inject(
+            .query(
+                [Fixture.question(printer, .srv)],
+                knownAnswers: [Fixture.srv(printer, port: 631, target: "alpha.local.", ttl: 59).with(cacheFlush: false)]
+            ),
+            from: peer)
         lan.run(for: 1500)
         let srv = try #require(responses(lan, after: before).first)
         #expect(srv.message.answers.map(\.type) == [.srv])
@@ -54,8 +70,10 @@ struct KnownAnswerTests {
     func differentKnownAnswer() throws {
         var lan = established()
         let before = lan.now
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)],
-                          knownAnswers: [Fixture.ptr(Fixture.ippType, Fixture.instance("Other"))]), from: peer)
+        lan.inject(
+            .query(
+                [Fixture.question(Fixture.ippType, .ptr)],
+                knownAnswers: [Fixture.ptr(Fixture.ippType, Fixture.instance("Other"))]), from: peer)
         lan.run(for: 1500)
         #expect(responses(lan, after: before).first?.message.answers.contains { $0.data == .ptr(printer) } == true)
     }
@@ -64,19 +82,26 @@ struct KnownAnswerTests {
     func hugeKnownAnswerTTL() {
         var lan = established()
         var before = lan.now
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)],
-                          knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: 0x7FFF_FFFF)]), from: peer)
+        lan.inject(
+            .query(
+                [Fixture.question(Fixture.ippType, .ptr)],
+                knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: 0x7FFF_FFFF)]), from: peer)
         lan.run(for: 1500)
         #expect(responses(lan, after: before).isEmpty)
         // RFC 2181 §8: a TTL of 2^31 or more is read as 0, which suppresses nothing.
         before = lan.now
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: .max)]),
-                   from: peer)
+        lan.inject(
+            .query(
+                [Fixture.question(Fixture.ippType, .ptr)],
+                knownAnswers: [Fixture.ptr(Fixture.ippType, printer, ttl: .max)]),
+            from: peer)
         lan.run(for: 1500)
         #expect(responses(lan, after: before).first?.message.answers.contains { $0.data == .ptr(printer) } == true)
     }
 
-    @Test("multi-packet known answers: a TC query is answered after 400–500 ms, minus what later packets from the same host list")
+    @Test(
+        "multi-packet known answers: a TC query is answered after 400–500 ms, minus what later packets from the same host list"
+    )
     func multiPacketKnownAnswers() throws {
         // The continuation from the same host lists the answer: nothing is sent.
         var lan = established()
@@ -90,7 +115,8 @@ struct KnownAnswerTests {
         lan = established()
         before = lan.now
         lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], truncated: true), from: peer)
-        lan.inject(.query([], knownAnswers: [Fixture.ptr(Fixture.ippType, printer)]), from: SimulatedLAN.peer(2), after: 50)
+        lan.inject(
+            .query([], knownAnswers: [Fixture.ptr(Fixture.ippType, printer)]), from: SimulatedLAN.peer(2), after: 50)
         lan.run(for: 1500)
         let answer = try #require(responses(lan, after: before).first)
         #expect((400...500).contains(answer.time - (before + lan.latency)))
@@ -102,15 +128,20 @@ struct KnownAnswerTests {
         var lan = established()
         let before = lan.now
         lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], truncated: true), from: peer)
-        lan.inject(.query([], knownAnswers: [Fixture.ptr(Fixture.ippType, Fixture.instance("Other"))], truncated: true),
-                   from: peer, after: 300)
+        lan.inject(
+            .query([], knownAnswers: [Fixture.ptr(Fixture.ippType, Fixture.instance("Other"))], truncated: true),
+            from: peer, after: 300)
         lan.run(for: 2000)
         let answer = try #require(responses(lan, after: before).first)
         let lastPacket = before + 300 + lan.latency
-        #expect((400...500).contains(answer.time - lastPacket), "answered \(answer.time - lastPacket) ms after the last packet")
+        #expect(
+            (400...500).contains(answer.time - lastPacket),
+            "answered \(answer.time - lastPacket) ms after the last packet")
     }
 
-    @Test("duplicate answer suppression: an answer another responder multicasts first, with a TTL not below ours, is not sent again")
+    @Test(
+        "duplicate answer suppression: an answer another responder multicasts first, with a TTL not below ours, is not sent again"
+    )
     func duplicateAnswerSuppression() throws {
         var lan = established()
         var before = lan.now
@@ -134,8 +165,9 @@ struct KnownAnswerTests {
         var lan = SimulatedLAN()
         let beta = lan.addHost("beta")
         lan.with(beta) { $0.browse(OperationID(1), type: Fixture.ippType, at: $1) }
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], knownAnswers: [Fixture.ptr(Fixture.ippType, printer)]),
-                   from: peer, after: 10)
+        lan.inject(
+            .query([Fixture.question(Fixture.ippType, .ptr)], knownAnswers: [Fixture.ptr(Fixture.ippType, printer)]),
+            from: peer, after: 10)
         lan.run(for: 2000)
         #expect(lan.events(of: beta, OperationID(1)).isEmpty)
     }

@@ -32,14 +32,17 @@ struct LinkMTUTests {
         let txt = Fixture.txt(["note": Array(repeating: UInt8(ascii: "x"), count: 200)])
         lan.with(alpha) { engine, now in
             for n in first..<(first + count) {
-                engine.register(OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: UInt16(1000 + n), txt: txt), at: now)
+                engine.register(
+                    OperationID(UInt64(n)), Fixture.service("Printer \(n)", port: UInt16(1000 + n), txt: txt), at: now)
             }
         }
     }
 
     /// A LAN where alpha has registered `count` printers and beta has found them all; also when they were registered.
-    func lanWithPrinters(_ count: Int, alphaMTU: Int, betaMTU: Int,
-                         configure: (inout EngineConfiguration) -> Void = { _ in }) -> (SimulatedLAN, start: Instant) {
+    func lanWithPrinters(
+        _ count: Int, alphaMTU: Int, betaMTU: Int,
+        configure: (inout EngineConfiguration) -> Void = { _ in }
+    ) -> (SimulatedLAN, start: Instant) {
         var lan = lan(alphaMTU: alphaMTU, betaMTU: betaMTU, configure: configure)
         let start = lan.now
         registerPrinters(count, on: &lan)
@@ -96,7 +99,8 @@ struct LinkMTUTests {
         for family in IPFamily.allCases {
             let probes = lan.wire.filter { packet in
                 guard packet.sender == alpha, packet.time >= start, packet.link.family == family,
-                      let message = packet.message else { return false }
+                    let message = packet.message
+                else { return false }
                 return !message.isResponse && !message.authorities.isEmpty
             }
             #expect(Set(probes.map(\.time)).count == 3, "\(family)")

@@ -9,7 +9,8 @@ struct NegativeAnswerReportTests {
     var key: RecordKey { RecordKey(name: gamma, type: .aaaa) }
 
     func nsec(ttl: UInt32 = 120, types: [RecordType] = [.a]) -> ResourceRecord {
-        ResourceRecord(name: gamma, ttl: ttl, data: .nsec(next: gamma, types: TypeBitmap(types: types)), cacheFlush: true)
+        ResourceRecord(
+            name: gamma, ttl: ttl, data: .nsec(next: gamma, types: TypeBitmap(types: types)), cacheFlush: true)
     }
 
     /// What operation `id` heard, in order, in a short form: "+no AAAA (120 s)", "-no AAAA", "+AAAA", "-AAAA".
@@ -25,7 +26,9 @@ struct NegativeAnswerReportTests {
         }
     }
 
-    @Test("a peer's NSEC without the type is reported with its TTL; a record of the type ends it first; its goodbye and the NSEC's end are reported; a query not asking hears none of it")
+    @Test(
+        "a peer's NSEC without the type is reported with its TTL; a record of the type ends it first; its goodbye and the NSEC's end are reported; a query not asking hears none of it"
+    )
     func reportedAndEnded() throws {
         var lan = SimulatedLAN()
         let beta = lan.addHost("beta")
@@ -61,7 +64,9 @@ struct NegativeAnswerReportTests {
         #expect(story(lan, beta, OperationID(2)) == ["+AAAA", "-AAAA"])
     }
 
-    @Test("a query started while a negative answer is cached hears it at once; an NSEC listing the type, or of more than an hour, is no negative answer; a cancelled query hears nothing more")
+    @Test(
+        "a query started while a negative answer is cached hears it at once; an NSEC listing the type, or of more than an hour, is no negative answer; a cancelled query hears nothing more"
+    )
     func cachedListedAndCancelled() throws {
         var lan = SimulatedLAN()
         let beta = lan.addHost("beta")
@@ -76,7 +81,8 @@ struct NegativeAnswerReportTests {
         lan.run(for: 10)
         #expect(story(lan, beta, OperationID(1)) == ["+no AAAA (120 s)"])
         #expect(story(lan, beta, OperationID(2)).isEmpty, "the NSEC says A exists")
-        #expect(story(lan, beta, OperationID(3)) == ["+NSEC"], "ANY gets the NSEC as a record, never as a negative answer")
+        #expect(
+            story(lan, beta, OperationID(3)) == ["+NSEC"], "ANY gets the NSEC as a record, never as a negative answer")
 
         // The owner's new NSEC lists AAAA (it replaces the old one): no longer a negative answer.
         lan.inject(.response([nsec(types: [.a, .aaaa])]), from: peer)
@@ -105,7 +111,9 @@ struct NegativeAnswerReportTests {
         lan.with(beta) { engine, now in
             engine.query(OperationID(4), name: gamma, type: .aaaa, reportingNegativeAnswers: true, at: now)
         }
-        #expect(story(lan, beta, OperationID(4)) == ["+no AAAA (119 s)"], "the NSEC stands: a new query hears it, with what is left of its TTL")
+        #expect(
+            story(lan, beta, OperationID(4)) == ["+no AAAA (119 s)"],
+            "the NSEC stands: a new query hears it, with what is left of its TTL")
     }
 
     @Test("a full cache keeps the NSEC behind a reported negative answer: junk is evicted instead")
@@ -119,8 +127,11 @@ struct NegativeAnswerReportTests {
         lan.inject(.response([nsec()]), from: peer)
         lan.run(for: 100)
         for n in 0..<100 {
-            lan.inject(.response([Fixture.a(DNSName(stringLiteral: "junk\(n).local."), IPv4Address(10, 9, 0, UInt8(n)), ttl: 4500)]),
-                       from: peer)
+            lan.inject(
+                .response([
+                    Fixture.a(DNSName(stringLiteral: "junk\(n).local."), IPv4Address(10, 9, 0, UInt8(n)), ttl: 4500)
+                ]),
+                from: peer)
         }
         lan.run(for: 100)
         #expect(lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.type == .nsec })
@@ -141,7 +152,8 @@ struct NegativeAnswerReportTests {
         // its second of grace) and the old NSEC (flushed after its second) leave together.
         lan.inject(.response([nsec(types: [.aaaa]), Fixture.a(gamma, IPv4Address(10, 0, 0, 7), ttl: 0)]), from: peer)
         lan.run(for: 3000)
-        #expect(story(lan, beta, OperationID(1)) == ["+A", "-A", "+no A (119 s)"], "\(story(lan, beta, OperationID(1)))")
+        #expect(
+            story(lan, beta, OperationID(1)) == ["+A", "-A", "+no A (119 s)"], "\(story(lan, beta, OperationID(1)))")
     }
 
     @Test("a link that goes away ends its negative answers")

@@ -1,21 +1,27 @@
-@testable import HeraldEngine
 import HeraldWire
 import Testing
 
+@testable import HeraldEngine
+
 @Suite("Packing records and probes into packets that are never fragmented, except for one record alone (RFC 6762 §17)")
 struct PacketPackingTests {
-    let room = MessageRoom(shared: MessageSizeLimit.default.sharedPayloadLimit(ipv6: false),
-                           alone: MessageSizeLimit.default.payloadLimit(ipv6: false))
+    let room = MessageRoom(
+        shared: MessageSizeLimit.default.sharedPayloadLimit(ipv6: false),
+        alone: MessageSizeLimit.default.payloadLimit(ipv6: false))
 
     func txt(_ name: DNSName, bytes: Int) throws -> ResourceRecord {
-        let strings = stride(from: 0, to: bytes, by: 200).map { Array(repeating: UInt8(ascii: "t"), count: min(200, bytes - $0)) }
+        let strings = stride(from: 0, to: bytes, by: 200).map {
+            Array(repeating: UInt8(ascii: "t"), count: min(200, bytes - $0))
+        }
         return ResourceRecord(name: name, ttl: 4500, data: .txt(try TXTRecord(strings: strings)), cacheFlush: true)
     }
 
     func probe(_ label: String, txtBytes: Int) throws -> MulticastBatch.Probe {
         let name = Fixture.instance(label)
-        let srv = ResourceRecord(name: name, ttl: 120, data: .srv(SRVData(priority: 0, weight: 0, port: 80, target: "host.local.")))
-        return MulticastBatch.Probe(questions: [DNSQuestion(name: name, type: .any)], proposed: [srv, try txt(name, bytes: txtBytes)])
+        let srv = ResourceRecord(
+            name: name, ttl: 120, data: .srv(SRVData(priority: 0, weight: 0, port: 80, target: "host.local.")))
+        return MulticastBatch.Probe(
+            questions: [DNSQuestion(name: name, type: .any)], proposed: [srv, try txt(name, bytes: txtBytes)])
     }
 
     @Test("nothing to pack gives no packet")
@@ -50,7 +56,8 @@ struct PacketPackingTests {
 
     @Test("a probe too big even for a fragmented datagram goes out as far as it fits")
     func hugeProbe() throws {
-        let packets = MulticastBatch.pack([try probe("Huge", txtBytes: 12_000), try probe("Small", txtBytes: 10)], room: room)
+        let packets = MulticastBatch.pack(
+            [try probe("Huge", txtBytes: 12_000), try probe("Small", txtBytes: 10)], room: room)
         #expect(packets.count == 2)
         #expect(packets[0].count <= room.alone)
         let first = try DNSMessage(parsing: packets[0])
@@ -62,7 +69,8 @@ struct PacketPackingTests {
     func answers() throws {
         var answers: [ResourceRecord] = []
         for n in 0..<80 { answers.append(try txt(Fixture.instance("A\(n)"), bytes: n == 5 ? 3000 : 100)) }
-        let additional = ResourceRecord(name: "host.local.", ttl: 120, data: .a(IPv4Address(10, 0, 0, 1)), cacheFlush: true)
+        let additional = ResourceRecord(
+            name: "host.local.", ttl: 120, data: .a(IPv4Address(10, 0, 0, 1)), cacheFlush: true)
         let packets = AnswerBuilder.pack(answers: answers + [answers[0]], additionals: [additional], room: room)
         let messages = try packets.map { try DNSMessage(parsing: $0) }
         // Each answer once (the duplicate dropped), though the big one may come before those it followed.

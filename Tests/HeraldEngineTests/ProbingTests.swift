@@ -6,7 +6,9 @@ import Testing
 struct ProbingTests {
     let printer = Fixture.instance("Printer")
 
-    @Test("a service registered on a settled link waits a random 20–120 ms, then sends three probes 250 ms apart: the first QU, its unique records in Authority without the cache-flush bit")
+    @Test(
+        "a service registered on a settled link waits a random 20–120 ms, then sends three probes 250 ms apart: the first QU, its unique records in Authority without the cache-flush bit"
+    )
     func probeSchedule() throws {
         var firstDelays: [Int] = []
         for seed in UInt64(0)..<24 {
@@ -32,9 +34,13 @@ struct ProbingTests {
         #expect(Set(firstDelays).count >= 8, "the initial wait is random: \(firstDelays)")
     }
 
-    @Test("within two seconds of its link coming up or changing addresses, a registration waits §8.1's full 0–250 ms, as the host's own name does")
+    @Test(
+        "within two seconds of its link coming up or changing addresses, a registration waits §8.1's full 0–250 ms, as the host's own name does"
+    )
     func fullWaitAfterLinkEvents() throws {
-        var afterLinkUp: [Int] = [], afterAddressChange: [Int] = [], hostName: [Int] = []
+        var afterLinkUp: [Int] = []
+        var afterAddressChange: [Int] = []
+        var hostName: [Int] = []
         for seed in UInt64(0)..<40 {
             var lan = SimulatedLAN(seed: seed)
             let alpha = lan.addHost("alpha", seed: seed &* 7919 &+ 3)
@@ -42,14 +48,18 @@ struct ProbingTests {
             hostName.append(Int(try #require(lan.probes(from: alpha, for: "alpha.local.").first).time.milliseconds))
             lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
             lan.run(for: 3000)
-            afterLinkUp.append(try #require(lan.probes(from: alpha, for: printer).first).time - Instant(milliseconds: 1500))
+            afterLinkUp.append(
+                try #require(lan.probes(from: alpha, for: printer).first).time - Instant(milliseconds: 1500))
 
-            lan.setAddresses(of: alpha, on: SimulatedLAN.ipv4Link, to: [LinkAddress(.v4(IPv4Address(10, 0, 0, 77)), prefixLength: 24)])
+            lan.setAddresses(
+                of: alpha, on: SimulatedLAN.ipv4Link,
+                to: [LinkAddress(.v4(IPv4Address(10, 0, 0, 77)), prefixLength: 24)])
             lan.run(for: 1900)
             let start = lan.now
             lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Scanner"), at: $1) }
             lan.run(for: 3000)
-            afterAddressChange.append(try #require(lan.probes(from: alpha, for: Fixture.instance("Scanner")).first).time - start)
+            afterAddressChange.append(
+                try #require(lan.probes(from: alpha, for: Fixture.instance("Scanner")).first).time - start)
         }
         for delays in [afterLinkUp, afterAddressChange, hostName] {
             #expect(delays.allSatisfy { (0...250).contains($0) }, "\(delays)")
@@ -57,9 +67,12 @@ struct ProbingTests {
         }
     }
 
-    @Test("an address change of the interface's other family, or a conflict that renames the host, also puts registrations back on the full 0–250 ms")
+    @Test(
+        "an address change of the interface's other family, or a conflict that renames the host, also puts registrations back on the full 0–250 ms"
+    )
     func fullWaitAfterOtherFamilyOrHostRename() throws {
-        var afterIPv6Change: [Int] = [], afterHostRename: [Int] = []
+        var afterIPv6Change: [Int] = []
+        var afterHostRename: [Int] = []
         for seed in UInt64(0)..<40 {
             var lan = SimulatedLAN(seed: seed)
             lan.useIPv6 = true
@@ -72,7 +85,9 @@ struct ProbingTests {
             lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
             lan.run(for: 3000)
             let onIPv4 = lan.wire.first { packet in
-                guard packet.sender == alpha, packet.link == SimulatedLAN.ipv4Link, let message = packet.message else { return false }
+                guard packet.sender == alpha, packet.link == SimulatedLAN.ipv4Link, let message = packet.message else {
+                    return false
+                }
                 return !message.isResponse && message.questions.contains { $0.name == printer }
             }
             afterIPv6Change.append(try #require(onIPv4).time - start)
@@ -80,13 +95,15 @@ struct ProbingTests {
             // Another host claims alpha.local. with other data and defends it: alpha becomes alpha-2, and a
             // registration made just after probes on the full schedule.
             lan.reactors.append(Fixture.claimant(from: SimulatedLAN.peer(1)) { $0 == "alpha.local." })
-            lan.inject(.response([Fixture.a("alpha.local.", IPv4Address(10, 0, 0, 99))]), from: SimulatedLAN.peer(1), after: 0)
+            lan.inject(
+                .response([Fixture.a("alpha.local.", IPv4Address(10, 0, 0, 99))]), from: SimulatedLAN.peer(1), after: 0)
             lan.run(for: 1000)
             try #require(lan.hosts[alpha].engine.hostLabel == "alpha-2")
             start = lan.now
             lan.with(alpha) { $0.register(OperationID(2), Fixture.service("Scanner"), at: $1) }
             lan.run(for: 3000)
-            afterHostRename.append(try #require(lan.probes(from: alpha, for: Fixture.instance("Scanner")).first).time - start)
+            afterHostRename.append(
+                try #require(lan.probes(from: alpha, for: Fixture.instance("Scanner")).first).time - start)
         }
         for delays in [afterIPv6Change, afterHostRename] {
             #expect(delays.allSatisfy { (0...250).contains($0) }, "\(delays)")
@@ -152,7 +169,8 @@ struct ProbingTests {
         let name = printer
         lan.reactors.append { packet in
             guard let message = packet.message, !message.authorities.isEmpty,
-                  message.questions.contains(where: { $0.name == name && $0.unicastResponse }) else { return [] }
+                message.questions.contains(where: { $0.name == name && $0.unicastResponse })
+            else { return [] }
             return [SimulatedLAN.Injection(bytes: DNSMessage.response([txt]).wire, source: peer, delay: 100)]
         }
         lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }

@@ -14,7 +14,9 @@ struct QuerierTests {
         lan.queries(from: host).filter { $0.message.questions.contains { $0.name == name && $0.type == type } }
     }
 
-    @Test("a browse asks first after 20–120 ms, then at intervals of at least one second that at least double, up to one hour")
+    @Test(
+        "a browse asks first after 20–120 ms, then at intervals of at least one second that at least double, up to one hour"
+    )
     func backOff() throws {
         var firstDelays: [Int] = []
         for seed in UInt64(1)...12 {
@@ -42,7 +44,9 @@ struct QuerierTests {
         #expect(Set(firstDelays).count >= 5)
     }
 
-    @Test("QU first queries (RFC 6762 §5.4): a unicast reply from the link is taken while the question is fresh; a question with cached answers asks for multicast")
+    @Test(
+        "QU first queries (RFC 6762 §5.4): a unicast reply from the link is taken while the question is fresh; a question with cached answers asks for multicast"
+    )
     func unicastFirstQuery() throws {
         var lan = SimulatedLAN()
         let beta = lan.addHost("beta")
@@ -55,7 +59,9 @@ struct QuerierTests {
         // A peer answers by unicast: cached and reported, and counted.
         lan.inject(.response([Fixture.ptr(Fixture.ippType, printer)]), from: peer, toUnicast: true)
         lan.run(for: 100)
-        #expect(lan.events(of: beta, OperationID(1)).contains { $0.event == .instanceAdded(printer, SimulatedLAN.ipv4Link) })
+        #expect(
+            lan.events(of: beta, OperationID(1)).contains { $0.event == .instanceAdded(printer, SimulatedLAN.ipv4Link) }
+        )
         #expect(lan.hosts[beta].engine.statistics.unicastResponsesReceived == 1)
 
         // Asked again with the answer cached: an ordinary question listing it as a known answer.
@@ -73,7 +79,8 @@ struct QuerierTests {
         let other = Fixture.instance("Stranger")
         lan.inject(.response([Fixture.ptr(Fixture.ippType, other)]), from: peer, toUnicast: true)
         lan.run(for: 100)
-        #expect(!lan.events(of: beta, OperationID(2)).contains { $0.event == .instanceAdded(other, SimulatedLAN.ipv4Link) })
+        #expect(
+            !lan.events(of: beta, OperationID(2)).contains { $0.event == .instanceAdded(other, SimulatedLAN.ipv4Link) })
         #expect(lan.hosts[beta].engine.statistics.unicastResponsesReceived == 1)
 
         // Configured off (a firewall that passes only multicast): the first query is an ordinary one.
@@ -86,7 +93,9 @@ struct QuerierTests {
         #expect(!plain.message.questions[0].unicastResponse)
     }
 
-    @Test("questions asked together share one first query, and no question's first query leaves sooner than 20 ms or later than 120 ms after it was asked")
+    @Test(
+        "questions asked together share one first query, and no question's first query leaves sooner than 20 ms or later than 120 ms after it was asked"
+    )
     func firstQueriesShared() throws {
         // Twenty browses started at once: one packet with all twenty questions.
         var lan = SimulatedLAN()
@@ -167,14 +176,16 @@ struct QuerierTests {
         lan.run(for: 1000)
         start = lan.now
         lan.with(beta) { $0.browse(OperationID(2), type: Fixture.ippType, at: $1) }
-        lan.inject(.query([Fixture.question(Fixture.ippType, .ptr)], knownAnswers: [Fixture.ptr(Fixture.ippType, printer)]),
-                   from: peer, after: 10)
+        lan.inject(
+            .query([Fixture.question(Fixture.ippType, .ptr)], knownAnswers: [Fixture.ptr(Fixture.ippType, printer)]),
+            from: peer, after: 10)
         lan.run(for: 500)
         asked = queries(lan, from: beta, asking: Fixture.ippType, .ptr).filter { $0.time > start }
         #expect(asked.first.map { (50...120).contains($0.time - start) } == true)
     }
 
-    @Test("duplicate question suppression: a truncated query, whose known answers go on in later packets, does not count")
+    @Test(
+        "duplicate question suppression: a truncated query, whose known answers go on in later packets, does not count")
     func truncatedQueryNotDuplicate() throws {
         var lan = SimulatedLAN()
         let beta = lan.addHost("beta") { $0.firstQueryDelay = 50...120 }
@@ -187,7 +198,9 @@ struct QuerierTests {
         #expect(asked.first.map { (50...120).contains($0.time - start) } == true, "\(asked.map(\.time))")
     }
 
-    @Test("a peer's same question counts for our next query only close to it: three one-shot queries cost one doubling, not three")
+    @Test(
+        "a peer's same question counts for our next query only close to it: three one-shot queries cost one doubling, not three"
+    )
     func duplicateQuestionsDoubleOncePerQuery() throws {
         var lan = SimulatedLAN()
         let beta = lan.addHost("beta") { $0.firstQueryDelay = 100...100 }
@@ -196,7 +209,9 @@ struct QuerierTests {
         lan.with(beta) { $0.browse(OperationID(1), type: Fixture.ippType, at: $1) }
         lan.run(for: 8000)
         // Ours at +0.1, 1.1, 3.1 and 7.1 s; the next is due at 15.1 s.
-        let ours = queries(lan, from: beta, asking: Fixture.ippType, .ptr).filter { $0.time > start }.map { $0.time - start }
+        let ours = queries(lan, from: beta, asking: Fixture.ippType, .ptr).filter { $0.time > start }.map {
+            $0.time - start
+        }
         #expect(ours == [100, 1100, 3100, 7100])
         // A one-shot resolver asks the same at 9.6 s (too early to stand for ours), 13.0 s (close to it: counts as
         // ours, so the next is due 16 s later) and 16.4 s (early again).
@@ -209,7 +224,9 @@ struct QuerierTests {
         #expect(later.first == 13_000 + lan.latency + 16_000, "\(later)")
     }
 
-    @Test("a cached answer is refreshed at 80, 85, 90 and 95 % of its TTL (plus up to 2 %) while someone wants it, then expires")
+    @Test(
+        "a cached answer is refreshed at 80, 85, 90 and 95 % of its TTL (plus up to 2 %) while someone wants it, then expires"
+    )
     func refreshQueries() throws {
         var lan = SimulatedLAN()
         let beta = lan.addHost("beta")
@@ -220,13 +237,17 @@ struct QuerierTests {
         let receivedAt = lan.now + lan.latency
         lan.inject(.response([Fixture.a(name, IPv4Address(10, 0, 0, 3), ttl: 100)]), from: peer)
         lan.run(for: 99_000)
-        let refreshes = queries(lan, from: beta, asking: name, .a).filter { $0.time - receivedAt > 10_000 }.map { $0.time - receivedAt }
+        let refreshes = queries(lan, from: beta, asking: name, .a).filter { $0.time - receivedAt > 10_000 }.map {
+            $0.time - receivedAt
+        }
         try #require(refreshes.count == 4, "\(refreshes)")
         for (refresh, percent) in zip(refreshes, [80, 85, 90, 95]) {
             #expect((percent * 1000...(percent + 2) * 1000).contains(refresh), "\(refresh) ms for \(percent) %")
         }
         lan.run(for: 2000)
-        let removed = lan.events(of: beta, OperationID(1)).filter { if case .recordRemoved = $0.event { return true } else { return false } }
+        let removed = lan.events(of: beta, OperationID(1)).filter {
+            if case .recordRemoved = $0.event { return true } else { return false }
+        }
         #expect(removed.map { $0.time - receivedAt } == [100_000])
     }
 
@@ -241,7 +262,9 @@ struct QuerierTests {
         let events = lan.events(of: beta, OperationID(1)).map(\.event)
         #expect(events == [.recordAdded(Fixture.a("alpha.local.", IPv4Address(10, 0, 0, 1)), SimulatedLAN.ipv4Link)])
         // Refreshes went out roughly every 96–98 s, and alpha answered each.
-        let refreshes = queries(lan, from: beta, asking: "alpha.local.", .a).filter { $0.time > Instant(milliseconds: 10_000) }
+        let refreshes = queries(lan, from: beta, asking: "alpha.local.", .a).filter {
+            $0.time > Instant(milliseconds: 10_000)
+        }
         #expect((5...7).contains(refreshes.count), "\(refreshes.map(\.time))")
         _ = alpha
     }
@@ -283,10 +306,12 @@ struct QuerierTests {
         #expect(next.time - receivedAt <= 20_000 + 120)
     }
 
-    @Test("an owner's NSEC saying a type does not exist holds that question back until the NSEC runs out (RFC 6762 §6.1)")
+    @Test(
+        "an owner's NSEC saying a type does not exist holds that question back until the NSEC runs out (RFC 6762 §6.1)")
     func negativeAnswerHoldsQuestion() throws {
         var lan = SimulatedLAN()
-        let alpha = lan.addHost("alpha")  // IPv4 only: its announcements and answers carry an NSEC (TTL 120 s) without AAAA
+        // IPv4 only: its announcements and answers carry an NSEC (TTL 120 s) without AAAA.
+        let alpha = lan.addHost("alpha")
         let beta = lan.addHost("beta")
         lan.run(for: 5000)
         let start = lan.now
@@ -312,8 +337,12 @@ struct QuerierTests {
         let name: DNSName = "gamma.local."
         let start = lan.now
         lan.with(beta) { $0.query(OperationID(1), name: name, type: .aaaa, at: $1) }
-        lan.inject(.response([ResourceRecord(name: name, ttl: 0x7FFF_FFFF, data: .nsec(next: name, types: TypeBitmap(types: [.a])),
-                                             cacheFlush: true)]), from: peer)
+        lan.inject(
+            .response([
+                ResourceRecord(
+                    name: name, ttl: 0x7FFF_FFFF, data: .nsec(next: name, types: TypeBitmap(types: [.a])),
+                    cacheFlush: true)
+            ]), from: peer)
         lan.run(for: 300_000)
         #expect(lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains { $0.record.type == .nsec })
         let asked = queries(lan, from: beta, asking: name, .aaaa).map { $0.time - start }
@@ -328,9 +357,13 @@ struct QuerierTests {
         let one: DNSName = "one.local."
         let two: DNSName = "two.local."
         let txt = Fixture.txt(["path": Array("/x".utf8)])
-        lan.inject(.response([Fixture.srv(printer, port: 631, target: one),
-                              ResourceRecord(name: printer, ttl: 4500, data: .txt(txt), cacheFlush: true)],
-                             additionals: [Fixture.a(one, IPv4Address(10, 0, 0, 31))]), from: peer)
+        lan.inject(
+            .response(
+                [
+                    Fixture.srv(printer, port: 631, target: one),
+                    ResourceRecord(name: printer, ttl: 4500, data: .txt(txt), cacheFlush: true),
+                ],
+                additionals: [Fixture.a(one, IPv4Address(10, 0, 0, 31))]), from: peer)
         lan.run(for: 100)
         lan.with(beta) { $0.resolve(OperationID(1), instance: printer, at: $1) }
         lan.run(for: 1000)
@@ -345,8 +378,12 @@ struct QuerierTests {
         let peer2 = SimulatedLAN.peer(2)
         lan.reactors.append { packet in
             guard let message = packet.message, !message.isResponse,
-                  message.questions.contains(where: { $0.name == two && $0.type == .a }) else { return [] }
-            return [SimulatedLAN.Injection(bytes: DNSMessage.response([Fixture.a(two, IPv4Address(10, 0, 0, 32))]).wire, source: peer2)]
+                message.questions.contains(where: { $0.name == two && $0.type == .a })
+            else { return [] }
+            return [
+                SimulatedLAN.Injection(
+                    bytes: DNSMessage.response([Fixture.a(two, IPv4Address(10, 0, 0, 32))]).wire, source: peer2)
+            ]
         }
         lan.run(for: 3000)
         lan.inject(.response([Fixture.srv(printer, port: 632, target: two)]), from: peer)
@@ -360,7 +397,9 @@ struct QuerierTests {
         #expect(!queries(lan, from: beta, asking: two, .a).isEmpty)
     }
 
-    @Test("a browse reports instances with their link, removes them when the link goes away and finds them again when it returns")
+    @Test(
+        "a browse reports instances with their link, removes them when the link goes away and finds them again when it returns"
+    )
     func eventsFollowLinks() throws {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")
@@ -373,7 +412,8 @@ struct QuerierTests {
         lan.addInterface(to: beta, interfaceIndex: 1, address: .v4(IPv4Address(10, 0, 0, 2)))
         lan.run(for: 5000)
         let link = SimulatedLAN.ipv4Link
-        #expect(lan.events(of: beta, OperationID(2)).map(\.event)
-            == [.instanceAdded(printer, link), .instanceRemoved(printer, link), .instanceAdded(printer, link)])
+        #expect(
+            lan.events(of: beta, OperationID(2)).map(\.event)
+                == [.instanceAdded(printer, link), .instanceRemoved(printer, link), .instanceAdded(printer, link)])
     }
 }

@@ -20,8 +20,12 @@ struct ReconfirmTests {
             let name = self.name
             lan.reactors.append { packet in
                 guard let message = packet.message, !message.isResponse,
-                      message.questions.contains(where: { $0.name == name && $0.type == .a }) else { return [] }
-                return [SimulatedLAN.Injection(bytes: DNSMessage.response([record]).wire, source: SimulatedLAN.peer(1), delay: 5)]
+                    message.questions.contains(where: { $0.name == name && $0.type == .a })
+                else { return [] }
+                return [
+                    SimulatedLAN.Injection(
+                        bytes: DNSMessage.response([record]).wire, source: SimulatedLAN.peer(1), delay: 5)
+                ]
             }
         }
         lan.inject(.response([record]), from: peer)
@@ -32,7 +36,9 @@ struct ReconfirmTests {
     }
 
     /// Beta's queries for `gamma.local. A` in the `window` milliseconds from `start`.
-    func queriesAbout(in lan: SimulatedLAN, from start: Instant, for window: Int) -> [(time: Instant, message: DNSMessage)] {
+    func queriesAbout(in lan: SimulatedLAN, from start: Instant, for window: Int) -> [(
+        time: Instant, message: DNSMessage
+    )] {
         lan.queries(from: beta).filter { $0.time >= start && $0.time < start + window }
             .filter { $0.message.questions.contains { $0.name == self.name && $0.type == .a } }
     }
@@ -82,7 +88,8 @@ struct ReconfirmTests {
         #expect(asked.map { $0.time - start } == [0, MDNSConstants.reconfirmQueryGap])
     }
 
-    @Test("records that share a question: it goes out at most once a second, and each record is still asked about twice")
+    @Test(
+        "records that share a question: it goes out at most once a second, and each record is still asked about twice")
     func sharedQuestionIsRateLimited() {
         var lan = lan(answers: false)
         let second = IPv4Address(10, 0, 0, 52)
@@ -96,9 +103,13 @@ struct ReconfirmTests {
         lan.run(for: 15_000)
         let asked = queriesAbout(in: lan, from: start, for: 5000)
         // The second record's first query waits until a second after the first's; its second one is the first's.
-        #expect(asked.map { $0.time - start } == [0, MDNSConstants.multicastRateLimit, MDNSConstants.reconfirmQueryGap])
+        #expect(
+            asked.map { $0.time - start } == [0, MDNSConstants.multicastRateLimit, MDNSConstants.reconfirmQueryGap])
         // Neither owner answered: both are flushed, each ten seconds after it was reconfirmed.
-        #expect(removals(lan) == [start + MDNSConstants.failureObservationWindow, start + 100 + MDNSConstants.failureObservationWindow])
+        #expect(
+            removals(lan) == [
+                start + MDNSConstants.failureObservationWindow, start + 100 + MDNSConstants.failureObservationWindow,
+            ])
     }
 
     @Test("a record not cached, or on another interface, or this host's own, is left alone")
@@ -108,13 +119,15 @@ struct ReconfirmTests {
         lan.with(beta) { engine, now in
             engine.reconfirm(Fixture.a(self.name, IPv4Address(10, 0, 0, 51)), interfaceIndex: nil, at: now)
             engine.reconfirm(Fixture.a(self.name, self.address), interfaceIndex: 7, at: now)
-            engine.reconfirm(ResourceRecord(name: engine.hostName, ttl: 120, data: .a(IPv4Address(10, 0, 0, 1)), cacheFlush: true),
-                             interfaceIndex: nil, at: now)
+            engine.reconfirm(
+                ResourceRecord(name: engine.hostName, ttl: 120, data: .a(IPv4Address(10, 0, 0, 1)), cacheFlush: true),
+                interfaceIndex: nil, at: now)
         }
         lan.run(for: 15_000)
         #expect(removals(lan).isEmpty)
         #expect(lan.hosts[beta].engine.hostLabel == "beta")
-        #expect(lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 3000 }
-            .allSatisfy { !$0.message.questions.contains { $0.name == self.name || $0.name == "beta.local." } })
+        #expect(
+            lan.queries(from: beta).filter { $0.time >= start && $0.time < start + 3000 }
+                .allSatisfy { !$0.message.questions.contains { $0.name == self.name || $0.name == "beta.local." } })
     }
 }

@@ -1,7 +1,8 @@
-@testable import HeraldEngine
+import HeapModule
 import HeraldWire
 import Testing
-import HeapModule
+
+@testable import HeraldEngine
 
 /// The cache's own bookkeeping, below what the simulated LAN can see.
 @Suite("The record cache's slots, handles and expiry heap")
@@ -9,8 +10,9 @@ struct RecordCacheTests {
     let peer = IPAddress.v4(IPv4Address(10, 0, 0, 9))
 
     func record(_ n: Int, ttl: UInt32 = 4500) -> ResourceRecord {
-        ResourceRecord(name: try! DNSName("host-\(n).local."), ttl: ttl, data: .a(IPv4Address(UInt32(0x0A00_0000 + n))),
-                       cacheFlush: true)
+        ResourceRecord(
+            name: try! DNSName("host-\(n).local."), ttl: ttl, data: .a(IPv4Address(UInt32(0x0A00_0000 + n))),
+            cacheFlush: true)
     }
 
     @Test("refreshes that keep bringing records' ends closer leave the expiry heap bounded by the records cached")
@@ -30,7 +32,9 @@ struct RecordCacheTests {
         #expect(cache.count == 0)
     }
 
-    @Test("a full cache looks for a record to evict among a bounded number of candidates: those closest to expiry, then a rotating look at the rest")
+    @Test(
+        "a full cache looks for a record to evict among a bounded number of candidates: those closest to expiry, then a rotating look at the rest"
+    )
     func evictionLooksAtBoundedCandidates() throws {
         let limit = MDNSConstants.evictionCandidates * 4
         var cache = RecordCache(limit: limit)
@@ -38,19 +42,24 @@ struct RecordCacheTests {
         // One record nobody asks for, then records someone asks for, all ending before it.
         let junk = ResourceRecord(name: "junk.local.", ttl: 5000, data: .a(IPv4Address(10, 1, 0, 1)), cacheFlush: true)
         _ = cache.insert(junk, from: peer, at: .zero, isWanted: isWanted)
-        for n in 0..<(limit - 1) { _ = cache.insert(record(n, ttl: UInt32(100 + n)), from: peer, at: .zero, isWanted: isWanted) }
+        for n in 0..<(limit - 1) {
+            _ = cache.insert(record(n, ttl: UInt32(100 + n)), from: peer, at: .zero, isWanted: isWanted)
+        }
         #expect(cache.count == limit)
         // An unwanted newcomer outliving the junk would replace it, but the junk is not among the records closest to
         // expiry: the newcomer is dropped.
-        let newcomer = ResourceRecord(name: "newcomer.local.", ttl: 6000, data: .a(IPv4Address(10, 1, 0, 2)), cacheFlush: true)
+        let newcomer = ResourceRecord(
+            name: "newcomer.local.", ttl: 6000, data: .a(IPv4Address(10, 1, 0, 2)), cacheFlush: true)
         #expect(cache.insert(newcomer, from: peer, at: .zero, isWanted: isWanted).isEmpty)
         // A wanted newcomer takes the place of the junk, found further on, not of a wanted record.
-        let wanted = ResourceRecord(name: "wanted.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 3)), cacheFlush: true)
+        let wanted = ResourceRecord(
+            name: "wanted.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 3)), cacheFlush: true)
         #expect(cache.insert(wanted, from: peer, at: .zero, isWanted: isWanted) == [.added(wanted)])
         var names = Set(cache.allRecords.map(\.record.name))
         #expect(!names.contains("junk.local.") && names.contains("wanted.local.") && names.contains("host-0.local."))
         // With nothing unwanted left, the next wanted newcomer takes the place of the wanted record closest to expiry.
-        let another = ResourceRecord(name: "another.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 4)), cacheFlush: true)
+        let another = ResourceRecord(
+            name: "another.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 4)), cacheFlush: true)
         #expect(cache.insert(another, from: peer, at: .zero, isWanted: isWanted) == [.added(another)])
         names = Set(cache.allRecords.map(\.record.name))
         #expect(names.contains("another.local.") && !names.contains("host-0.local."))
@@ -60,23 +69,31 @@ struct RecordCacheTests {
         #expect(cache.expire(at: .zero + 101 * 1000) == [.removed(record(1, ttl: 101))])
     }
 
-    @Test("a peer's NSEC says until when a type does not exist, unless another NSEC of the name lists it, or the question is of another class")
+    @Test(
+        "a peer's NSEC says until when a type does not exist, unless another NSEC of the name lists it, or the question is of another class"
+    )
     func negativeAnswers() throws {
         var cache = RecordCache(limit: 100)
         let name: DNSName = "gamma.local."
         func nsec(_ types: [RecordType], ttl: UInt32 = 120) -> ResourceRecord {
-            ResourceRecord(name: name, ttl: ttl, data: .nsec(next: name, types: TypeBitmap(types: types)), cacheFlush: false)
+            ResourceRecord(
+                name: name, ttl: ttl, data: .nsec(next: name, types: TypeBitmap(types: types)), cacheFlush: false)
         }
         _ = cache.insert(nsec([.a]), from: peer, at: .zero)
         #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero) == Instant.zero + 120_000)
         #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero + 120_000) == nil, "run out")
         #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .a), at: .zero) == nil, "the type exists")
-        #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa, recordClass: RecordClass(3)), at: .zero) == nil)
+        #expect(
+            cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa, recordClass: RecordClass(3)), at: .zero)
+                == nil)
         _ = cache.insert(nsec([.a, .aaaa]), from: peer, at: .zero + 500)
-        #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero + 500) == nil, "another NSEC lists it")
+        #expect(
+            cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero + 500) == nil,
+            "another NSEC lists it")
         var own = RecordCache(limit: 100)
         _ = own.insert(nsec([.a]), from: nil, at: .zero, isLocal: true)
-        #expect(own.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero) == nil, "this host's own NSEC")
+        #expect(
+            own.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero) == nil, "this host's own NSEC")
     }
 
     @Test("a handle names its record only: once the record is gone, its reused slot's new record is out of reach")
@@ -103,8 +120,12 @@ struct RecordCacheTests {
         var changes: [CacheChange] = []
         let handle = cache.insert(records[1], from: peer, at: .zero, changes: &changes)!.handle
         _ = cache.flush(handle)
-        #expect(cache.answers(to: RecordKey(name: name, type: .any)).map(\.record) == [records[0], records[2], records[3]])
+        #expect(
+            cache.answers(to: RecordKey(name: name, type: .any)).map(\.record) == [records[0], records[2], records[3]])
         _ = cache.insert(records[1], from: peer, at: .zero)
-        #expect(cache.answers(to: RecordKey(name: name, type: .a)).map(\.record) == [records[0], records[2], records[3], records[1]])
+        #expect(
+            cache.answers(to: RecordKey(name: name, type: .a)).map(\.record) == [
+                records[0], records[2], records[3], records[1],
+            ])
     }
 }

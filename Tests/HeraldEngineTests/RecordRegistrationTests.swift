@@ -18,14 +18,20 @@ struct RecordRegistrationTests {
         let extra = ServiceExtraRecord(type: .hinfo, data: hinfo)
         lan.with(alpha) { $0.updateExtraRecords(OperationID(1), [extra], at: $1) }
         lan.run(for: 3000)
-        let announced = lan.multicastResponses(from: alpha, containing: printer, type: .hinfo).filter { $0.time >= addedAt }
+        let announced = lan.multicastResponses(from: alpha, containing: printer, type: .hinfo).filter {
+            $0.time >= addedAt
+        }
         #expect(announced.count >= 2, "announced at least twice (RFC 6762 §8.3)")
-        #expect(announced.allSatisfy { $0.message.answers.contains { $0.type == .hinfo && $0.cacheFlush && $0.ttl == 4500 } })
+        #expect(
+            announced.allSatisfy {
+                $0.message.answers.contains { $0.type == .hinfo && $0.cacheFlush && $0.ttl == 4500 }
+            })
 
         let askedAt = lan.now
         lan.inject(.query([Fixture.question(printer, .hinfo)]), from: SimulatedLAN.peer(1))
         lan.run(for: 1000)
-        #expect(lan.packets(from: alpha).contains { $0.time > askedAt && $0.message.answers.contains { $0.data == hinfo } })
+        #expect(
+            lan.packets(from: alpha).contains { $0.time > askedAt && $0.message.answers.contains { $0.data == hinfo } })
 
         let removedAt = lan.now
         lan.with(alpha) { $0.updateExtraRecords(OperationID(1), [], at: $1) }
@@ -43,7 +49,9 @@ struct RecordRegistrationTests {
         let name: DNSName = "box.local."
         let startedAt = lan.now
         lan.with(alpha) {
-            $0.registerRecord(OperationID(7), RecordRegistration(name: name, type: .hinfo, data: hinfo, ttl: 120, unique: true), at: $1)
+            $0.registerRecord(
+                OperationID(7), RecordRegistration(name: name, type: .hinfo, data: hinfo, ttl: 120, unique: true),
+                at: $1)
         }
         lan.run(for: 3000)
         #expect(lan.probes(from: alpha, for: name).count == 3)
@@ -62,8 +70,11 @@ struct RecordRegistrationTests {
         let name: DNSName = "_printers.local."
         let startedAt = lan.now
         lan.with(alpha) {
-            $0.registerRecord(OperationID(8), RecordRegistration(name: name, type: .ptr, data: .ptr(printer), ttl: 4500,
-                                                                 unique: false), at: $1)
+            $0.registerRecord(
+                OperationID(8),
+                RecordRegistration(
+                    name: name, type: .ptr, data: .ptr(printer), ttl: 4500,
+                    unique: false), at: $1)
         }
         lan.run(for: 2000)
         #expect(lan.probes(from: alpha, for: name).isEmpty)
@@ -82,7 +93,9 @@ struct RecordRegistrationTests {
         lan.reactors.append(Fixture.claimant(from: SimulatedLAN.peer(1)) { $0 == name })
         lan.run(for: 2000)
         lan.with(alpha) {
-            $0.registerRecord(OperationID(9), RecordRegistration(name: name, type: .hinfo, data: hinfo, ttl: 120, unique: true), at: $1)
+            $0.registerRecord(
+                OperationID(9), RecordRegistration(name: name, type: .hinfo, data: hinfo, ttl: 120, unique: true),
+                at: $1)
         }
         lan.run(for: 5000)
         #expect(lan.events(of: alpha, OperationID(9)).map(\.event) == [.registrationFailed(.nameConflict)])
@@ -102,12 +115,18 @@ extension RecordRegistrationTests {
         lan.run(for: 5000)
         let first = RecordData.hinfo(cpu: Array("V1".utf8), os: Array("X".utf8))
         let second = RecordData.hinfo(cpu: Array("V2".utf8), os: Array("X".utf8))
-        lan.with(alpha) { $0.updateExtraRecords(OperationID(1), [ServiceExtraRecord(type: .hinfo, data: first)], at: $1) }
+        lan.with(alpha) {
+            $0.updateExtraRecords(OperationID(1), [ServiceExtraRecord(type: .hinfo, data: first)], at: $1)
+        }
         lan.run(for: 200)
         let updatedAt = lan.now
-        lan.with(alpha) { $0.updateExtraRecords(OperationID(1), [ServiceExtraRecord(type: .hinfo, data: second)], at: $1) }
+        lan.with(alpha) {
+            $0.updateExtraRecords(OperationID(1), [ServiceExtraRecord(type: .hinfo, data: second)], at: $1)
+        }
         lan.run(for: 4000)
-        let announced = lan.multicastResponses(from: alpha, containing: printer, type: .hinfo).filter { $0.time >= updatedAt }
+        let announced = lan.multicastResponses(from: alpha, containing: printer, type: .hinfo).filter {
+            $0.time >= updatedAt
+        }
         #expect(announced.count >= 2, "the new data is announced at least twice")
         var cached: [CachedRecord] = []
         lan.with(beta) { engine, _ in cached = engine.cachedRecords(on: SimulatedLAN.ipv4Link) }

@@ -12,14 +12,16 @@ struct RegistrationReportTests {
         let registration = ServiceRegistration(instance: "Both Families", type: "_http._tcp.local.", port: 80)
         lan.with(alpha) { $0.register(OperationID(1), registration, at: $1) }
         lan.run(for: 3000)
-        let reported = try #require(lan.events(of: alpha, OperationID(1)).first { entry in
-            if case .registered = entry.event { return true } else { return false }
-        })
+        let reported = try #require(
+            lan.events(of: alpha, OperationID(1)).first { entry in
+                if case .registered = entry.event { return true } else { return false }
+            })
         // The first unsolicited response carrying the service's SRV record, per link.
         var firstAnnouncement: [LinkID: Instant] = [:]
         for packet in lan.wire where packet.sender == alpha {
             guard let message = packet.message, message.isResponse,
-                  message.answers.contains(where: { $0.type == .srv && $0.ttl > 0 }) else { continue }
+                message.answers.contains(where: { $0.type == .srv && $0.ttl > 0 })
+            else { continue }
             if firstAnnouncement[packet.link] == nil { firstAnnouncement[packet.link] = packet.time }
         }
         #expect(firstAnnouncement.count == 2)

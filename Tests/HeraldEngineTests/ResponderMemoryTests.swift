@@ -22,11 +22,15 @@ struct ResponderMemoryTests {
         // A new instance every 100 ms, each withdrawn (with goodbyes) two seconds after it was registered.
         let churned = 1000
         for number in 0..<churned {
-            lan.with(alpha) { $0.register(OperationID(UInt64(10 + number)), Fixture.service("Churn \(number)"), at: $1) }
+            lan.with(alpha) {
+                $0.register(OperationID(UInt64(10 + number)), Fixture.service("Churn \(number)"), at: $1)
+            }
             if number >= 20 { lan.with(alpha) { $0.cancel(OperationID(UInt64(10 + number - 20)), at: $1) } }
             lan.run(for: 100)
         }
-        for number in (churned - 20)..<churned { lan.with(alpha) { $0.cancel(OperationID(UInt64(10 + number)), at: $1) } }
+        for number in (churned - 20)..<churned {
+            lan.with(alpha) { $0.cancel(OperationID(UInt64(10 + number)), at: $1) }
+        }
         lan.run(for: 3000)
 
         let announced = Set(lan.multicastResponses(from: alpha).flatMap(\.message.answers).map(\.name))
@@ -44,8 +48,11 @@ struct ResponderMemoryTests {
         let keeper = Fixture.instance("Keeper")
         lan.inject(.query([Fixture.question(keeper, .txt, qu: true)]), from: peer)
         lan.run(for: 1000)
-        let answer = try #require(lan.packets(from: alpha).first { $0.time >= askedAt && $0.message.isResponse
-            && $0.message.answers.contains { $0.name == keeper } })
+        let answer = try #require(
+            lan.packets(from: alpha).first {
+                $0.time >= askedAt && $0.message.isResponse
+                    && $0.message.answers.contains { $0.name == keeper }
+            })
         #expect(answer.destination == .unicast(peer))
     }
 }

@@ -6,7 +6,8 @@ import Testing
 struct SelfConflictTests {
     let printer = Fixture.instance("Printer")
 
-    @Test("two registrations of one name on one host: the second takes the next free name, or fails without auto-rename")
+    @Test(
+        "two registrations of one name on one host: the second takes the next free name, or fails without auto-rename")
     func sameNameTwiceOnOneHost() throws {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")
@@ -25,7 +26,8 @@ struct SelfConflictTests {
         #expect(lan.registrations(of: alpha, OperationID(4)).map(\.name) == [Fixture.instance("Printer (3)")])
         #expect(lan.hosts[alpha].engine.statistics.conflicts == 0)
         // On the wire, each name has one SRV record, with its own port; the failed registration sent nothing.
-        let srvs = lan.packets(from: alpha).filter(\.message.isResponse).flatMap(\.message.answers).compactMap { record -> UInt16? in
+        let srvs = lan.packets(from: alpha).filter(\.message.isResponse).flatMap(\.message.answers).compactMap {
+            record -> UInt16? in
             if case .srv(let srv) = record.data { return srv.port } else { return nil }
         }
         #expect(Set(srvs) == [5001, 5002, 5004], "\(srvs)")
@@ -52,7 +54,8 @@ struct SelfConflictTests {
         #expect(lan.probes(from: alpha, for: "alpha.local.").count == 3)
     }
 
-    @Test("a second interface on the same link hears the first one's records (directly and reflected) without a conflict")
+    @Test(
+        "a second interface on the same link hears the first one's records (directly and reflected) without a conflict")
     func secondInterfaceOnSameLink() throws {
         var lan = SimulatedLAN()
         lan.reactors.append(Fixture.reflector(of: 0))
@@ -66,12 +69,16 @@ struct SelfConflictTests {
         #expect(lan.registrations(of: alpha, OperationID(1)).map(\.name) == [printer])
         // Each interface probed the name once (three probes each) and announced it.
         let interface2 = LinkID(interfaceIndex: 2, family: .ipv4)
-        let probes = lan.wire.filter { $0.sender == alpha && $0.message.map { !$0.isResponse && $0.authorities.contains { $0.name == printer } } == true }
+        let probes = lan.wire.filter {
+            $0.sender == alpha
+                && $0.message.map { !$0.isResponse && $0.authorities.contains { $0.name == printer } } == true
+        }
         #expect(probes.filter { $0.link == SimulatedLAN.ipv4Link }.count == 3)
         #expect(probes.filter { $0.link == interface2 }.count == 3)
         // The host name too: each interface proposes its own address, and neither takes the other's for a rival.
         let hostProbes = lan.wire.filter { packet in
-            packet.sender == alpha && packet.message.map { !$0.isResponse && $0.questions.contains { $0.name == "alpha.local." } } == true
+            packet.sender == alpha
+                && packet.message.map { !$0.isResponse && $0.questions.contains { $0.name == "alpha.local." } } == true
         }
         #expect(hostProbes.filter { $0.link == SimulatedLAN.ipv4Link }.count == 3)
         #expect(hostProbes.filter { $0.link == interface2 }.count == 3)
@@ -101,11 +108,13 @@ struct SelfConflictTests {
         lan.run(for: 2000)
         let linkLocal = LinkAddress(.v6(IPv6Address(high: 0xFE80_0000_0000_0000, low: 1)), prefixLength: 64)
         for round in 1...6 {
-            let global = LinkAddress(.v6(IPv6Address(high: 0x2001_0DB8_0000_0000, low: UInt64(round))), prefixLength: 64)
+            let global = LinkAddress(
+                .v6(IPv6Address(high: 0x2001_0DB8_0000_0000, low: UInt64(round))), prefixLength: 64)
             lan.setAddresses(of: alpha, on: SimulatedLAN.ipv6Link, to: [linkLocal, global])
             lan.run(for: 700)
         }
-        lan.setAddresses(of: alpha, on: SimulatedLAN.ipv4Link, to: [LinkAddress(.v4(IPv4Address(10, 0, 0, 77)), prefixLength: 24)])
+        lan.setAddresses(
+            of: alpha, on: SimulatedLAN.ipv4Link, to: [LinkAddress(.v4(IPv4Address(10, 0, 0, 77)), prefixLength: 24)])
         lan.run(for: 10_000)
         #expect(lan.hosts[alpha].engine.statistics.conflicts == 0)
         #expect(lan.hosts[beta].engine.statistics.conflicts == 0)
@@ -113,11 +122,18 @@ struct SelfConflictTests {
         #expect(lan.registrations(of: alpha, OperationID(1)).map(\.name) == [printer])
         // The peer's resolve follows the addresses.
         let resolved = lan.events(of: beta, OperationID(2)).compactMap { entry -> ResolvedService? in
-            if case .resolved(let service) = entry.event, service.link == SimulatedLAN.ipv4Link { return service } else { return nil }
+            if case .resolved(let service) = entry.event, service.link == SimulatedLAN.ipv4Link {
+                return service
+            } else {
+                return nil
+            }
         }
         let service = try #require(resolved.last)
-        #expect(Set(service.addresses) == [.v4(IPv4Address(10, 0, 0, 77)), linkLocal.address,
-                                          .v6(IPv6Address(high: 0x2001_0DB8_0000_0000, low: 6))])
+        #expect(
+            Set(service.addresses) == [
+                .v4(IPv4Address(10, 0, 0, 77)), linkLocal.address,
+                .v6(IPv6Address(high: 0x2001_0DB8_0000_0000, low: 6)),
+            ])
     }
 
     @Test("an address change while a reflector echoes everything still never renames")
@@ -129,9 +145,11 @@ struct SelfConflictTests {
         lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
         lan.run(for: 5000)
         for round in 1...4 {
-            let global = LinkAddress(.v6(IPv6Address(high: 0x2001_0DB8_0000_0000, low: UInt64(round))), prefixLength: 64)
-            lan.setAddresses(of: alpha, on: SimulatedLAN.ipv6Link,
-                             to: [LinkAddress(.v6(IPv6Address(high: 0xFE80_0000_0000_0000, low: 1)), prefixLength: 64), global])
+            let global = LinkAddress(
+                .v6(IPv6Address(high: 0x2001_0DB8_0000_0000, low: UInt64(round))), prefixLength: 64)
+            lan.setAddresses(
+                of: alpha, on: SimulatedLAN.ipv6Link,
+                to: [LinkAddress(.v6(IPv6Address(high: 0xFE80_0000_0000_0000, low: 1)), prefixLength: 64), global])
             lan.run(for: 1500)
         }
         lan.run(for: 10_000)

@@ -99,8 +99,9 @@ struct ConstantsTests {
 
     @Test("errors describe what is wrong")
     func errorDescriptions() {
-        #expect(IPCDecodeError.missingTerminator(field: .domain, offset: 19).description
-            == "domain at body offset 19 has no terminating NUL before the end of the body")
+        #expect(
+            IPCDecodeError.missingTerminator(field: .domain, offset: 19).description
+                == "domain at body offset 19 has no terminating NUL before the end of the body")
         #expect(IPCDecodeError.unknownOperation(16).description == "unknown operation 16")
         #expect(IPCDecodeError.unsupportedRequest(.portMapping).description == "unsupported request: port-mapping (14)")
         #expect(IPCEncodeError.embeddedNUL(field: .name).description == "name contains a NUL byte")

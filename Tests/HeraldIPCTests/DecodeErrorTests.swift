@@ -92,7 +92,8 @@ struct DecodeErrorTests {
     @Test("strings longer than the daemon's buffers are refused")
     func stringTooLong() {
         let longName = String(repeating: "n", count: 256)
-        let body = hex("00000000 00000000") + cstr(longName) + cstr("_http._tcp") + cstr("") + cstr("") + hex("0050 0000")
+        let body =
+            hex("00000000 00000000") + cstr(longName) + cstr("_http._tcp") + cstr("") + cstr("") + hex("0050 0000")
         #expect(throws: IPCDecodeError.stringTooLong(field: .name, offset: 8, length: 256, maximum: 255)) {
             try decodeBody(op: 5, body)
         }
@@ -162,7 +163,9 @@ struct DecodeErrorTests {
         #expect(throws: IPCDecodeError.lengthPastEnd(field: .propertyValue, offset: 8, declared: 4, available: 2)) {
             try GetPropertyReply.decode(hex("00000000 00000004 0001"))
         }
-        #expect(throws: IPCDecodeError.valueTooLong(field: .propertyValue, offset: 4, length: 0x7FFF_FFFF, maximum: 256)) {
+        #expect(
+            throws: IPCDecodeError.valueTooLong(field: .propertyValue, offset: 4, length: 0x7FFF_FFFF, maximum: 256)
+        ) {
             try GetPropertyReply.decode(hex("00000000 7FFFFFFF"))
         }
     }
@@ -189,7 +192,9 @@ struct DecodeErrorTests {
         for cut in 0..<needed {
             var header = frame.header
             header.dataLength = UInt32(cut)
-            #expect(throws: IPCDecodeError.self) { try Reply.decode(header: header, body: Array(frame.body.prefix(cut))) }
+            #expect(throws: IPCDecodeError.self) {
+                try Reply.decode(header: header, body: Array(frame.body.prefix(cut)))
+            }
         }
     }
 
@@ -198,7 +203,9 @@ struct DecodeErrorTests {
         var generator = SplitMix64(seed: 0x4845_5241_4C44)
         for _ in 0..<20_000 {
             let count = Int(generator.next() % 64)
-            let body = (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next() % 4 == 0 ? 0 : generator.next()) }
+            let body = (0..<count).map { _ in
+                UInt8(truncatingIfNeeded: generator.next() % 4 == 0 ? 0 : generator.next())
+            }
             let op = UInt32(generator.next() % 20) == 19 ? 63 : UInt32(generator.next() % 16)
             let flags = IPCFlags(rawValue: UInt32(generator.next() % 8))
             let connection: IPCConnectionState = generator.next() % 2 == 0 ? .new : .established

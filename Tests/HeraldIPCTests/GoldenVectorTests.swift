@@ -23,7 +23,8 @@ struct GoldenVectorTests {
     @Test("register request with TXT: raw port bytes, TXT length and data")
     func registerWithTXT() throws {
         let txt: [UInt8] = [7] + Array("level=3".utf8)
-        let body = hex("00000008 00000002") + cstr("Game") + cstr("_tictactoe._tcp") + cstr("") + cstr("")
+        let body =
+            hex("00000008 00000002") + cstr("Game") + cstr("_tictactoe._tcp") + cstr("") + cstr("")
             + hex("1F90") + hex("0008") + txt
         #expect(body.count == 43)
         let expected = headerBytes(dataLength: 43, op: 5) + body
@@ -32,14 +33,18 @@ struct GoldenVectorTests {
         #expect(try request.encodeFrame(context: sampleContext).bytes == expected)
         let decoded = try decodeRequestFrame(expected)
         #expect(decoded.request == .registerService(request))
-        guard case .registerService(let r) = decoded.request else { Issue.record("not a registration"); return }
+        guard case .registerService(let r) = decoded.request else {
+            Issue.record("not a registration")
+            return
+        }
         #expect(r.port == 8080)
         #expect(r.txt == txt)
     }
 
     @Test("register request on a shared connection: leading empty path, socket passed with the last byte")
     func registerOnSharedConnection() throws {
-        let body = hex("00") + hex("00004000 00000000") + cstr("") + cstr("_http._tcp") + cstr("") + cstr("")
+        let body =
+            hex("00") + hex("00004000 00000000") + cstr("") + cstr("_http._tcp") + cstr("") + cstr("")
             + hex("0050") + hex("0000")
         let expected = headerBytes(dataLength: body.count, op: 5) + body
         let request = RegisterServiceRequest(flags: .shareConnection, regtype: "_http._tcp", port: 80)
@@ -54,7 +59,8 @@ struct GoldenVectorTests {
     @Test("resolve reply: full name, target, raw port, TXT")
     func resolveReply() throws {
         let txt: [UInt8] = [7] + Array("level=3".utf8)
-        let body = hex("00000000 00000002 00000000") + cstr("Game._tictactoe._tcp.local.") + cstr("host.local.")
+        let body =
+            hex("00000000 00000002 00000000") + cstr("Game._tictactoe._tcp.local.") + cstr("host.local.")
             + hex("1F90") + hex("0008") + txt
         #expect(body.count == 64)
         let expected = headerBytes(dataLength: 64, op: 67) + body
@@ -79,7 +85,8 @@ struct GoldenVectorTests {
     @Test("addrinfo reply: host name, AAAA, 16 address bytes, TTL")
     func addrInfoReply() throws {
         let address = hex("FE800000000000000000000000000001")
-        let body = hex("00000002 00000002 00000000") + cstr("host.local.") + hex("001C 0001 0010") + address
+        let body =
+            hex("00000002 00000002 00000000") + cstr("host.local.") + hex("001C 0001 0010") + address
             + hex("00000078")
         #expect(body.count == 50)
         let expected = headerBytes(dataLength: 50, op: 72) + body
@@ -150,7 +157,8 @@ struct GoldenVectorTests {
 
     @Test("register-record reply: three words, echoing the record request's context")
     func registerRecordReply() throws {
-        let expected = headerBytes(dataLength: 12, op: 69, context: "0000000700000000") + hex("00000000 00000001 00000000")
+        let expected =
+            headerBytes(dataLength: 12, op: 69, context: "0000000700000000") + hex("00000000 00000001 00000000")
         let reply = RegisterRecordReply(interfaceIndex: 1)
         let context = ClientContext(bytes: hex("0000000700000000"))!
         #expect(try reply.encodeFrame(context: context) == expected)
@@ -178,7 +186,8 @@ struct GoldenVectorTests {
     @Test("update of the primary TXT record uses reg_index 0xFFFFFFFF")
     func updatePrimaryTXT() throws {
         let body = hex("00") + hex("00000000 0004 03613D31 00000000")
-        let expected = headerBytes(dataLength: body.count, op: 11, context: "0000000000000000", regIndex: 0xFFFF_FFFF)
+        let expected =
+            headerBytes(dataLength: body.count, op: 11, context: "0000000000000000", regIndex: 0xFFFF_FFFF)
             + body
         let request = UpdateRecordRequest(rdata: [3, 0x61, 0x3D, 0x31])
         #expect(try request.encodeFrame(connection: .established).bytes == expected)

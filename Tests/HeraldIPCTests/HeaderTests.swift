@@ -25,9 +25,11 @@ struct HeaderTests {
 
     @Test("writing a context into an encoded frame changes those 8 bytes and nothing else")
     func contextRewrite() throws {
-        let frame = IPCFrame(header: IPCHeader(dataLength: 3, flags: [.noReply], operation: 66,
-                                               context: ClientContext(rawValue: 1), registrationIndex: 9),
-                             body: [0xAA, 0xBB, 0xCC])
+        let frame = IPCFrame(
+            header: IPCHeader(
+                dataLength: 3, flags: [.noReply], operation: 66,
+                context: ClientContext(rawValue: 1), registrationIndex: 9),
+            body: [0xAA, 0xBB, 0xCC])
         var bytes = frame.encoded
         let other = ClientContext(rawValue: 0x0102_0304_0506_0708)
         bytes.withUnsafeMutableBytes { IPCHeader.writeContext(other, into: $0) }

@@ -4,16 +4,23 @@ import Testing
 /// One example of every request, with the connection state it is sent on.
 let everyRequest: [(Request, IPCConnectionState)] = [
     (.connection(ConnectionRequest()), .new),
-    (.registerRecord(RegisterRecordRequest(
-        recordIndex: 7, flags: .shared, interfaceIndex: DNSServiceInterfaceIndex.localOnly,
-        fullname: "_services._dns-sd._udp.local.", rrtype: 12, rrclass: 1, rdata: Array(repeating: 0xAB, count: 300),
-        ttl: 4500)), .established),
+    (
+        .registerRecord(
+            RegisterRecordRequest(
+                recordIndex: 7, flags: .shared, interfaceIndex: DNSServiceInterfaceIndex.localOnly,
+                fullname: "_services._dns-sd._udp.local.", rrtype: 12, rrclass: 1,
+                rdata: Array(repeating: 0xAB, count: 300),
+                ttl: 4500)), .established
+    ),
     (.removeRecord(RemoveRecordRequest(recordIndex: 7)), .established),
     (.enumeration(EnumerationRequest(flags: .browseDomains)), .new),
-    (.registerService(RegisterServiceRequest(
-        flags: [.noAutoRename], interfaceIndex: 3, name: "Wohnzimmer Drucker (2)",
-        regtype: "_ipp._tcp,_universal", domain: "local.", host: "drucker.local.", port: 631,
-        txt: [9] + Array("txtvers=1".utf8))), .new),
+    (
+        .registerService(
+            RegisterServiceRequest(
+                flags: [.noAutoRename], interfaceIndex: 3, name: "Wohnzimmer Drucker (2)",
+                regtype: "_ipp._tcp,_universal", domain: "local.", host: "drucker.local.", port: 631,
+                txt: [9] + Array("txtvers=1".utf8))), .new
+    ),
     (.browse(BrowseRequest(flags: .shareConnection, regtype: "_printer._sub._http._tcp")), .established),
     (.resolve(ResolveRequest(name: "My Files.", regtype: "_smb._tcp", domain: "local.")), .new),
     (.query(QueryRecordRequest(name: "ünïcode.local.", rrtype: 16, rrclass: 1)), .new),
@@ -29,17 +36,25 @@ let everyRequest: [(Request, IPCConnectionState)] = [
 /// One example of every framed reply.
 let everyReply: [Reply] = [
     .enumeration(EnumerationReply(flags: .add, domain: "local.")),
-    .registerService(RegisterServiceReply(
-        flags: .add, interfaceIndex: 0, name: "Game (2)", regtype: "_tictactoe._tcp.", domain: "local.")),
-    .browse(BrowseReply(flags: [.add, .moreComing], interfaceIndex: 2, name: "Küche", regtype: "_raop._tcp.", domain: "local.")),
-    .resolve(ResolveReply(
-        interfaceIndex: 2, fullname: "Game\\032\\(2\\)._tictactoe._tcp.local.", hostTarget: "peer.local.", port: 65535,
-        txt: [0])),
-    .query(QueryRecordReply(
-        flags: .add, interfaceIndex: 2, fullname: "x.local.", rrtype: 16, rrclass: 0x8001, rdata: [0], ttl: 4500)),
+    .registerService(
+        RegisterServiceReply(
+            flags: .add, interfaceIndex: 0, name: "Game (2)", regtype: "_tictactoe._tcp.", domain: "local.")),
+    .browse(
+        BrowseReply(
+            flags: [.add, .moreComing], interfaceIndex: 2, name: "Küche", regtype: "_raop._tcp.", domain: "local.")),
+    .resolve(
+        ResolveReply(
+            interfaceIndex: 2, fullname: "Game\\032\\(2\\)._tictactoe._tcp.local.", hostTarget: "peer.local.",
+            port: 65535,
+            txt: [0])),
+    .query(
+        QueryRecordReply(
+            flags: .add, interfaceIndex: 2, fullname: "x.local.", rrtype: 16, rrclass: 0x8001, rdata: [0], ttl: 4500)),
     .registerRecord(RegisterRecordReply(error: .nameConflict)),
-    .addrInfo(AddrInfoReply(
-        flags: .add, interfaceIndex: 2, hostname: "host.local.", rrtype: 1, rrclass: 1, rdata: [10, 0, 0, 9], ttl: 120)),
+    .addrInfo(
+        AddrInfoReply(
+            flags: .add, interfaceIndex: 2, hostname: "host.local.", rrtype: 1, rrclass: 1, rdata: [10, 0, 0, 9],
+            ttl: 120)),
     .asyncError(AsyncErrorReply(error: .badParam)),
 ]
 

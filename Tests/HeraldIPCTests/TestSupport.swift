@@ -16,7 +16,9 @@ func cstr(_ text: String) -> [UInt8] {
 func headerBytes(
     dataLength: Int, flags: UInt32 = 0, op: UInt32, context: String = "0102030405060708", regIndex: UInt32 = 0
 ) -> [UInt8] {
-    func word(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)] }
+    func word(_ v: UInt32) -> [UInt8] {
+        [UInt8(v >> 24), UInt8(v >> 16 & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v & 0xFF)]
+    }
     return word(1) + word(UInt32(dataLength)) + word(flags) + word(op) + hex(context) + word(regIndex)
 }
 
@@ -25,7 +27,8 @@ let sampleContext = ClientContext(rawValue: 0x0102_0304_0506_0708)
 /// Splits a frame's bytes into header and body and decodes the request.
 func decodeRequestFrame(_ bytes: [UInt8], connection: IPCConnectionState = .new) throws -> DecodedRequest {
     let header = try IPCHeader.decode(bytes)
-    return try DecodedRequest.decode(header: header, body: Array(bytes.dropFirst(IPCHeader.length)), connection: connection)
+    return try DecodedRequest.decode(
+        header: header, body: Array(bytes.dropFirst(IPCHeader.length)), connection: connection)
 }
 
 /// Splits a frame's bytes into header and body and decodes the reply.

@@ -11,7 +11,8 @@ struct DaemonCommandLineTests {
         for name in [String(repeating: "a", count: 64), "bad.name", "kitchen.local", ""] {
             let result = try Command.run([heraldd, "--hostname", name, "--config", "/dev/null", "--check-config"])
             #expect(result.status == 64, "\(result)")
-            #expect(result.stderr.contains("--hostname '\(name)' must be a single label of at most 63 bytes"), "\(result)")
+            #expect(
+                result.stderr.contains("--hostname '\(name)' must be a single label of at most 63 bytes"), "\(result)")
         }
         // 63 bytes (31 two-byte characters and one more) is the longest label there is.
         let longest = String(repeating: "é", count: 31) + "a"

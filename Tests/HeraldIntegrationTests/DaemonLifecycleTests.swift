@@ -10,7 +10,9 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
-        @Test("SIGTERM withdraws every advertised service with goodbyes and removes the sockets, and a restarted daemon advertises again")
+        @Test(
+            "SIGTERM withdraws every advertised service with goodbyes and removes the sockets, and a restarted daemon advertises again"
+        )
         func goodbyesOnTerminateAndCleanRestart() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -48,25 +50,32 @@ extension HeraldOnTestLANs {
                 entries.contains { $0.name == "Born Again" }
             }
             #expect(!entries.contains { $0.name == "Short Lived" }, "\(entries)")
-            #expect(!again.log.contains("is taken by another host"), "the restarted daemon renamed its host:\n\(again.log)")
+            #expect(
+                !again.log.contains("is taken by another host"), "the restarted daemon renamed its host:\n\(again.log)")
             registerAgain.send(SIGINT)
             registerAgain.waitForExit(timeout: 5)
         }
 
-        @Test("a second heraldd on the state directory of a running one refuses to start and names it; after a kill -9 it starts")
+        @Test(
+            "a second heraldd on the state directory of a running one refuses to start and names it; after a kill -9 it starts"
+        )
         func oneDaemonPerStateDirectory() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
             let host = lan.hosts[0]
             let first = try host.startHeraldd(hostName: "first")
             // Its own sockets, the first one's permission store.
-            let second = try host.spawn([try HeraldBinaries.heraldd(), "--hostname", "second",
-                                         "--socket", host.directory + "/second.sock",
-                                         "--control-socket", host.directory + "/second-control.sock",
-                                         "--state-dir", first.stateDirectory])
+            let second = try host.spawn([
+                try HeraldBinaries.heraldd(), "--hostname", "second",
+                "--socket", host.directory + "/second.sock",
+                "--control-socket", host.directory + "/second-control.sock",
+                "--state-dir", first.stateDirectory,
+            ])
             #expect(second.waitForExit(timeout: 10) == 71, "\(second.output)")
-            #expect(second.stderr.contains("another heraldd (pid \(first.process.pid)) is using the state directory "
-                                           + first.stateDirectory), "\(second.stderr)")
+            #expect(
+                second.stderr.contains(
+                    "another heraldd (pid \(first.process.pid)) is using the state directory "
+                        + first.stateDirectory), "\(second.stderr)")
             #expect(!FileManager.default.fileExists(atPath: host.directory + "/second.sock"))
             #expect(first.process.isRunning, "\(first.log)")
             // The kernel releases the lock with the process, however it ends.

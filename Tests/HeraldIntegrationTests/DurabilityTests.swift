@@ -13,8 +13,9 @@ struct DurabilityTests {
         let lan = try TestLAN(hosts: 1)
         defer { lan.shutdown() }
         let host = lan.hosts[0]
-        let result = try host.run(["python3", "-c", Self.driver, try HeraldBinaries.heraldd(), host.directory, "200"],
-                                  timeout: 600)
+        let result = try host.run(
+            ["python3", "-c", Self.driver, try HeraldBinaries.heraldd(), host.directory, "200"],
+            timeout: 600)
         #expect(result.status == 0, "\(result)")
         let summary = result.stdout.split(separator: "\n").last { $0.hasPrefix("rounds") } ?? ""
         #expect(summary.hasPrefix("rounds 200 "), "\(result)")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Faults from outside: the daemon killed under its clients, an interface that goes away and comes back while
@@ -30,10 +30,12 @@ struct FaultInjectionTests {
         _ = daemon.process.waitForExit(timeout: 5)
         for client in [browse, register] {
             #expect(client.waitForExit(timeout: 5) == 69, "\(client.output)")
-            #expect(client.stderr.contains("the daemon closed the connection") || client.stderr.contains("not running"),
-                    "\(client.stderr)")
-            #expect(client.stderr.contains("journalctl -u heraldd") || client.stderr.contains("systemctl start heraldd"),
-                    "the message says what to do: \(client.stderr)")
+            #expect(
+                client.stderr.contains("the daemon closed the connection") || client.stderr.contains("not running"),
+                "\(client.stderr)")
+            #expect(
+                client.stderr.contains("journalctl -u heraldd") || client.stderr.contains("systemctl start heraldd"),
+                "the message says what to do: \(client.stderr)")
         }
 
         // Restarted on the same paths (the stale socket files are taken over), with the same store.
@@ -45,13 +47,17 @@ struct FaultInjectionTests {
         try again.waitForOutput(containing: "Survivor", in: .stdout, timeout: 10)
         let seen = try peer.herald(["resolve", "Survivor", "_tictactoe._tcp", "--timeout", "5"])
         #expect(seen.status == 0 && seen.stdout.contains(":4000"), "the re-registered service is back: \(seen)")
-        let integrity = try home.run(["python3", "-c",
-                                      "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
-                                      daemon.storePath])
+        let integrity = try home.run([
+            "python3", "-c",
+            "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])",
+            daemon.storePath,
+        ])
         #expect(integrity.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "ok", "\(integrity)")
     }
 
-    @Test("an interface that goes down and up, then is removed and re-added, under load: results go and return, the daemon keeps serving")
+    @Test(
+        "an interface that goes down and up, then is removed and re-added, under load: results go and return, the daemon keeps serving"
+    )
     func interfaceBouncesUnderLoad() throws {
         let lan = try TestLAN(hosts: 2)
         defer { lan.shutdown() }
@@ -66,13 +72,16 @@ struct FaultInjectionTests {
         try watcher.waitForOutput(containing: "Steady", in: .stdout, timeout: 10)
 
         // Load: twenty clients browsing and resolving in a loop on the host under test.
-        let load = try home.spawn(["sh", "-c", """
+        let load = try home.spawn([
+            "sh", "-c",
+            """
             end=$(($(date +%s) + 20))
             while [ $(date +%s) -lt $end ]; do
                 for n in $(seq 20); do "$0" browse _hbounce._tcp --resolve --timeout 0.5 --socket "$1" >/dev/null 2>&1 & done
                 wait
             done
-            """, try HeraldBinaries.herald(), daemon.socket])
+            """, try HeraldBinaries.herald(), daemon.socket,
+        ])
         defer { load.terminate(grace: 1) }
         usleep(1_000_000)
         let interface = try #require(home.interfaces.first).name
@@ -83,7 +92,10 @@ struct FaultInjectionTests {
         let back = waitUntil(timeout: 15) {
             watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" +  ") }.count >= 2
         }
-        #expect(back.held, "the service did not come back after the interface returned:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))")
+        #expect(
+            back.held,
+            "the service did not come back after the interface returned:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))"
+        )
 
         // Unplugged and plugged back: the link is deleted, and a new one (same name and addresses, new index) appears.
         let old = try #require(home.interfaces.first)
@@ -92,9 +104,12 @@ struct FaultInjectionTests {
         let returned = waitUntil(timeout: 15) {
             watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" +  ") }.count >= 3
         }
-        #expect(returned.held, "the service did not come back on the re-added interface:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))")
-        #expect(watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" -  ") }.count >= 2,
-                "the removal was reported:\n\(watcher.stdout)")
+        #expect(
+            returned.held,
+            "the service did not come back on the re-added interface:\n\(watcher.stdout)\n\(daemon.log.suffix(2000))")
+        #expect(
+            watcher.stdout.split(separator: "\n").filter { $0.contains("Steady") && $0.contains(" -  ") }.count >= 2,
+            "the removal was reported:\n\(watcher.stdout)")
         #expect(load.waitForExit(timeout: 30) != nil)
         #expect(daemon.process.isRunning, "\(daemon.log.suffix(2000))")
         let resolved = try daemon.herald(["resolve", "Steady", "_hbounce._tcp", "--timeout", "5"])
@@ -120,10 +135,14 @@ struct FaultInjectionTests {
         defer { _ = try? host.run(["umount", state]) }
         let before = try host.check(["sha256sum", daemon.storePath]).stdout
 
-        let argv = [try HeraldBinaries.heraldd(), "--hostname", "readonly", "--socket", area.appSocket,
-                    "--control-socket", area.directory + "/control.sock", "--state-dir", state]
+        let argv = [
+            try HeraldBinaries.heraldd(), "--hostname", "readonly", "--socket", area.appSocket,
+            "--control-socket", area.directory + "/control.sock", "--state-dir", state,
+        ]
         let attempt = try host.spawn(argv)
-        let outcome = waitUntil(timeout: 10) { !attempt.isRunning || TestLAN.Host.accepts(area.directory + "/control.sock") }
+        let outcome = waitUntil(timeout: 10) {
+            !attempt.isRunning || TestLAN.Host.accepts(area.directory + "/control.sock")
+        }
         #expect(outcome.held)
         if attempt.isRunning {
             // It runs on a store it can read but not write: changes fail with a clear error, reads work.
@@ -141,7 +160,9 @@ struct FaultInjectionTests {
         #expect(try host.check(["sha256sum", daemon.storePath]).stdout == before, "the store was not touched")
     }
 
-    @Test("a store another process keeps locked: a change fails within seconds with a clear error the daemon logs, and it keeps serving")
+    @Test(
+        "a store another process keeps locked: a change fails within seconds with a clear error the daemon logs, and it keeps serving"
+    )
     func lockedStore() throws {
         let lan = try TestLAN(hosts: 1)
         defer { lan.shutdown() }
@@ -151,14 +172,17 @@ struct FaultInjectionTests {
         let daemon = try host.startPermissionDaemon(area: area)
         _ = try area.registerTicTacToe(on: daemon)
         // Someone's sqlite3 session holds an exclusive lock for six seconds.
-        let holder = try host.spawn(["python3", "-c", """
+        let holder = try host.spawn([
+            "python3", "-c",
+            """
             import sqlite3, sys, time
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
             db.execute("BEGIN EXCLUSIVE")
             print("locked", flush=True)
             time.sleep(6)
             db.execute("COMMIT")
-            """, daemon.storePath])
+            """, daemon.storePath,
+        ])
         defer { holder.terminate(grace: 1) }
         _ = try holder.waitForOutput(containing: "locked", in: .stdout, timeout: 10)
         let started = Date()

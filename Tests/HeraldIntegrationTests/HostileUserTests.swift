@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An ordinary local user against heraldd as its unit runs it (its own user, CAP_SYS_PTRACE only), on a test LAN
@@ -38,7 +38,9 @@ struct HostileUserTests {
             do {
                 confined = try ConfinedDaemon.start(on: lan.hosts[0], area: area, user: daemonUser)
                 peer = try lan.hosts[1].startHeraldd()
-                peerGame = try peer.spawnHerald(["register", "Peer Game", "_tictactoe._tcp", "5000", "secret=peer-txt-4242"])
+                peerGame = try peer.spawnHerald([
+                    "register", "Peer Game", "_tictactoe._tcp", "5000", "secret=peer-txt-4242",
+                ])
                 try peerGame.waitForOutput(containing: "Peer Game", in: .stdout, timeout: 10)
                 app = try area.installApp(named: "tictactoe")
                 try confined.daemon.control(["app", "add", try area.ticTacToeManifest(executable: app)]).expectSuccess()
@@ -55,16 +57,22 @@ struct HostileUserTests {
 
         /// Registers the attacker's probe itself as an app declaring `_tictactoe._tcp`, granted or not yet decided.
         func registerAttackerApp(granted: Bool) throws {
-            try daemon.control(["app", "add", try area.writeManifest(
-                ["id": "org.example.attacker", "name": "Attacker", "executables": [tools.attacker],
-                 "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Plays."],
-                named: "attacker.json")]).expectSuccess()
+            try daemon.control([
+                "app", "add",
+                try area.writeManifest(
+                    [
+                        "id": "org.example.attacker", "name": "Attacker", "executables": [tools.attacker],
+                        "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Plays.",
+                    ],
+                    named: "attacker.json"),
+            ]).expectSuccess()
             if granted { try daemon.control(["grant", "org.example.attacker"]).expectSuccess() }
         }
 
         /// Runs `argv` as `user` on the daemon's host.
         func run(as user: TestUser, _ argv: [String], timeout: TimeInterval = 20, environment: [String: String] = [:])
-        throws -> CommandResult {
+            throws -> CommandResult
+        {
             try home.run(try user.command(argv), timeout: timeout, environment: environment)
         }
 
@@ -75,16 +83,19 @@ struct HostileUserTests {
 
         /// The granted app, run by `user`, still finds the peer's game.
         func expectAppWorks(as user: TestUser, sourceLocation: SourceLocation = #_sourceLocation) throws {
-            let browse = try run(as: user, [app, "browse", "_tictactoe._tcp", "--timeout", "3", "--socket", daemon.socket])
-            #expect(browse.stdout.contains("Peer Game"), "the granted app itself still works: \(browse)",
-                    sourceLocation: sourceLocation)
+            let browse = try run(
+                as: user, [app, "browse", "_tictactoe._tcp", "--timeout", "3", "--socket", daemon.socket])
+            #expect(
+                browse.stdout.contains("Peer Game"), "the granted app itself still works: \(browse)",
+                sourceLocation: sourceLocation)
         }
 
         /// Nothing the attacker printed carries the peer's names or TXT.
         func expectNothingLeaked(_ result: CommandResult, sourceLocation: SourceLocation = #_sourceLocation) {
             let output = result.stdout + result.stderr
-            #expect(!output.contains("Peer Game") && !output.contains("peer-txt-4242"), "leaked: \(result)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                !output.contains("Peer Game") && !output.contains("peer-txt-4242"), "leaked: \(result)",
+                sourceLocation: sourceLocation)
         }
 
         func shutdown() {
@@ -98,8 +109,12 @@ struct HostileUserTests {
     func borrowedConnection() throws {
         let setting = try Setting()
         defer { setting.shutdown() }
-        let attack = try setting.run(as: setting.alice, [setting.tools.attacker, "borrow", setting.daemon.socket,
-                                                          setting.app, "_tictactoe._tcp", "Peer Game"])
+        let attack = try setting.run(
+            as: setting.alice,
+            [
+                setting.tools.attacker, "borrow", setting.daemon.socket,
+                setting.app, "_tictactoe._tcp", "Peer Game",
+            ])
         #expect(attack.stdout.contains("browse: status -65555"), "\(attack)")
         // The register and resolve after it are refused too: NoAuth replies, never a result (error 0).
         #expect(!attack.stdout.contains("error 0"), "\(attack)")
@@ -113,7 +128,10 @@ struct HostileUserTests {
         let log = try setting.daemon.control(["log", "--lines", "500"]).stdout
         #expect(log.contains("grant"), "\(log)")
         let credited = log.split(separator: "\n").filter { $0.hasPrefix("allow") || $0.contains(" allow ") }
-            .filter { $0.contains(setting.tools.attacker) || ($0.contains("uid \(setting.alice.uid)") && $0.contains("register")) }
+            .filter {
+                $0.contains(setting.tools.attacker)
+                    || ($0.contains("uid \(setting.alice.uid)") && $0.contains("register"))
+            }
         #expect(credited.isEmpty, "\(credited)")
     }
 
@@ -123,8 +141,9 @@ struct HostileUserTests {
         defer { setting.shutdown() }
         let environment = ["HERALD_ATTACK_SOCKET": setting.daemon.socket, "HERALD_ATTACK_TYPE": "_tictactoe._tcp"]
         // `env` sets the preload for the app only (setpriv, which runs as root first, must not load it).
-        let attack = try setting.run(as: setting.alice, ["env", "LD_PRELOAD=\(setting.tools.preload)", setting.app, "--version"],
-                                     environment: environment)
+        let attack = try setting.run(
+            as: setting.alice, ["env", "LD_PRELOAD=\(setting.tools.preload)", setting.app, "--version"],
+            environment: environment)
         #expect(attack.stdout.contains("preload: status -65555"), "\(attack)")
         #expect(setting.daemon.logShows("started with LD_PRELOAD"), "\(setting.daemon.log)")
         // The same library without the preload setting does nothing, and the app is recognised.
@@ -136,8 +155,12 @@ struct HostileUserTests {
         let setting = try Setting()
         defer { setting.shutdown() }
         for operation in ["browse", "resolve", "register"] {
-            let attack = try setting.run(as: setting.alice, [setting.tools.attacker, "request", setting.daemon.socket,
-                                                              operation, "_tictactoe._tcp.corp.", "Corp Game"])
+            let attack = try setting.run(
+                as: setting.alice,
+                [
+                    setting.tools.attacker, "request", setting.daemon.socket,
+                    operation, "_tictactoe._tcp.corp.", "Corp Game",
+                ])
             #expect(attack.stdout.contains("status -65544"), "\(operation) is unsupported: \(attack)")
             #expect(!attack.stdout.contains("error 0"), "\(attack)")
             setting.expectNothingLeaked(attack)
@@ -145,7 +168,9 @@ struct HostileUserTests {
         #expect(!(try setting.peerBrowse()).contains("Corp Game"), "nothing was advertised")
     }
 
-    @Test("a pinned executable rewritten in place with its times set back is hashed again and refused; the genuine one passes")
+    @Test(
+        "a pinned executable rewritten in place with its times set back is hashed again and refused; the genuine one passes"
+    )
     func pinnedDigestRewritten() throws {
         let setting = try Setting()
         defer { setting.shutdown() }
@@ -160,10 +185,16 @@ struct HostileUserTests {
         try handle.close()
         chmod(app, 0o755)
         let digest = String(try setting.home.check(["sha256sum", app]).stdout.split(separator: " ")[0])
-        try daemon.control(["app", "add", try area.writeManifest(
-            ["id": "org.example.pinned", "name": "Pinned", "executables": [app], "executableSHA256": [app: digest],
-             "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Plays."], named: "pinned.json")])
-            .expectSuccess()
+        try daemon.control([
+            "app", "add",
+            try area.writeManifest(
+                [
+                    "id": "org.example.pinned", "name": "Pinned", "executables": [app],
+                    "executableSHA256": [app: digest],
+                    "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Plays.",
+                ], named: "pinned.json"),
+        ])
+        .expectSuccess()
         try daemon.control(["grant", "org.example.pinned"]).expectSuccess()
         let browse = [app, "request", daemon.socket, "browse", "_tictactoe._tcp"]
         let first = try setting.run(as: setting.alice, browse)
@@ -182,12 +213,14 @@ struct HostileUserTests {
             #expect(utimensat(AT_FDCWD, app, &times, 0) == 0)
             var after = stat()
             stat(app, &after)
-            #expect(after.st_ino == before.st_ino && after.st_mtim.tv_sec == before.st_mtim.tv_sec
+            #expect(
+                after.st_ino == before.st_ino && after.st_mtim.tv_sec == before.st_mtim.tv_sec
                     && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec && after.st_size == before.st_size)
         }
         try rewriteLastByte(0x42)
         let rewritten = try setting.run(as: setting.alice, browse)
-        #expect(rewritten.stdout.contains("status -65555"), "other content at the same file, size and mtime: \(rewritten)")
+        #expect(
+            rewritten.stdout.contains("status -65555"), "other content at the same file, size and mtime: \(rewritten)")
         setting.expectNothingLeaked(rewritten)
         try rewriteLastByte(0x41)
         let genuine = try setting.run(as: setting.alice, browse)
@@ -201,7 +234,9 @@ struct HostileUserTests {
         #expect(daemon.logShows("larger than 256 MiB"), "\(daemon.log.suffix(2000))")
     }
 
-    @Test("operations end with the process that started them: an exit or an exec withdraws its service, whoever holds the socket")
+    @Test(
+        "operations end with the process that started them: an exit or an exec withdraws its service, whoever holds the socket"
+    )
     func operationsEndWithTheirProcess() throws {
         let setting = try Setting()
         defer { setting.shutdown() }
@@ -211,8 +246,9 @@ struct HostileUserTests {
             let name = "Handed Game \(ending)"
             let watcher = try setting.peer.spawnHerald(["browse", "_tictactoe._tcp"])
             defer { watcher.terminate(grace: 1) }
-            let handoff = try setting.home.spawn(try setting.alice.command(
-                [setting.tools.attacker, "handoff", daemon.socket, "_tictactoe._tcp", name, ending]))
+            let handoff = try setting.home.spawn(
+                try setting.alice.command(
+                    [setting.tools.attacker, "handoff", daemon.socket, "_tictactoe._tcp", name, ending]))
             defer { handoff.terminate(grace: 1) }
             try handoff.waitForOutput(containing: "registered error 0", in: .stdout, timeout: 10)
             try watcher.waitForOutput(containing: name, in: .stdout, timeout: 10)
@@ -231,13 +267,20 @@ struct HostileUserTests {
         defer { setting.shutdown() }
         let daemon = setting.daemon
         let attacker = setting.tools.attacker
-        let browse = try setting.home.run([attacker, "drop", daemon.socket, "\(setting.alice.uid)", "browse", "_tictactoe._tcp"])
+        let browse = try setting.home.run([
+            attacker, "drop", daemon.socket, "\(setting.alice.uid)", "browse", "_tictactoe._tcp",
+        ])
         #expect(browse.stdout.contains("status -65555"), "\(browse)")
         setting.expectNothingLeaked(browse)
-        try daemon.control(["app", "add", try setting.area.writeManifest(
-            ["id": "org.example.other", "name": "Other", "executables": ["/nonexistent/other"],
-             "NSBonjourServices": ["_other._tcp"], "NSLocalNetworkUsageDescription": "Other."], named: "other.json")])
-            .expectSuccess()
+        try daemon.control([
+            "app", "add",
+            try setting.area.writeManifest(
+                [
+                    "id": "org.example.other", "name": "Other", "executables": ["/nonexistent/other"],
+                    "NSBonjourServices": ["_other._tcp"], "NSLocalNetworkUsageDescription": "Other.",
+                ], named: "other.json"),
+        ])
+        .expectSuccess()
         let line = #"{"version":1,"id":7,"command":"grant","app":"org.example.other"}"#
         let grant = try setting.home.run([attacker, "drop-control", daemon.controlSocket, "\(setting.alice.uid)", line])
         #expect(grant.stdout.contains("reply ") && !grant.stdout.contains(#""ok":true"#), "\(grant)")
@@ -246,7 +289,8 @@ struct HostileUserTests {
         // On a control socket whose mode was loosened, a user who is not an operator holds few connections and is
         // refused every command; root still gets in.
         chmod(daemon.controlSocket, 0o666)
-        let crowd = try setting.home.spawn(try setting.alice.command([attacker, "control-hold", daemon.controlSocket, "70", "10"]))
+        let crowd = try setting.home.spawn(
+            try setting.alice.command([attacker, "control-hold", daemon.controlSocket, "70", "10"]))
         defer { crowd.terminate(grace: 1) }
         try crowd.waitForOutput(containing: "answered", in: .stdout, timeout: 30)
         #expect(crowd.stdout.contains("answered 4 closed 66"), "\(crowd.stdout)")
@@ -268,17 +312,20 @@ struct HostileUserTests {
         defer { hold.terminate(grace: 1) }
         try hold.waitForOutput(containing: "served", in: .stdout, timeout: 20)
         #expect(hold.stdout.contains("served 128 refused 72"), "\(hold.stdout)")
-        let nssHold = try setting.home.spawn(try setting.alice.command([attacker, "nss-hold", setting.confined.nssSocket, "300", "30"]))
+        let nssHold = try setting.home.spawn(
+            try setting.alice.command([attacker, "nss-hold", setting.confined.nssSocket, "300", "30"]))
         defer { nssHold.terminate(grace: 1) }
         try nssHold.waitForOutput(containing: "connections", in: .stdout, timeout: 20)
         let bob = try setting.run(as: setting.bob, [attacker, "hold", daemon.socket, "1", "0"])
         #expect(bob.stdout.contains("served 1 refused 0"), "another user still gets in: \(bob)")
         // Her idle connections take her whole share: to park and flood, she lets them go.
         hold.terminate(grace: 1)
-        let park = try setting.home.spawn(try setting.alice.command([attacker, "park", daemon.socket, "4", "1024", "_tictactoe._tcp", "30"]))
+        let park = try setting.home.spawn(
+            try setting.alice.command([attacker, "park", daemon.socket, "4", "1024", "_tictactoe._tcp", "30"]))
         defer { park.terminate(grace: 1) }
         try park.waitForOutput(containing: "sent", in: .stdout, timeout: 30)
-        let flood = try setting.home.spawn(try setting.alice.command([attacker, "flood", daemon.socket, "100", "20000", "30"]))
+        let flood = try setting.home.spawn(
+            try setting.alice.command([attacker, "flood", daemon.socket, "100", "20000", "30"]))
         defer { flood.terminate(grace: 1) }
         try flood.waitForOutput(containing: "connections", in: .stdout, timeout: 60)
 
@@ -289,7 +336,8 @@ struct HostileUserTests {
         #expect(other.stdout.contains("served 1 refused 0"), "bob is answered: \(other)")
         #expect(answered < 1.0, "bob waited \(answered) s")
         // The attacker's program is registered, not granted: Bob's browse with it is parked, and says so at once.
-        let parked = try setting.run(as: setting.bob, [attacker, "request", daemon.socket, "browse", "_tictactoe._tcp"])
+        let parked = try setting.run(
+            as: setting.bob, [attacker, "request", daemon.socket, "browse", "_tictactoe._tcp"])
         #expect(parked.stdout.contains("status 0") && parked.stdout.contains("error -65555"), "\(parked)")
         let rootBrowse = try daemon.herald(["browse", "_tictactoe._tcp", "--timeout", "2"])
         #expect(rootBrowse.stdout.contains("Peer Game"), "\(rootBrowse)")
@@ -299,7 +347,9 @@ struct HostileUserTests {
         #expect(granting < 1.0, "the grant took \(granting) s with Alice's operations parked")
         let resident = setting.confined.residentKiB
         #expect(resident > 0 && resident < 64 * 1024, "heraldd's resident memory: \(resident) KiB")
-        print("hostile load: bob answered in \(Int(answered * 1000)) ms, grant in \(Int(granting * 1000)) ms, heraldd RSS \(resident) KiB")
+        print(
+            "hostile load: bob answered in \(Int(answered * 1000)) ms, grant in \(Int(granting * 1000)) ms, heraldd RSS \(resident) KiB"
+        )
         #expect(daemon.logShows("its share"), "\(daemon.log.suffix(2000))")
     }
 
@@ -309,8 +359,10 @@ struct HostileUserTests {
         defer { setting.shutdown() }
         let (area, daemon) = (setting.area, setting.daemon)
         let apps = area.directory + "/apps"
-        let manifest: [String: Any] = ["id": "org.example.dropped", "name": "Dropped", "executables": [setting.tools.attacker],
-                                       "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Plays."]
+        let manifest: [String: Any] = [
+            "id": "org.example.dropped", "name": "Dropped", "executables": [setting.tools.attacker],
+            "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Plays.",
+        ]
         // A manifest Alice could have written elsewhere, linked into the directory.
         let elsewhere = try area.writeManifest(manifest, named: "dropped.json")
         #expect(symlink(elsewhere, apps + "/dropped.json") == 0)

@@ -12,16 +12,21 @@ struct InstallTests {
         var result = Set<String>()
         while let path = enumerator?.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            {
                 result.insert("/" + path)
             }
         }
         return result
     }
 
-    @Test("install puts binaries, units, config, examples, man pages and completions where Linux expects them, and uninstall removes them but the config")
+    @Test(
+        "install puts binaries, units, config, examples, man pages and completions where Linux expects them, and uninstall removes them but the config"
+    )
     func installAndUninstall() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("herald-install-\(UUID().uuidString)").path
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("herald-install-\(UUID().uuidString)")
+            .path
         defer { try? FileManager.default.removeItem(atPath: root) }
         let script = Self.repository.appendingPathComponent("Scripts/install.sh").path
         let binaries = try HeraldBinaries.directory()
@@ -53,26 +58,35 @@ struct InstallTests {
                 .flatMap { $0.dropFirst("Documentation=".count).split(separator: " ") }
             #expect(!documents.isEmpty, "\(name) names no documentation")
             for document in documents {
-                #expect(document.hasPrefix("file:///") && FileManager.default.fileExists(atPath: root + document.dropFirst("file://".count)),
-                        "\(name): \(document) is not installed")
+                #expect(
+                    document.hasPrefix("file:///")
+                        && FileManager.default.fileExists(atPath: root + document.dropFirst("file://".count)),
+                    "\(name): \(document) is not installed")
             }
         }
-        let completion = try String(contentsOfFile: root + "/usr/local/share/bash-completion/completions/herald", encoding: .utf8)
+        let completion = try String(
+            contentsOfFile: root + "/usr/local/share/bash-completion/completions/herald", encoding: .utf8)
         #expect(completion.contains("browse") && completion.contains("register"))
-        let daemonCompletion = try String(contentsOfFile: root + "/usr/local/share/bash-completion/completions/heraldd", encoding: .utf8)
+        let daemonCompletion = try String(
+            contentsOfFile: root + "/usr/local/share/bash-completion/completions/heraldd", encoding: .utf8)
         #expect(daemonCompletion.contains("--nss-socket") && daemonCompletion.contains("--check-config"))
         try Self.checkManualPages(under: root + "/usr/local/share/man", binaries: binaries)
         // The installed daemon accepts the installed configuration.
-        let check = try Command.run([root + "/usr/local/bin/heraldd", "--config", root + "/etc/herald/heraldd.conf", "--check-config"])
+        let check = try Command.run([
+            root + "/usr/local/bin/heraldd", "--config", root + "/etc/herald/heraldd.conf", "--check-config",
+        ])
         #expect(check.status == 0, "\(check)")
 
         // An administrator's configuration survives a second install and the uninstall.
-        try "[network]\nhost-name = mine\n".write(toFile: root + "/etc/herald/heraldd.conf", atomically: true, encoding: .utf8)
+        try "[network]\nhost-name = mine\n".write(
+            toFile: root + "/etc/herald/heraldd.conf", atomically: true, encoding: .utf8)
         #expect(try Command.run(["bash", script, "--destdir", root, "--bin-dir", binaries]).status == 0)
         let removed = try Command.run(["bash", script, "--uninstall", "--destdir", root])
         #expect(removed.status == 0, "\(removed)")
         #expect(Self.files(under: root) == ["/etc/herald/heraldd.conf"])
-        #expect(try String(contentsOfFile: root + "/etc/herald/heraldd.conf", encoding: .utf8) == "[network]\nhost-name = mine\n")
+        #expect(
+            try String(contentsOfFile: root + "/etc/herald/heraldd.conf", encoding: .utf8)
+                == "[network]\nhost-name = mine\n")
     }
 
     /// The installed pages are valid roff that man renders without warnings, and they describe what the built
@@ -83,7 +97,9 @@ struct InstallTests {
         let pages = ["herald": directory + "/man1/herald.1", "heraldd": directory + "/man8/heraldd.8"]
         for (tool, page) in pages.sorted(by: { $0.key < $1.key }) {
             let text = try String(contentsOfFile: page, encoding: .utf8)
-            #expect(text.contains(".Dt \(tool.uppercased()) \(tool == "herald" ? 1 : 8)"), "\(page) has the wrong title or section")
+            #expect(
+                text.contains(".Dt \(tool.uppercased()) \(tool == "herald" ? 1 : 8)"),
+                "\(page) has the wrong title or section")
             let dump = try Command.run([binaries + "/" + tool, "--experimental-dump-help"])
             #expect(dump.status == 0, "\(dump)")
             let names = Self.optionsAndSubcommands(inHelpDump: dump.stdout)
@@ -101,8 +117,10 @@ struct InstallTests {
             return line[..<equals].trimmingCharacters(in: .whitespaces)
         }
         #expect(keys.count > 10)
-        for key in keys where !configurationText.contains(".B \(key)") && !configurationText.contains(".BR \(key) ")
-            && !configurationText.contains(", \" \(key)") {
+        for key in keys
+        where !configurationText.contains(".B \(key)") && !configurationText.contains(".BR \(key) ")
+            && !configurationText.contains(", \" \(key)")
+        {
             Issue.record("heraldd.conf.5 does not describe the setting \(key) of docs/heraldd.conf")
         }
         try Self.expectCleanRendering(configurationPage)
@@ -111,7 +129,8 @@ struct InstallTests {
     /// Long option names (`--json`) and subcommand names in `--experimental-dump-help` output.
     static func optionsAndSubcommands(inHelpDump json: String) -> Set<String> {
         guard let root = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any],
-              let command = root["command"] as? [String: Any] else { return [] }
+            let command = root["command"] as? [String: Any]
+        else { return [] }
         var names = Set<String>()
         func visit(_ command: [String: Any], isRoot: Bool) {
             if !isRoot, let name = command["commandName"] as? String, name != "help" { names.insert(name) }

@@ -12,10 +12,13 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
-        @Test("dns-sd-lite browses, resolves and looks up an Avahi service; its registration with TXT and a subtype is seen by avahi-browse; query, shared connection, domains, property and record calls work")
+        @Test(
+            "dns-sd-lite browses, resolves and looks up an Avahi service; its registration with TXT and a subtype is seen by avahi-browse; query, shared connection, domains, property and record calls work"
+        )
         func cProgramsOnHerald() throws {
             let lite = try LibDNSSDPrograms.compile("Examples/dns-sd-lite/dns-sd-lite.c", named: "dns-sd-lite")
-            let probe = try LibDNSSDPrograms.compile("Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
+            let probe = try LibDNSSDPrograms.compile(
+                "Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
             let herald = try LibDNSSDPrograms.libraryDirectory() + "/libdns_sd.so.1"
             #expect(try LibDNSSDPrograms.loadedLibrary(of: lite) == herald)
             #expect(try LibDNSSDPrograms.loadedLibrary(of: probe) == herald)
@@ -27,61 +30,87 @@ extension HeraldOnTestLANs {
             let daemon = try local.startHeraldd()
             let environment = try LibDNSSDPrograms.environment(socket: daemon.socket)
             let avahi = try peer.startAvahi()
-            let publisher = try peer.spawn(["avahi-publish", "-s", "--subtype", "_printer._sub.\(type)", "Avahi Lib", type, "4501",
-                                            "path=/lib", "flag"])
+            let publisher = try peer.spawn([
+                "avahi-publish", "-s", "--subtype", "_printer._sub.\(type)", "Avahi Lib", type, "4501",
+                "path=/lib", "flag",
+            ])
             try publisher.waitForOutput(containing: "Established under name 'Avahi Lib'", timeout: 15)
             let peerHost = "\(avahi.hostName).local"
 
             // Browse: the transcript of the example finding Avahi's service.
             let browse = try local.run([lite, "-t", "4", "-B", type], environment: environment)
-            print("$ LD_LIBRARY_PATH=\(environment["LD_LIBRARY_PATH"]!) DNSSD_UDS_PATH=\(daemon.socket) dns-sd-lite -t 4 -B \(type)\n\(browse.stdout)")
+            print(
+                "$ LD_LIBRARY_PATH=\(environment["LD_LIBRARY_PATH"]!) DNSSD_UDS_PATH=\(daemon.socket) dns-sd-lite -t 4 -B \(type)\n\(browse.stdout)"
+            )
             #expect(browse.succeeded, "\(browse)")
-            #expect(browse.stdout.split(separator: "\n").contains { $0.contains("Add") && $0.contains("\(type).") && $0.hasSuffix("Avahi Lib") },
-                    "\(browse)\nheraldd:\n\(daemon.log)")
-            #expect(!browse.stderr.contains("Apple Bonjour compatibility layer"), "Avahi's library was loaded: \(browse.stderr)")
+            #expect(
+                browse.stdout.split(separator: "\n").contains {
+                    $0.contains("Add") && $0.contains("\(type).") && $0.hasSuffix("Avahi Lib")
+                },
+                "\(browse)\nheraldd:\n\(daemon.log)")
+            #expect(
+                !browse.stderr.contains("Apple Bonjour compatibility layer"),
+                "Avahi's library was loaded: \(browse.stderr)")
 
             // Resolve: host, port and TXT.
             let resolve = try local.run([lite, "-t", "3", "-L", "Avahi Lib", type], environment: environment)
             print("$ dns-sd-lite -t 3 -L 'Avahi Lib' \(type)\n\(resolve.stdout)")
             // The full name is escaped as DNSServiceConstructFullName writes it (and as dns-sd prints it): the space as \032.
             #expect(resolve.stdout.contains("Lookup Avahi\\032Lib.\(type).local.\n"), "\(resolve)")
-            #expect(resolve.stdout.contains("Avahi\\032Lib.\(type).local. can be reached at \(peerHost).:4501"), "\(resolve)")
+            #expect(
+                resolve.stdout.contains("Avahi\\032Lib.\(type).local. can be reached at \(peerHost).:4501"),
+                "\(resolve)")
             #expect(resolve.stdout.contains(" path=/lib flag\n"), "\(resolve)")
 
             // Address lookup (DNSServiceGetAddrInfo, found at run time).
             let addresses = try local.run([lite, "-t", "3", "-G", "v4", peerHost], environment: environment)
             print("$ dns-sd-lite -t 3 -G v4 \(peerHost)\n\(addresses.stdout)")
-            #expect(addresses.stdout.split(separator: "\n").contains { $0.contains(peerHost) && $0.contains(" \(peer.ipv4) ") },
-                    "\(addresses)")
+            #expect(
+                addresses.stdout.split(separator: "\n").contains {
+                    $0.contains(peerHost) && $0.contains(" \(peer.ipv4) ")
+                },
+                "\(addresses)")
 
             // Query record: SRV of the instance (priority 0, weight 0, port 4501 = 0x1195).
-            let query = try local.run([probe, "query", "Avahi Lib.\(type).local.", "33", "3"], environment: environment)
+            let query = try local.run(
+                [probe, "query", "Avahi Lib.\(type).local.", "33", "3"], environment: environment)
             #expect(query.stdout.contains("query return=0"), "\(query)")
-            #expect(query.stdout.contains("error=0 name=Avahi\\032Lib.\(type).local. type=33 class=1")
+            #expect(
+                query.stdout.contains("error=0 name=Avahi\\032Lib.\(type).local. type=33 class=1")
                     && query.stdout.contains("rdata=000000001195"), "\(query)")
 
             // Shared connection: browse and resolve as subordinates; cancelling one leaves the other working.
             let shared = try local.run([probe, "shared", type, "Avahi Lib", "4"], environment: environment)
-            #expect(shared.stdout.contains("connection return=0") && shared.stdout.contains("subordinate-fd=-1"), "\(shared)")
-            #expect(shared.stdout.contains("browse flags=") && shared.stdout.contains("error=0 name=Avahi Lib type=\(type). domain=local."), "\(shared)")
-            #expect(shared.stdout.contains("resolve flags=") && shared.stdout.contains("host=\(peerHost). port=4501"), "\(shared)")
+            #expect(
+                shared.stdout.contains("connection return=0") && shared.stdout.contains("subordinate-fd=-1"),
+                "\(shared)")
+            #expect(
+                shared.stdout.contains("browse flags=")
+                    && shared.stdout.contains("error=0 name=Avahi Lib type=\(type). domain=local."), "\(shared)")
+            #expect(
+                shared.stdout.contains("resolve flags=") && shared.stdout.contains("host=\(peerHost). port=4501"),
+                "\(shared)")
             #expect(shared.stdout.contains("browse cancelled\nbrowse-again return=0\nbrowse-again flags="), "\(shared)")
 
             // Domains and the daemon's version.
             let domains = try local.run([probe, "enumerate", "1"], environment: environment)
             #expect(domains.stdout.contains("domain flags=6 if=0 error=0 domain=local."), "\(domains)")
             let property = try local.run([probe, "property"], environment: environment)
-            #expect(property.stdout.contains("DaemonVersion return=0 size=4 value=") && !property.stdout.contains("value=0\n"), "\(property)")
+            #expect(
+                property.stdout.contains("DaemonVersion return=0 size=4 value=")
+                    && !property.stdout.contains("value=0\n"), "\(property)")
             #expect(property.stdout.contains("NoSuchProperty return=-65540"), "\(property)")
             // A non-blocking socket with nothing to read: DNSServiceProcessResult returns at once, as Apple's does.
             let nonblocking = try local.run([probe, "nonblocking", "_hnothing._tcp"], environment: environment)
-            #expect(nonblocking.status == 0 && nonblocking.stdout.contains("nothing-to-read return=0"), "\(nonblocking)")
+            #expect(
+                nonblocking.status == 0 && nonblocking.stdout.contains("nothing-to-read return=0"), "\(nonblocking)")
 
             // Register with TXT and a subtype: avahi-browse resolves it and finds it through the subtype.
             let watch = try peer.spawn(["avahi-browse", "-p", "-r", type])
             let subtypeWatch = try peer.spawn(["avahi-browse", "-p", "_printer._sub.\(type)"])
-            let register = try local.spawn([lite, "-t", "20", "-R", "Herald Lib", "\(type),_printer", "local.", "4502", "key=value", "flag"],
-                                           environment: environment)
+            let register = try local.spawn(
+                [lite, "-t", "20", "-R", "Herald Lib", "\(type),_printer", "local.", "4502", "key=value", "flag"],
+                environment: environment)
             try register.waitForOutput(containing: "Name now registered and active", timeout: 10)
             let resolved = waitUntil(timeout: 10) {
                 watch.avahiEntries.contains { $0.event == .resolved && $0.name == "Herald Lib" && $0.port == 4502 }
@@ -91,8 +120,11 @@ extension HeraldOnTestLANs {
                 #expect(Set(entry.txt) == ["key=value", "flag"], "\(entry)")
                 #expect(entry.hostName == "\(daemon.hostName).local", "\(entry)")
             }
-            #expect(waitUntil(timeout: 5) { subtypeWatch.avahiEntries.contains { $0.event == .added && $0.name == "Herald Lib" } }.held,
-                    "subtype: \(subtypeWatch.output)")
+            #expect(
+                waitUntil(timeout: 5) {
+                    subtypeWatch.avahiEntries.contains { $0.event == .added && $0.name == "Herald Lib" }
+                }.held,
+                "subtype: \(subtypeWatch.output)")
             register.send(SIGINT)
 
             // Record calls: the TXT update, adding and removing a record, registering one on a shared connection.
@@ -101,8 +133,9 @@ extension HeraldOnTestLANs {
             // The new TXT record (DNSServiceUpdateRecord without a record reference) reached Avahi's cache.
             usleep(800_000)
             let seen = try peer.run(["avahi-browse", "-p", "-r", "-t", "_hlibrec._tcp"], timeout: 10)
-            #expect(seen.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
-                        .contains { $0.event == .resolved && $0.name == "Probe Records" && $0.txt == ["a=two"] }, "\(seen)")
+            #expect(
+                seen.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                    .contains { $0.event == .resolved && $0.name == "Probe Records" && $0.txt == ["a=two"] }, "\(seen)")
             let records = recordsRun.result(timeout: 15)
             #expect(records.stdout.contains("register return=0"), "\(records)")
             #expect(records.stdout.contains("add-record return=0 record=set"), "\(records)")
@@ -120,9 +153,12 @@ extension HeraldOnTestLANs {
             #expect(browsing.stderr.contains("DNSServiceProcessResult: error -65563"), "\(browsing.output)")
         }
 
-        @Test("with kDNSServiceFlagsReturnIntermediates, a peer's NSEC reaches a C program as NoSuchRecord: a record query of a missing type, and an IPv6 address lookup of an IPv4-only host; without the flag nothing is reported")
+        @Test(
+            "with kDNSServiceFlagsReturnIntermediates, a peer's NSEC reaches a C program as NoSuchRecord: a record query of a missing type, and an IPv6 address lookup of an IPv4-only host; without the flag nothing is reported"
+        )
         func negativeAnswers() throws {
-            let probe = try LibDNSSDPrograms.compile("Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
+            let probe = try LibDNSSDPrograms.compile(
+                "Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
             let (local, peer) = (lan.hosts[0], lan.hosts[1])
@@ -142,17 +178,23 @@ extension HeraldOnTestLANs {
             let lines = asked.stdout.split(separator: "\n").map(String.init)
             /// The Add flag (2) of a callback line; MoreComing (1) may be set beside it.
             func adds(_ line: String) -> Bool {
-                line.split(separator: " ").first { $0.hasPrefix("flags=") }.flatMap { UInt32($0.dropFirst(6)) }.map { $0 & 2 != 0 } ?? false
+                line.split(separator: " ").first { $0.hasPrefix("flags=") }.flatMap { UInt32($0.dropFirst(6)) }.map {
+                    $0 & 2 != 0
+                } ?? false
             }
             // TXT (16) of the host name: NoSuchRecord (-65554) with the Add flag, the question's name and type, no data,
             // and the NSEC's TTL (heraldd gives its host's records 120 s).
             let query = lines.first { $0.hasPrefix("query flags=") }
-            #expect(query.map { adds($0) && $0.contains("error=-65554 name=\(host) type=16 class=1 ttl=1")
-                && $0.hasSuffix("rdata=") } == true, "\(asked)")
+            #expect(
+                query.map {
+                    adds($0) && $0.contains("error=-65554 name=\(host) type=16 class=1 ttl=1")
+                        && $0.hasSuffix("rdata=")
+                } == true, "\(asked)")
             // The IPv6 address lookup: NoSuchRecord for the family, an unspecified IPv6 address.
             let lookup = lines.first { $0.hasPrefix("addrinfo flags=") }
-            #expect(lookup.map { adds($0) && $0.contains("error=-65554 host=\(host) address=:: ttl=1") } == true,
-                    "\(asked)")
+            #expect(
+                lookup.map { adds($0) && $0.contains("error=-65554 host=\(host) address=:: ttl=1") } == true,
+                "\(asked)")
             #expect(lines.filter { $0.contains("error=-65554") }.count == 2, "reported once each: \(asked)")
 
             // Without the flag the same question hears nothing: no record, no error.
@@ -165,14 +207,21 @@ extension HeraldOnTestLANs {
             try watching.waitForOutput(containing: "addrinfo flags=", in: .stdout, timeout: 5)
             owner.stop()
             let ended = watching.result(timeout: 10)
-            let endings = ended.stdout.split(separator: "\n").map(String.init).filter { $0.contains("error=-65554") && !adds($0) }
-            #expect(endings.count == 2 && endings.contains { $0.hasPrefix("query ") } && endings.contains { $0.hasPrefix("addrinfo ") },
-                    "\(ended)\nheraldd:\n\(daemon.log)")
+            let endings = ended.stdout.split(separator: "\n").map(String.init).filter {
+                $0.contains("error=-65554") && !adds($0)
+            }
+            #expect(
+                endings.count == 2 && endings.contains { $0.hasPrefix("query ") }
+                    && endings.contains { $0.hasPrefix("addrinfo ") },
+                "\(ended)\nheraldd:\n\(daemon.log)")
         }
 
-        @Test("NoAuth reaches C programs: the return value for a static denial, the callback's error while parked, results once granted")
+        @Test(
+            "NoAuth reaches C programs: the return value for a static denial, the callback's error while parked, results once granted"
+        )
         func noAuthProbe() throws {
-            let compiled = try LibDNSSDPrograms.compile("Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
+            let compiled = try LibDNSSDPrograms.compile(
+                "Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
             let area = try PermissionTestArea()
@@ -199,9 +248,15 @@ extension HeraldOnTestLANs {
             }
 
             // Registered, not yet granted: the calls succeed, each callback gets NoAuth; a grant brings results.
-            try daemon.control(["app", "add", try area.writeManifest(
-                ["id": "org.example.cprobe", "name": "C Probe", "executables": [probe], "NSBonjourServices": ["_hauth._tcp"],
-                 "NSLocalNetworkUsageDescription": "The probe looks for _hauth services."], named: "cprobe.json")]).expectSuccess()
+            try daemon.control([
+                "app", "add",
+                try area.writeManifest(
+                    [
+                        "id": "org.example.cprobe", "name": "C Probe", "executables": [probe],
+                        "NSBonjourServices": ["_hauth._tcp"],
+                        "NSLocalNetworkUsageDescription": "The probe looks for _hauth services.",
+                    ], named: "cprobe.json"),
+            ]).expectSuccess()
             let parked = try local.spawn(try AppUser.command(arguments + ["6"]), environment: environment)
             try parked.waitForOutput(containing: "error=-65555", in: .stdout, timeout: 10)
             usleep(500_000)
@@ -211,13 +266,16 @@ extension HeraldOnTestLANs {
             #expect(result.succeeded, "\(result)")
             for operation in operations {
                 #expect(result.stdout.contains("\(operation) return=0\n"), "\(operation): \(result)")
-                #expect(result.stdout.contains("\(operation) flags=") && result.stdout.split(separator: "\n").contains {
-                    $0.hasPrefix("\(operation) ") && $0.contains("error=-65555")
-                }, "\(operation) was parked: \(result)")
+                #expect(
+                    result.stdout.contains("\(operation) flags=")
+                        && result.stdout.split(separator: "\n").contains {
+                            $0.hasPrefix("\(operation) ") && $0.contains("error=-65555")
+                        }, "\(operation) was parked: \(result)")
             }
             let firstParked = result.stdout.range(of: "error=-65555")?.lowerBound
             let found = result.stdout.range(of: "name=Avahi Auth")?.lowerBound
-            #expect(firstParked != nil && found != nil && firstParked! < found!, "results only after the grant: \(result)")
+            #expect(
+                firstParked != nil && found != nil && firstParked! < found!, "results only after the grant: \(result)")
             #expect(result.stdout.contains("resolve flags=") && result.stdout.contains("port=4601"), "\(result)")
         }
     }

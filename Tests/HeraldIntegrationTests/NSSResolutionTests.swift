@@ -24,13 +24,17 @@ extension HeraldOnTestLANs {
                 } ?? []
             }
             guard modules.contains(where: { FileManager.default.fileExists(atPath: $0) }) else {
-                throw Requirements.Missing(items: [.init(what: "the NSS module libnss_mdns_minimal.so.2 not found", package: "libnss-mdns")])
+                throw Requirements.Missing(items: [
+                    .init(what: "the NSS module libnss_mdns_minimal.so.2 not found", package: "libnss-mdns")
+                ])
             }
         }
 
         /// Replaces /etc/nsswitch.conf inside `host`'s mount namespace only.
         static func useNSSMDNS(in host: TestLAN.Host) throws {
-            let file = try host.writeFile(named: "nsswitch.conf", """
+            let file = try host.writeFile(
+                named: "nsswitch.conf",
+                """
                 # Written by the Herald test harness for host \(host.name).
                 passwd: files
                 group: files
@@ -39,17 +43,23 @@ extension HeraldOnTestLANs {
                 """)
             try host.check(["mount", "--bind", file, "/etc/nsswitch.conf"])
             let seen = try host.check(["cat", "/etc/nsswitch.conf"]).stdout
-            guard seen.contains(hostsLine) else { throw HarnessError.setup("\(host.name): the test nsswitch.conf is not in place:\n\(seen)") }
+            guard seen.contains(hostsLine) else {
+                throw HarnessError.setup("\(host.name): the test nsswitch.conf is not in place:\n\(seen)")
+            }
         }
 
         /// `getent DATABASE KEY` in `host`, with how long it took.
-        static func getent(_ database: String, _ key: String, in host: TestLAN.Host) throws -> (CommandResult, TimeInterval) {
+        static func getent(_ database: String, _ key: String, in host: TestLAN.Host) throws -> (
+            CommandResult, TimeInterval
+        ) {
             let start = Date()
             let result = try host.run(["getent", database, key], timeout: 30)
             return (result, Date().timeIntervalSince(start))
         }
 
-        @Test("getent resolves names of Avahi and Herald hosts forward, in both families and in reverse; a missing name fails fast")
+        @Test(
+            "getent resolves names of Avahi and Herald hosts forward, in both families and in reverse; a missing name fails fast"
+        )
         func getentThroughLibnssMDNS() throws {
             let lan = try TestLAN(hosts: 3)
             defer { lan.shutdown() }
@@ -58,7 +68,9 @@ extension HeraldOnTestLANs {
             _ = try heraldHost.startHeraldd(hostName: "nss-herald")
             try Self.useNSSMDNS(in: client)
             let daemon = try client.startHeraldd(hostName: "nss-client", arguments: ["--nss-socket", Self.avahiSocket])
-            #expect(try client.run(["test", "-S", Self.avahiSocket]).succeeded, "heraldd did not listen on \(Self.avahiSocket)")
+            #expect(
+                try client.run(["test", "-S", Self.avahiSocket]).succeeded,
+                "heraldd did not listen on \(Self.avahiSocket)")
             // The other hosts announce their names about a second after they start; wait for both.
             let peersUp = try waitUntil(timeout: 15) {
                 let first = try Self.getent("hosts", "\(avahi.hostName).local", in: client).0.succeeded
@@ -79,14 +91,18 @@ extension HeraldOnTestLANs {
             #expect(both.succeeded, "\(both)")
             #expect(both.stdout.contains(heraldHost.ipv4 + " "), "\(both.stdout)")
             // An IPv6 address comes with the interface it was seen on (`%2`), as libnss-mdns passes it on.
-            #expect([heraldHost.ipv6, heraldHost.linkLocal].contains { both.stdout.contains($0 + " ") || both.stdout.contains($0 + "%") },
-                    "\(both.stdout)")
+            #expect(
+                [heraldHost.ipv6, heraldHost.linkLocal].contains {
+                    both.stdout.contains($0 + " ") || both.stdout.contains($0 + "%")
+                },
+                "\(both.stdout)")
             let (v4, _) = try Self.getent("ahostsv4", "\(avahi.hostName).local", in: client)
             #expect(v4.succeeded && v4.stdout.contains(avahiHost.ipv4 + " "), "\(v4)")
 
             // Reverse, through the PTR records both daemons publish.
             let (reverseAvahi, _) = try Self.getent("hosts", avahiHost.ipv4, in: client)
-            #expect(reverseAvahi.succeeded && reverseAvahi.stdout.contains("\(avahi.hostName).local"), "\(reverseAvahi)")
+            #expect(
+                reverseAvahi.succeeded && reverseAvahi.stdout.contains("\(avahi.hostName).local"), "\(reverseAvahi)")
             let (reverseHerald, _) = try Self.getent("hosts", heraldHost.ipv6, in: client)
             #expect(reverseHerald.succeeded && reverseHerald.stdout.contains("nss-herald.local"), "\(reverseHerald)")
 
@@ -103,12 +119,17 @@ extension HeraldOnTestLANs {
             #expect(!missBoth.succeeded && !missBoth.timedOut, "\(missBoth)")
             let (missReverse, missReverseTime) = try Self.getent("hosts", "10.213.47.249", in: client)
             #expect(!missReverse.succeeded && !missReverse.timedOut, "\(missReverse)")
-            print(String(format: "nss: miss times through libnss-mdns and heraldd: getent hosts %.2f s, getent ahosts %.2f s, reverse %.2f s",
-                         missTime, missBothTime, missReverseTime))
+            print(
+                String(
+                    format:
+                        "nss: miss times through libnss-mdns and heraldd: getent hosts %.2f s, getent ahosts %.2f s, reverse %.2f s",
+                    missTime, missBothTime, missReverseTime))
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
-        @Test("a host's NSEC saying it has no IPv6 address ends an IPv6 lookup of its name at once, with the reason in the log")
+        @Test(
+            "a host's NSEC saying it has no IPv6 address ends an IPv6 lookup of its name at once, with the reason in the log"
+        )
         func negativeAnswerEndsLookup() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -117,30 +138,44 @@ extension HeraldOnTestLANs {
             try "[network]\nuse-ipv6 = no\n".write(toFile: configuration, atomically: true, encoding: .utf8)
             _ = try owner.startHeraldd(hostName: "nss-v4only", arguments: ["--config", configuration])
             try Self.useNSSMDNS(in: client)
-            let daemon = try client.startHeraldd(hostName: "nss-asker", arguments: ["--nss-socket", Self.avahiSocket,
-                                                                                  "--log-level", "debug"])
-            let up = try waitUntil(timeout: 15) { try Self.getent("ahostsv4", "nss-v4only.local", in: client).0.succeeded }
+            let daemon = try client.startHeraldd(
+                hostName: "nss-asker",
+                arguments: [
+                    "--nss-socket", Self.avahiSocket,
+                    "--log-level", "debug",
+                ])
+            let up = try waitUntil(timeout: 15) {
+                try Self.getent("ahostsv4", "nss-v4only.local", in: client).0.succeeded
+            }
             #expect(up.held, "\(daemon.log)")
             let (v6, v6Time) = try Self.getent("ahostsv6", "nss-v4only.local", in: client)
             print(String(format: "nss: IPv6 lookup of an IPv4-only Herald host: %.3f s", v6Time))
             #expect(!v6.timedOut && !v6.stdout.contains(owner.ipv6), "\(v6)")
-            #expect(daemon.logShows("nss: nss-v4only.local. has no ipv6 address: its owner says so (NSEC)"), "\(daemon.log)")
+            #expect(
+                daemon.logShows("nss: nss-v4only.local. has no ipv6 address: its owner says so (NSEC)"), "\(daemon.log)"
+            )
         }
 
-        @Test("the address-lookup policy applies: an unregistered user's lookup fails, unless lookups are open to everyone")
+        @Test(
+            "the address-lookup policy applies: an unregistered user's lookup fails, unless lookups are open to everyone"
+        )
         func addressLookupPolicy() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
             let (client, peer) = (lan.hosts[0], lan.hosts[1])
             _ = try peer.startHeraldd(hostName: "nss-policy-peer")
             try Self.useNSSMDNS(in: client)
-            let setpriv = [try Requirements.requireExecutable("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+            let setpriv = [
+                try Requirements.requireExecutable("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+            ]
             let asNobody = setpriv + ["getent", "hosts", "nss-policy-peer.local"]
             // A reverse lookup tells who is at an address: the same rules.
             let reverseAsNobody = setpriv + ["getent", "hosts", peer.ipv4]
 
             var daemon = try client.startHeraldd(hostName: "nss-policy", arguments: ["--nss-socket", Self.avahiSocket])
-            let rootSees = try waitUntil(timeout: 15) { try Self.getent("hosts", "nss-policy-peer.local", in: client).0.succeeded }
+            let rootSees = try waitUntil(timeout: 15) {
+                try Self.getent("hosts", "nss-policy-peer.local", in: client).0.succeeded
+            }
             #expect(rootSees.held, "root (an operator) resolves the name:\n\(daemon.log)")
             let refused = try client.run(asNobody, timeout: 30)
             #expect(refused.status == 2, "an unregistered user does not: \(refused)")
@@ -152,7 +187,8 @@ extension HeraldOnTestLANs {
             daemon.stop()
 
             let config = try client.writeFile(named: "open-lookups.conf", "[permissions]\naddress-lookups = everyone\n")
-            daemon = try client.startHeraldd(hostName: "nss-policy", arguments: ["--nss-socket", Self.avahiSocket, "--config", config])
+            daemon = try client.startHeraldd(
+                hostName: "nss-policy", arguments: ["--nss-socket", Self.avahiSocket, "--config", config])
             let opened = try waitUntil(timeout: 15) { try client.run(asNobody, timeout: 30).succeeded }
             #expect(opened.held, "with address-lookups = everyone anyone resolves it:\n\(daemon.log)")
             let openedReverse = try client.run(reverseAsNobody, timeout: 30)
@@ -216,10 +252,11 @@ extension HeraldOnTestLANs {
                 """#
             let result = try client.spawnPython(script: script, arguments: [socket]).result(timeout: 60)
             #expect(result.succeeded, "\(result)")
-            let lines = Dictionary(result.stdout.split(separator: "\n").map { line -> (String, String) in
-                let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
-                return (parts[0], parts.count > 1 ? parts[1] : "")
-            }, uniquingKeysWith: { $1 })
+            let lines = Dictionary(
+                result.stdout.split(separator: "\n").map { line -> (String, String) in
+                    let parts = line.split(separator: " ", maxSplits: 1).map(String.init)
+                    return (parts[0], parts.count > 1 ? parts[1] : "")
+                }, uniquingKeysWith: { $1 })
             // Past the client limit a connection is told so and closed.
             #expect(lines["flood"] == "-16 Too many clients", "\(result.stdout)")
             #expect(lines["long"] == "-21 Invalid operation", "\(result.stdout)")
@@ -227,8 +264,10 @@ extension HeraldOnTestLANs {
             #expect(lines["nul"] == "-21 Invalid operation", "\(result.stdout)")
             #expect(lines["unterminated"]?.hasPrefix("+ Available commands") == true, "\(result.stdout)")
             #expect(lines["browse"] == "-32 Not supported", "\(result.stdout)")
-            #expect(lines["good"]?.hasPrefix("+ ") == true && lines["good"]?.hasSuffix(" nss-peer.local \(peer.ipv4)") == true,
-                    "\(result.stdout)")
+            #expect(
+                lines["good"]?.hasPrefix("+ ") == true
+                    && lines["good"]?.hasSuffix(" nss-peer.local \(peer.ipv4)") == true,
+                "\(result.stdout)")
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
     }

@@ -14,7 +14,9 @@ extension HeraldOnTestLANs {
             _ = try HeraldBinaries.directory()
         }
 
-        @Test("a host with two interfaces on one link, and a host whose IPv6 addresses come and go, keep their host and service names")
+        @Test(
+            "a host with two interfaces on one link, and a host whose IPv6 addresses come and go, keep their host and service names"
+        )
         func namesSurviveInterfaceChanges() throws {
             let lan = try TestLAN(hosts: 3)
             defer { lan.shutdown() }
@@ -27,7 +29,9 @@ extension HeraldOnTestLANs {
             let dualRegister = try dualDaemon.spawnHerald(["register", "Dual Homed", type, "6001", "--json"])
             let churnRegister = try churnDaemon.spawnHerald(["register", "Churning", type, "6002", "--json"])
             let bothRegistered = waitUntil(timeout: 10) {
-                [dualRegister, churnRegister].allSatisfy { $0.jsonLines.contains { $0["event"] as? String == "registered" } }
+                [dualRegister, churnRegister].allSatisfy {
+                    $0.jsonLines.contains { $0["event"] as? String == "registered" }
+                }
             }
             #expect(bothRegistered.held, "dual: \(dualRegister.output)\nchurn: \(churnRegister.output)")
 
@@ -45,11 +49,14 @@ extension HeraldOnTestLANs {
 
             for (register, name) in [(dualRegister, "Dual Homed"), (churnRegister, "Churning")] {
                 let events = register.jsonLines.filter { $0["event"] as? String == "registered" }
-                #expect(events.count == 1 && events.first?["name"] as? String == name, "\(name) was renamed: \(register.stdout)")
+                #expect(
+                    events.count == 1 && events.first?["name"] as? String == name,
+                    "\(name) was renamed: \(register.stdout)")
             }
             for daemon in [dualDaemon, churnDaemon] {
-                #expect(!daemon.log.contains("is taken by another host") && !daemon.log.contains("renamed"),
-                        "\(daemon.host.name): heraldd renamed something:\n\(daemon.log)")
+                #expect(
+                    !daemon.log.contains("is taken by another host") && !daemon.log.contains("renamed"),
+                    "\(daemon.host.name): heraldd renamed something:\n\(daemon.log)")
                 #expect(daemon.process.isRunning, "\(daemon.log)")
             }
             let entries = try observer.waitForAvahiBrowse(type, timeout: 15) { entries in
@@ -61,16 +68,20 @@ extension HeraldOnTestLANs {
                 let host = entry.name == "Dual Homed" ? dual : churn
                 #expect(entry.hostName == "\(host.name).local", "\(entry)")
             }
-            let dualAddress = try observer.check(["avahi-resolve", "-4", "-n", "\(dual.name).local"], timeout: 10).stdout
+            let dualAddress = try observer.check(["avahi-resolve", "-4", "-n", "\(dual.name).local"], timeout: 10)
+                .stdout
             #expect(dual.interfaces.map { "\(dual.name).local\t\($0.ipv4)\n" }.contains(dualAddress), "\(dualAddress)")
-            let churnAddress = try observer.check(["avahi-resolve", "-6", "-n", "\(churn.name).local"], timeout: 10).stdout
+            let churnAddress = try observer.check(["avahi-resolve", "-6", "-n", "\(churn.name).local"], timeout: 10)
+                .stdout
             #expect(churnAddress.hasPrefix("\(churn.name).local\t"), "\(churnAddress)")
             dualRegister.send(SIGINT)
             churnRegister.send(SIGINT)
             #expect(dualRegister.waitForExit(timeout: 5) == 0 && churnRegister.waitForExit(timeout: 5) == 0)
         }
 
-        @Test("an interface whose multicast group cannot be joined is tried again after a few seconds, and at once when interfaces change")
+        @Test(
+            "an interface whose multicast group cannot be joined is tried again after a few seconds, and at once when interfaces change"
+        )
         func failedJoinIsTriedAgain() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -80,7 +91,8 @@ extension HeraldOnTestLANs {
             try server.check(["sysctl", "-q", "-w", "net.ipv4.igmp_max_memberships=1"])
             let counter = try listener.countPackets(from: second.ipv4)
             let daemon = try server.startHeraldd()
-            #expect(daemon.logShows("cannot join the mDNS group on \(second.name) (ipv4)", timeout: 10), "\(daemon.log)")
+            #expect(
+                daemon.logShows("cannot join the mDNS group on \(second.name) (ipv4)", timeout: 10), "\(daemon.log)")
             // Nothing leaves through the second interface meanwhile (the host's probes would, within a second).
             usleep(1_500_000)
             #expect(counter.jsonLines.isEmpty, "\(counter.stdout)")
@@ -97,13 +109,16 @@ extension HeraldOnTestLANs {
             let third = try server.addInterface()
             #expect(daemon.logShows("cannot join the mDNS group on \(third.name) (ipv4)", timeout: 10), "\(daemon.log)")
             // Both in one command, so that the timer cannot try in between.
-            try server.check(["sh", "-c", "sysctl -q -w net.ipv4.igmp_max_memberships=20 && ip link set dev \(third.name) mtu 1400"])
+            try server.check([
+                "sh", "-c", "sysctl -q -w net.ipv4.igmp_max_memberships=20 && ip link set dev \(third.name) mtu 1400",
+            ])
             #expect(daemon.logShows("using \(third.name) (ipv4, MTU 1400)", timeout: 10), "\(daemon.log)")
             #expect(!daemon.log.contains("using \(third.name) (ipv4, MTU 1500)"), "\(daemon.log)")
             #expect(daemon.process.isRunning, "\(daemon.log)")
         }
 
-        @Test("an IPv6 MTU set below the interface's sizes the IPv6 link's packets; the IPv4 link keeps the interface's")
+        @Test(
+            "an IPv6 MTU set below the interface's sizes the IPv6 link's packets; the IPv4 link keeps the interface's")
         func lowerIPv6MTU() throws {
             let lan = try TestLAN(hosts: 1)
             defer { lan.shutdown() }
@@ -115,7 +130,9 @@ extension HeraldOnTestLANs {
             // Changed while heraldd runs: seen at the next interface change.
             try host.check(["sysctl", "-q", "-w", "net.ipv6.conf.\(host.interface).mtu=1400"])
             try host.check(["ip", "addr", "add", "fd48:6572:616c:ff::1/64", "dev", host.interface, "nodad"])
-            #expect(daemon.logShows("MTU of \(host.interface) (ipv6) changed from 1280 to 1400", timeout: 10), "\(daemon.log)")
+            #expect(
+                daemon.logShows("MTU of \(host.interface) (ipv6) changed from 1280 to 1400", timeout: 10),
+                "\(daemon.log)")
         }
 
         @Test("interfaces named in the configuration that cannot be used are reported, and the others used")
@@ -125,13 +142,17 @@ extension HeraldOnTestLANs {
             let host = lan.hosts[0]
             let denied = try host.addInterface()
             let config = try host.writeFile(named: "deny.conf", "[network]\ndeny-interfaces = \(denied.name)\n")
-            let daemon = try host.startHeraldd(interfaces: [host.interface, "nosuch0", "lo", denied.name],
-                                               arguments: ["--config", config])
+            let daemon = try host.startHeraldd(
+                interfaces: [host.interface, "nosuch0", "lo", denied.name],
+                arguments: ["--config", config])
             let warned = waitUntil(timeout: 5) {
-                daemon.log.contains("not using interface nosuch0, which the configuration names: there is no interface of that name")
-                    && daemon.log.contains("not using interface lo, which the configuration names: it is a loopback interface")
-                    && daemon.log.contains("not using interface \(denied.name), which the configuration names: the configuration "
-                                           + "also denies it (deny-interfaces)")
+                daemon.log.contains(
+                    "not using interface nosuch0, which the configuration names: there is no interface of that name")
+                    && daemon.log.contains(
+                        "not using interface lo, which the configuration names: it is a loopback interface")
+                    && daemon.log.contains(
+                        "not using interface \(denied.name), which the configuration names: the configuration "
+                            + "also denies it (deny-interfaces)")
             }
             #expect(warned.held, "\(daemon.log)")
             #expect(daemon.log.contains("using \(host.interface) (ipv4"), "\(daemon.log)")
@@ -149,14 +170,20 @@ extension HeraldOnTestLANs {
             let daemon = try host.startHeraldd()
             // The other host already has fe80::bad:1. This host checks new addresses first (one solicitation).
             try other.check(["ip", "-6", "address", "add", "fe80::bad:1/64", "dev", other.interface, "nodad"])
-            try host.check(["sysctl", "-q", "-w", "net.ipv6.conf.\(host.interface).accept_dad=1",
-                            "net.ipv6.conf.\(host.interface).dad_transmits=1"])
+            try host.check([
+                "sysctl", "-q", "-w", "net.ipv6.conf.\(host.interface).accept_dad=1",
+                "net.ipv6.conf.\(host.interface).dad_transmits=1",
+            ])
             // A duplicate, which detection finds and the kernel never lets anyone send from, and an address of its own,
             // which is usable once detection has passed.
             let fresh = "\(TestLAN.ipv6Prefix)77"
             try host.check(["ip", "-6", "address", "add", "fe80::bad:1/64", "dev", host.interface])
-            try host.check(["ip", "-6", "address", "add", "\(fresh)/\(TestLAN.ipv6PrefixLength)", "dev", host.interface])
-            let lines = { daemon.log.split(separator: "\n").filter { $0.contains(host.interface) && $0.contains("(ipv6") } }
+            try host.check([
+                "ip", "-6", "address", "add", "\(fresh)/\(TestLAN.ipv6PrefixLength)", "dev", host.interface,
+            ])
+            let lines = {
+                daemon.log.split(separator: "\n").filter { $0.contains(host.interface) && $0.contains("(ipv6") }
+            }
             let used = waitUntil(timeout: 10) { lines().contains { $0.contains("changed") && $0.contains(fresh) } }
             #expect(used.held, "\(lines())")
             let flags = try host.check(["ip", "-6", "address", "show", "dev", host.interface]).stdout
@@ -172,19 +199,27 @@ extension HeraldOnTestLANs {
             defer { lan.shutdown() }
             let (server, client) = (lan.hosts[0], lan.hosts[1])
             let daemon = try server.startHeraldd()
-            let register = try daemon.spawnHerald(["register", "Dig Target", "_hdig._tcp", "7000", "path=/dig", "--json"])
-            #expect(waitUntil(timeout: 10) { register.jsonLines.contains { $0["event"] as? String == "registered" } }.held,
-                    "\(register.output)\n\(daemon.log)")
+            let register = try daemon.spawnHerald([
+                "register", "Dig Target", "_hdig._tcp", "7000", "path=/dig", "--json",
+            ])
+            #expect(
+                waitUntil(timeout: 10) { register.jsonLines.contains { $0["event"] as? String == "registered" } }.held,
+                "\(register.output)\n\(daemon.log)")
             let host = "\(daemon.hostName).local"
             let instance = "Dig\\ Target._hdig._tcp.local"
 
-            func dig(_ server: String, _ name: String, _ type: String, _ options: [String] = ["+short"]) throws -> String {
-                try client.check(["dig", "-p", "5353", "@\(server)", name, type, "+time=2", "+tries=2"] + options).stdout
+            func dig(_ server: String, _ name: String, _ type: String, _ options: [String] = ["+short"]) throws
+                -> String
+            {
+                try client.check(["dig", "-p", "5353", "@\(server)", name, type, "+time=2", "+tries=2"] + options)
+                    .stdout
             }
             // `registered` is reported only once every link (IPv4 and IPv6) has announced, so both answer at once.
             for address in [server.ipv4, server.ipv6] {
-                let answer = try client.run(["dig", "-p", "5353", "@\(address)", instance, "SRV", "+short", "+time=1",
-                                             "+tries=1"]).stdout
+                let answer = try client.run([
+                    "dig", "-p", "5353", "@\(address)", instance, "SRV", "+short", "+time=1",
+                    "+tries=1",
+                ]).stdout
                 #expect(answer == "0 0 7000 \(host).\n", "right after registering, dig @\(address): \(answer)")
             }
             let checks: [(String, String, String, (String) -> Bool)] = [
@@ -208,12 +243,18 @@ extension HeraldOnTestLANs {
             let replies4 = try client.legacyQuery(host, type: 1, server: "224.0.0.251", maxReplies: 1)
             let reply4 = try #require(replies4.first { $0.source == server.ipv4 }, "\(replies4)\n\(daemon.log)")
             #expect(reply4.sourcePort == 5353)
-            #expect(reply4.answers.contains { $0.type == 1 && $0.value == server.ipv4 && $0.name == host + "." }, "\(reply4)")
+            #expect(
+                reply4.answers.contains { $0.type == 1 && $0.value == server.ipv4 && $0.name == host + "." },
+                "\(reply4)")
             #expect(reply4.answers.allSatisfy { $0.ttl <= 10 }, "\(reply4)")
             let replies6 = try client.legacyQuery(host, type: 28, server: "ff02::fb", maxReplies: 1)
-            #expect(replies6.contains { $0.source == server.linkLocal && $0.answers.contains { $0.type == 28 && $0.value == server.ipv6 } },
-                    "\(replies6)")
-            let srv = try client.legacyQuery("Dig Target._hdig._tcp.local", type: 33, server: "224.0.0.251", maxReplies: 1)
+            #expect(
+                replies6.contains {
+                    $0.source == server.linkLocal && $0.answers.contains { $0.type == 28 && $0.value == server.ipv6 }
+                },
+                "\(replies6)")
+            let srv = try client.legacyQuery(
+                "Dig Target._hdig._tcp.local", type: 33, server: "224.0.0.251", maxReplies: 1)
             #expect(srv.first?.answers.contains { $0.type == 33 } == true, "\(srv)")
             register.send(SIGINT)
             register.waitForExit(timeout: 5)
@@ -226,11 +267,13 @@ extension HeraldOnTestLANs {
             let (server, attacker) = (lan.hosts[0], lan.hosts[1])
             let daemon = try server.startHeraldd()
             let register = try daemon.spawnHerald(["register", "Still Here", "_hburst._tcp", "8000", "--json"])
-            #expect(waitUntil(timeout: 10) { register.jsonLines.contains { $0["event"] as? String == "registered" } }.held,
-                    "\(register.output)")
+            #expect(
+                waitUntil(timeout: 10) { register.jsonLines.contains { $0["event"] as? String == "registered" } }.held,
+                "\(register.output)")
 
             let burst = try attacker.spawnPython(
-                script: Self.malformedSender, arguments: [server.ipv4, server.ipv6, attacker.interface, "\(daemon.hostName).local"])
+                script: Self.malformedSender,
+                arguments: [server.ipv4, server.ipv6, attacker.interface, "\(daemon.hostName).local"])
             let result = burst.result(timeout: 60)
             #expect(result.succeeded, "\(result)")
             let sent = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
@@ -238,15 +281,21 @@ extension HeraldOnTestLANs {
 
             #expect(daemon.process.isRunning, "heraldd died:\n\(daemon.log)")
             let host = "\(daemon.hostName).local"
-            let answer = try attacker.check(["dig", "-p", "5353", "@\(server.ipv4)", "Still\\ Here._hburst._tcp.local", "SRV",
-                                             "+short", "+time=2", "+tries=2"]).stdout
+            let answer = try attacker.check([
+                "dig", "-p", "5353", "@\(server.ipv4)", "Still\\ Here._hburst._tcp.local", "SRV",
+                "+short", "+time=2", "+tries=2",
+            ]).stdout
             #expect(answer == "0 0 8000 \(host).\n", "\(answer)\n\(daemon.log)")
             let replies = try attacker.legacyQuery(host, type: 28, server: "ff02::fb", maxReplies: 1)
             #expect(replies.contains { $0.answers.contains { $0.type == 28 && $0.value == server.ipv6 } }, "\(replies)")
             // Its own clients still get answers too.
             let resolved = try daemon.herald(["resolve", "Still Here", "_hburst._tcp", "--json"])
-            #expect(resolved.status == 0 && HeraldJSON.objects(resolved.stdout).first?["port"] as? Int == 8000, "\(resolved)")
-            #expect(register.isRunning && register.jsonLines.filter { $0["event"] as? String == "registered" }.count == 1, "\(register.output)")
+            #expect(
+                resolved.status == 0 && HeraldJSON.objects(resolved.stdout).first?["port"] as? Int == 8000,
+                "\(resolved)")
+            #expect(
+                register.isRunning && register.jsonLines.filter { $0["event"] as? String == "registered" }.count == 1,
+                "\(register.output)")
             register.send(SIGINT)
             register.waitForExit(timeout: 5)
         }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The operators' side of the permission broker: the interactive prompt, the live audit log, status, the apps
@@ -26,17 +26,25 @@ struct OperatorCommandTests {
 
         // "s" (decide later), then the end of input: the request stays pending, and the prompt ends rather than wait
         // for the next request.
-        let later = try host.run(["sh", "-c", "printf 's\\n' | \"$0\" prompt --control-socket \"$1\"",
-                                  try HeraldBinaries.herald(), daemon.controlSocket], timeout: 10)
+        let later = try host.run(
+            [
+                "sh", "-c", "printf 's\\n' | \"$0\" prompt --control-socket \"$1\"",
+                try HeraldBinaries.herald(), daemon.controlSocket,
+            ], timeout: 10)
         #expect(later.status == 0 && !later.timedOut, "\(later)")
         #expect(later.stdout.contains("org.example.tictactoe: left undecided"), "\(later)")
 
         // The operator answers "a" (Allow) at the prompt.
-        let prompt = try host.run(["sh", "-c", "printf 'a\\n' | \"$0\" prompt --once --control-socket \"$1\"",
-                                   try HeraldBinaries.herald(), daemon.controlSocket], timeout: 20)
+        let prompt = try host.run(
+            [
+                "sh", "-c", "printf 'a\\n' | \"$0\" prompt --once --control-socket \"$1\"",
+                try HeraldBinaries.herald(), daemon.controlSocket,
+            ], timeout: 20)
         #expect(prompt.status == 0, "\(prompt)")
-        #expect(prompt.stdout.contains(
-            "\u{201C}Tic Tac Toe\u{201D} would like to find and connect to devices on your local network."), "\(prompt)")
+        #expect(
+            prompt.stdout.contains(
+                "\u{201C}Tic Tac Toe\u{201D} would like to find and connect to devices on your local network."),
+            "\(prompt)")
         #expect(prompt.stdout.contains("Tic Tac Toe looks for players on your local network."), "\(prompt)")
         #expect(prompt.stdout.contains("browse _tictactoe._tcp"), "\(prompt)")
         #expect(prompt.stdout.contains("org.example.tictactoe: granted (was not-determined)"), "\(prompt)")
@@ -44,23 +52,38 @@ struct OperatorCommandTests {
 
         // Don't Allow, for an app that asks next.
         let chess = try area.installApp(named: "chess")
-        try daemon.control(["app", "add", try area.writeManifest(
-            ["id": "org.example.chess", "name": "Chess", "executables": [chess], "NSBonjourServices": ["_chess._tcp"],
-             "NSLocalNetworkUsageDescription": "Chess finds opponents nearby."], named: "chess.json")]).expectSuccess()
+        try daemon.control([
+            "app", "add",
+            try area.writeManifest(
+                [
+                    "id": "org.example.chess", "name": "Chess", "executables": [chess],
+                    "NSBonjourServices": ["_chess._tcp"],
+                    "NSLocalNetworkUsageDescription": "Chess finds opponents nearby.",
+                ], named: "chess.json"),
+        ]).expectSuccess()
         let asking = try host.spawnApp(chess, ["browse", "_chess._tcp"], daemon: daemon)
         defer { asking.terminate(grace: 1) }
-        let denied = try host.run(["sh", "-c", "(sleep 1; printf 'd\\n') | \"$0\" prompt --once --control-socket \"$1\"",
-                                   try HeraldBinaries.herald(), daemon.controlSocket], timeout: 20)
+        let denied = try host.run(
+            [
+                "sh", "-c", "(sleep 1; printf 'd\\n') | \"$0\" prompt --once --control-socket \"$1\"",
+                try HeraldBinaries.herald(), daemon.controlSocket,
+            ], timeout: 20)
         #expect(denied.stdout.contains("\u{201C}Chess\u{201D} would like to find"), "\(denied)")
         #expect(denied.stdout.contains("org.example.chess: denied (was not-determined)"), "\(denied)")
 
         // Nothing pending and no input: it ends at once.
-        let idle = try host.run(["sh", "-c", "\"$0\" prompt --control-socket \"$1\" </dev/null",
-                                 try HeraldBinaries.herald(), daemon.controlSocket], timeout: 10)
+        let idle = try host.run(
+            [
+                "sh", "-c", "\"$0\" prompt --control-socket \"$1\" </dev/null",
+                try HeraldBinaries.herald(), daemon.controlSocket,
+            ], timeout: 10)
         #expect(idle.status == 0 && !idle.timedOut, "\(idle)")
         // Input that closes while it waits for requests ends it too, soon after.
-        let closed = try host.run(["sh", "-c", "sleep 1 | \"$0\" prompt --control-socket \"$1\"",
-                                   try HeraldBinaries.herald(), daemon.controlSocket], timeout: 10)
+        let closed = try host.run(
+            [
+                "sh", "-c", "sleep 1 | \"$0\" prompt --control-socket \"$1\"",
+                try HeraldBinaries.herald(), daemon.controlSocket,
+            ], timeout: 10)
         #expect(closed.status == 0 && !closed.timedOut, "\(closed)")
     }
 
@@ -75,7 +98,9 @@ struct OperatorCommandTests {
         let app = try area.registerTicTacToe(on: daemon)
 
         // A subscriber speaking the protocol directly: it prints each event line it receives.
-        let subscriber = try host.spawn(["python3", "-c", """
+        let subscriber = try host.spawn([
+            "python3", "-c",
+            """
             import json, socket, sys
             connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             connection.connect(sys.argv[1])
@@ -87,7 +112,8 @@ struct OperatorCommandTests {
                 elif "event" in message:
                     detail = message.get("request") or message.get("app") or {}
                     print("event", message["event"], detail.get("app") or detail.get("id"), message.get("change"), flush=True)
-            """, daemon.controlSocket])
+            """, daemon.controlSocket,
+        ])
         defer { subscriber.terminate(grace: 1) }
         try subscriber.waitForOutput(containing: "subscribed True", in: .stdout, timeout: 5)
 
@@ -95,16 +121,25 @@ struct OperatorCommandTests {
         defer { browse.terminate(grace: 1) }
         try subscriber.waitForOutput(containing: "event pending-request org.example.tictactoe", in: .stdout, timeout: 5)
         try daemon.control(["deny", "org.example.tictactoe"]).expectSuccess()
-        try subscriber.waitForOutput(containing: "event decision org.example.tictactoe denied (was not-determined)",
-                                     in: .stdout, timeout: 5)
+        try subscriber.waitForOutput(
+            containing: "event decision org.example.tictactoe denied (was not-determined)",
+            in: .stdout, timeout: 5)
 
         // herald prompt started before the request arrives shows it as it comes.
         let chess = try area.installApp(named: "chess")
-        try daemon.control(["app", "add", try area.writeManifest(
-            ["id": "org.example.chess", "name": "Chess", "executables": [chess], "NSBonjourServices": ["_chess._tcp"],
-             "NSLocalNetworkUsageDescription": "Chess finds opponents nearby."], named: "chess.json")]).expectSuccess()
-        let prompt = try host.spawn(["sh", "-c", "(sleep 4; printf 'a\\n') | \"$0\" prompt --once --control-socket \"$1\"",
-                                     try HeraldBinaries.herald(), daemon.controlSocket])
+        try daemon.control([
+            "app", "add",
+            try area.writeManifest(
+                [
+                    "id": "org.example.chess", "name": "Chess", "executables": [chess],
+                    "NSBonjourServices": ["_chess._tcp"],
+                    "NSLocalNetworkUsageDescription": "Chess finds opponents nearby.",
+                ], named: "chess.json"),
+        ]).expectSuccess()
+        let prompt = try host.spawn([
+            "sh", "-c", "(sleep 4; printf 'a\\n') | \"$0\" prompt --once --control-socket \"$1\"",
+            try HeraldBinaries.herald(), daemon.controlSocket,
+        ])
         defer { prompt.terminate(grace: 1) }
         usleep(500_000)
         let asking = try host.spawnApp(chess, ["browse", "_chess._tcp"], daemon: daemon)
@@ -116,11 +151,18 @@ struct OperatorCommandTests {
         // With --json, standard output holds JSON lines only (the request, then what the answer did); the question
         // goes to standard error.
         let go = try area.installApp(named: "go")
-        try daemon.control(["app", "add", try area.writeManifest(
-            ["id": "org.example.go", "name": "Go", "executables": [go], "NSBonjourServices": ["_go._tcp"],
-             "NSLocalNetworkUsageDescription": "Go finds opponents nearby."], named: "go.json")]).expectSuccess()
-        let jsonPrompt = try host.spawn(["sh", "-c", "(sleep 4; printf 'd\\n') | \"$0\" prompt --json --once --control-socket \"$1\"",
-                                         try HeraldBinaries.herald(), daemon.controlSocket])
+        try daemon.control([
+            "app", "add",
+            try area.writeManifest(
+                [
+                    "id": "org.example.go", "name": "Go", "executables": [go], "NSBonjourServices": ["_go._tcp"],
+                    "NSLocalNetworkUsageDescription": "Go finds opponents nearby.",
+                ], named: "go.json"),
+        ]).expectSuccess()
+        let jsonPrompt = try host.spawn([
+            "sh", "-c", "(sleep 4; printf 'd\\n') | \"$0\" prompt --json --once --control-socket \"$1\"",
+            try HeraldBinaries.herald(), daemon.controlSocket,
+        ])
         defer { jsonPrompt.terminate(grace: 1) }
         usleep(500_000)
         let askingGo = try host.spawnApp(go, ["browse", "_go._tcp"], daemon: daemon)
@@ -129,8 +171,11 @@ struct OperatorCommandTests {
         let lines = jsonPrompt.stdout.split(separator: "\n")
         let objects = HeraldJSON.objects(jsonPrompt.stdout)
         #expect(lines.count >= 2 && objects.count == lines.count, "not all JSON: \(jsonPrompt.output)")
-        #expect(objects.contains { $0["app"] as? String == "org.example.go" && $0["answer"] as? String == "deny"
-            && ($0["change"] as? String)?.contains("denied") == true }, "\(jsonPrompt.output)")
+        #expect(
+            objects.contains {
+                $0["app"] as? String == "org.example.go" && $0["answer"] as? String == "deny"
+                    && ($0["change"] as? String)?.contains("denied") == true
+            }, "\(jsonPrompt.output)")
         #expect(jsonPrompt.stderr.contains("[a] Allow"), "\(jsonPrompt.output)")
     }
 
@@ -144,7 +189,9 @@ struct OperatorCommandTests {
         let daemon = try host.startPermissionDaemon(area: area)
         let app = try area.registerTicTacToe(on: daemon)
 
-        let follow = try host.spawn([try HeraldBinaries.herald(), "log", "--follow", "--control-socket", daemon.controlSocket])
+        let follow = try host.spawn([
+            try HeraldBinaries.herald(), "log", "--follow", "--control-socket", daemon.controlSocket,
+        ])
         defer { follow.terminate(grace: 1) }
         try follow.waitForOutput(containing: "app-add", in: .stdout, timeout: 5)
         let browse = try host.spawnApp(app, ["browse", "_tictactoe._tcp"], daemon: daemon)
@@ -152,7 +199,9 @@ struct OperatorCommandTests {
         try follow.waitForOutput(containing: "park (not-determined)", in: .stdout, timeout: 5)
         // -n as tail has it: the last line only.
         let last = try daemon.control(["log", "-n", "1"])
-        #expect(last.status == 0 && last.stdout.split(separator: "\n").count == 1 && last.stdout.contains("park"), "\(last)")
+        #expect(
+            last.status == 0 && last.stdout.split(separator: "\n").count == 1 && last.stdout.contains("park"), "\(last)"
+        )
 
         let status = try daemon.control(["status", "--json"])
         #expect(status.status == 0, "\(status)")
@@ -178,7 +227,9 @@ struct OperatorCommandTests {
         #expect(after["pendingRequests"] as? Int == 0, "a decision clears the app's pending requests: \(after)")
     }
 
-    @Test("manifests dropped into the apps directory are registered on SIGHUP; a broken one is reported and skipped; a changed configuration file is reported as applying at restart")
+    @Test(
+        "manifests dropped into the apps directory are registered on SIGHUP; a broken one is reported and skipped; a changed configuration file is reported as applying at restart"
+    )
     func appsDirectoryReload() throws {
         let lan = try TestLAN(hosts: 1)
         defer { lan.shutdown() }
@@ -188,23 +239,30 @@ struct OperatorCommandTests {
         let appsDirectory = area.directory + "/apps.d"
         try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
         let app = try area.installApp(named: "tictactoe")
-        try FileManager.default.copyItem(atPath: try area.ticTacToeManifest(executable: app),
-                                         toPath: appsDirectory + "/tictactoe.json")
+        try FileManager.default.copyItem(
+            atPath: try area.ticTacToeManifest(executable: app),
+            toPath: appsDirectory + "/tictactoe.json")
         let config = area.directory + "/heraldd.conf"
         try "[limits]\nclients = 300\n".write(toFile: config, atomically: true, encoding: .utf8)
-        let daemon = try host.startPermissionDaemon(area: area, arguments: ["--apps-dir", appsDirectory, "--config", config])
+        let daemon = try host.startPermissionDaemon(
+            area: area, arguments: ["--apps-dir", appsDirectory, "--config", config])
         let listed = try waitUntil(timeout: 5) {
             try daemon.control(["app", "list"]).stdout.contains("org.example.tictactoe")
         }
         #expect(listed.held, "the manifest present at start is registered")
 
-        try "{\"id\": \"broken\", \"executables\": [\"relative\"]}".write(toFile: appsDirectory + "/broken.json",
-                                                                          atomically: true, encoding: .utf8)
+        try "{\"id\": \"broken\", \"executables\": [\"relative\"]}".write(
+            toFile: appsDirectory + "/broken.json",
+            atomically: true, encoding: .utf8)
         let chess = try area.installApp(named: "chess")
-        try FileManager.default.copyItem(atPath: try area.writeManifest(
-            ["id": "org.example.chess", "name": "Chess", "executables": [chess], "NSBonjourServices": ["_chess._tcp"],
-             "NSLocalNetworkUsageDescription": "Chess finds opponents nearby."], named: "chess.json"),
-                                         toPath: appsDirectory + "/chess.json")
+        try FileManager.default.copyItem(
+            atPath: try area.writeManifest(
+                [
+                    "id": "org.example.chess", "name": "Chess", "executables": [chess],
+                    "NSBonjourServices": ["_chess._tcp"],
+                    "NSLocalNetworkUsageDescription": "Chess finds opponents nearby.",
+                ], named: "chess.json"),
+            toPath: appsDirectory + "/chess.json")
         daemon.process.send(SIGHUP)
         let reloaded = try waitUntil(timeout: 5) {
             try daemon.control(["app", "list"]).stdout.contains("org.example.chess")
@@ -238,7 +296,8 @@ struct OperatorCommandTests {
         let setpriv = try Requirements.requireExecutable("setpriv")
         let asMember = [setpriv, "--reuid=65534", "--regid=65534", "--groups=100", "--"]
 
-        let member = try host.run(asMember + [stranger, "browse", "_anything._tcp", "--timeout", "1", "--socket", daemon.socket])
+        let member = try host.run(
+            asMember + [stranger, "browse", "_anything._tcp", "--timeout", "1", "--socket", daemon.socket])
         #expect(member.status == 0, "an operator browses anything: \(member)")
         let status = try host.run(asMember + [stranger, "status", "--control-socket", daemon.controlSocket])
         #expect(status.status == 0, "an operator uses the control socket: \(status)")
@@ -255,8 +314,11 @@ struct OperatorCommandTests {
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
         let content = Data("these are not the permissions you are looking for\n".utf8)
         try content.write(to: URL(fileURLWithPath: state + "/permissions.sqlite"))
-        let result = try host.run([try HeraldBinaries.heraldd(), "--hostname", "foreign", "--socket", host.directory + "/f.sock",
-                                   "--control-socket", host.directory + "/fc.sock", "--state-dir", state], timeout: 10)
+        let result = try host.run(
+            [
+                try HeraldBinaries.heraldd(), "--hostname", "foreign", "--socket", host.directory + "/f.sock",
+                "--control-socket", host.directory + "/fc.sock", "--state-dir", state,
+            ], timeout: 10)
         #expect(result.status != 0, "\(result)")
         #expect(result.stderr.contains("is not a Herald permission store"), "\(result)")
         #expect(FileManager.default.contents(atPath: state + "/permissions.sqlite") == content)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Ways an app might try to get past the permission broker, each one a test, all denied. The fixture is a real
@@ -50,11 +50,14 @@ struct PermissionBypassTests {
         let app = try area.installApp(named: "tictactoe")
         try register(area.ticTacToeManifest(executable: app), grant: "org.example.tictactoe", on: daemon)
 
-        func expectDenied(_ result: CommandResult, _ reason: String, status: Int32 = 77,
-                          sourceLocation: SourceLocation = #_sourceLocation) {
+        func expectDenied(
+            _ result: CommandResult, _ reason: String, status: Int32 = 77,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
             #expect(result.status == status, "\(attempt): \(result)", sourceLocation: sourceLocation)
-            #expect((result.stderr + result.stdout).contains(reason), "\(attempt): expected '\(reason)' in \(result)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                (result.stderr + result.stdout).contains(reason), "\(attempt): expected '\(reason)' in \(result)",
+                sourceLocation: sourceLocation)
         }
         func appBrowse(_ executable: String, _ type: String) throws -> CommandResult {
             try host.runApp(executable, ["browse", type, "--timeout", "3"], daemon: daemon)
@@ -67,16 +70,18 @@ struct PermissionBypassTests {
         case .manifestNamesAnotherExecutable:
             // Same file name, another directory: the kernel's path decides, not the name.
             let elsewhere = area.directory + "/elsewhere"
-            try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createDirectory(
+                atPath: elsewhere, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o755])
             let copy = elsewhere + "/tictactoe"
             try FileManager.default.copyItem(atPath: app, toPath: copy)
             expectDenied(try appBrowse(copy, "_tictactoe._tcp"), "unregistered")
 
         case .pinnedExecutableReplaced:
             let digest = try host.check(["sha256sum", app]).stdout.split(separator: " ")[0]
-            try register(area.ticTacToeManifest(executable: app, extra: ["executableSHA256": [app: String(digest)]]),
-                         grant: nil, on: daemon)
+            try register(
+                area.ticTacToeManifest(executable: app, extra: ["executableSHA256": [app: String(digest)]]),
+                grant: nil, on: daemon)
             let before = try appBrowse(app, "_tictactoe._tcp")
             #expect(before.status == 0, "the pinned binary itself is allowed: \(before)")
             // Another binary at the same path (a few bytes appended still runs).
@@ -93,8 +98,9 @@ struct PermissionBypassTests {
         case .symlinkToAnotherProgram:
             // A link named like the app, pointing at another program: the kernel reports the program, not the link.
             let links = area.directory + "/links"
-            try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o755])
+            try FileManager.default.createDirectory(
+                atPath: links, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o755])
             let stranger = try area.installApp(named: "stranger")
             try FileManager.default.createSymbolicLink(atPath: links + "/tictactoe", withDestinationPath: stranger)
             expectDenied(try appBrowse(links + "/tictactoe", "_tictactoe._tcp"), "unregistered")
@@ -104,9 +110,12 @@ struct PermissionBypassTests {
             // registered path, and /proc/PID/exe then shows that path. The daemon compares the files themselves.
             let stranger = try area.installApp(named: "stranger")
             let canUnshare = try host.run(try AppUser.command(["unshare", "-Urm", "true"]))
-            try #require(canUnshare.status == 0, "unprivileged user namespaces are needed for this attempt: \(canUnshare)")
-            let script = "mount --bind \(stranger) \(app) && exec \(app) browse _tictactoe._tcp --timeout 3 --socket \(daemon.socket)"
-            expectDenied(try host.run(try AppUser.command(["unshare", "-Urm", "sh", "-c", script]), timeout: 20), "unregistered")
+            try #require(
+                canUnshare.status == 0, "unprivileged user namespaces are needed for this attempt: \(canUnshare)")
+            let script =
+                "mount --bind \(stranger) \(app) && exec \(app) browse _tictactoe._tcp --timeout 3 --socket \(daemon.socket)"
+            expectDenied(
+                try host.run(try AppUser.command(["unshare", "-Urm", "sh", "-c", script]), timeout: 20), "unregistered")
             #expect(daemon.logShows(app + " (another file at this path)"), "\(daemon.log)")
             // The app itself, run normally, is still recognised.
             #expect(try appBrowse(app, "_tictactoe._tcp").status == 0)
@@ -114,8 +123,10 @@ struct PermissionBypassTests {
         case .procSelfExeInManifest:
             // A manifest that names /proc/self/exe would match every program: it is refused, and nothing stored.
             let manifest = try area.writeManifest(
-                ["id": "org.example.everything", "name": "Everything", "executables": ["/proc/self/exe"],
-                 "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Everything."],
+                [
+                    "id": "org.example.everything", "name": "Everything", "executables": ["/proc/self/exe"],
+                    "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Everything.",
+                ],
                 named: "everything.json")
             expectDenied(try daemon.control(["app", "add", manifest]), "/proc", status: 65)
             let list = try daemon.control(["app", "list"])
@@ -129,10 +140,13 @@ struct PermissionBypassTests {
             try host.check(["cc", "-O1", "-o", probe, source])
             let evil = area.directory + "/bin/evil"
             try FileManager.default.copyItem(atPath: probe, toPath: evil)
-            try register(try area.writeManifest(
-                ["id": "org.example.probe", "name": "Probe", "executables": [probe],
-                 "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Probes."],
-                named: "probe.json"), grant: "org.example.probe", on: daemon)
+            try register(
+                try area.writeManifest(
+                    [
+                        "id": "org.example.probe", "name": "Probe", "executables": [probe],
+                        "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Probes.",
+                    ],
+                    named: "probe.json"), grant: "org.example.probe", on: daemon)
             let allowed = try host.run(try AppUser.command([probe, "browse", daemon.socket]))
             #expect(allowed.stdout.contains("status 0"), "the registered probe itself is allowed: \(allowed)")
             let switched = try host.run(try AppUser.command([probe, "connect-then-exec", daemon.socket, evil]))
@@ -149,90 +163,129 @@ struct PermissionBypassTests {
             expectDenied(try appBrowse(app, "_printer._sub._http._tcp"), "undeclared-type")
 
         case .serviceTypeEnumerationWithoutEntitlement:
-            expectDenied(try host.runApp(app, ["browse", "--all", "--timeout", "3"], daemon: daemon), "entitlement-required")
+            expectDenied(
+                try host.runApp(app, ["browse", "--all", "--timeout", "3"], daemon: daemon), "entitlement-required")
 
         case .declaringDNSSDTypeForEnumeration:
             // `_dns-sd._udp` holds the enumeration names, not a service: declaring it opens none of them.
             let sneaky = try area.installApp(named: "sneaky")
-            try register(try area.writeManifest(
-                ["id": "org.example.sneaky", "name": "Sneaky", "executables": [sneaky],
-                 "NSBonjourServices": ["_dns-sd._udp"], "NSLocalNetworkUsageDescription": "Sees everything."],
-                named: "sneaky.json"), grant: "org.example.sneaky", on: daemon)
-            expectDenied(try host.runApp(sneaky, ["query", "_services._dns-sd._udp.local.", "PTR", "--timeout", "3"],
-                                         daemon: daemon), "entitlement-required")
-            expectDenied(try host.runApp(sneaky, ["resolve", "_services", "_dns-sd._udp", "--timeout", "3"], daemon: daemon),
-                         "entitlement-required")
+            try register(
+                try area.writeManifest(
+                    [
+                        "id": "org.example.sneaky", "name": "Sneaky", "executables": [sneaky],
+                        "NSBonjourServices": ["_dns-sd._udp"], "NSLocalNetworkUsageDescription": "Sees everything.",
+                    ],
+                    named: "sneaky.json"), grant: "org.example.sneaky", on: daemon)
+            expectDenied(
+                try host.runApp(
+                    sneaky, ["query", "_services._dns-sd._udp.local.", "PTR", "--timeout", "3"],
+                    daemon: daemon), "entitlement-required")
+            expectDenied(
+                try host.runApp(sneaky, ["resolve", "_services", "_dns-sd._udp", "--timeout", "3"], daemon: daemon),
+                "entitlement-required")
 
         case .publishingAnotherHostsAddress:
             // DNSServiceRegisterRecord of `router.local. A` by the granted app: a host's address is an arbitrary name,
             // which needs the multicast entitlement (and opening address lookups to everyone opens only lookups).
             let python = try area.installPython(named: "recorder")
-            try register(try area.writeManifest(
-                ["id": "org.example.recorder", "name": "Recorder", "executables": [python],
-                 "NSBonjourServices": ["_tictactoe._tcp"], "NSLocalNetworkUsageDescription": "Publishes records."],
-                named: "recorder.json"), grant: "org.example.recorder", on: daemon)
-            let result = try host.run(try AppUser.command([python, "-c", DNSSDByHand.python + Self.publishRouterAddress,
-                                                           daemon.socket]), timeout: 20)
+            try register(
+                try area.writeManifest(
+                    [
+                        "id": "org.example.recorder", "name": "Recorder", "executables": [python],
+                        "NSBonjourServices": ["_tictactoe._tcp"],
+                        "NSLocalNetworkUsageDescription": "Publishes records.",
+                    ],
+                    named: "recorder.json"), grant: "org.example.recorder", on: daemon)
+            let result = try host.run(
+                try AppUser.command([
+                    python, "-c", DNSSDByHand.python + Self.publishRouterAddress,
+                    daemon.socket,
+                ]), timeout: 20)
             #expect(result.stdout.contains("connection 0\nrecord -65555\n"), "\(result)\n\(daemon.log)")
-            #expect(daemon.logShows("refuse (entitlement-required): publishing router.local. A"),
-                    "\(daemon.log)")
+            #expect(
+                daemon.logShows("refuse (entitlement-required): publishing router.local. A"),
+                "\(daemon.log)")
 
         case .resolveInstanceOfUndeclaredType:
-            expectDenied(try host.runApp(app, ["resolve", "Office Printer", "_ipp._tcp", "--timeout", "3"], daemon: daemon),
-                         "undeclared-type")
+            expectDenied(
+                try host.runApp(app, ["resolve", "Office Printer", "_ipp._tcp", "--timeout", "3"], daemon: daemon),
+                "undeclared-type")
 
         case .queryInstanceOfUndeclaredType:
-            expectDenied(try host.runApp(app, ["query", "Office Printer._ipp._tcp.local.", "TXT", "--timeout", "3"],
-                                         daemon: daemon), "undeclared-type")
+            expectDenied(
+                try host.runApp(
+                    app, ["query", "Office Printer._ipp._tcp.local.", "TXT", "--timeout", "3"],
+                    daemon: daemon), "undeclared-type")
 
         case .registerUndeclaredType:
-            expectDenied(try host.runApp(app, ["register", "Web", "_http._tcp", "80", "--timeout", "3"], daemon: daemon),
-                         "undeclared-type")
+            expectDenied(
+                try host.runApp(app, ["register", "Web", "_http._tcp", "80", "--timeout", "3"], daemon: daemon),
+                "undeclared-type")
 
         case .queryAnotherAppsServiceName:
             let chess = try area.installApp(named: "chess")
-            try register(try area.writeManifest(
-                ["id": "org.example.chess", "name": "Chess", "executables": [chess],
-                 "NSBonjourServices": ["_chess._tcp"], "NSLocalNetworkUsageDescription": "Chess finds opponents."],
-                named: "chess.json"), grant: "org.example.chess", on: daemon)
-            expectDenied(try host.runApp(chess, ["query", "Home Game._tictactoe._tcp.local.", "SRV", "--timeout", "3"],
-                                         daemon: daemon), "undeclared-type")
+            try register(
+                try area.writeManifest(
+                    [
+                        "id": "org.example.chess", "name": "Chess", "executables": [chess],
+                        "NSBonjourServices": ["_chess._tcp"],
+                        "NSLocalNetworkUsageDescription": "Chess finds opponents.",
+                    ],
+                    named: "chess.json"), grant: "org.example.chess", on: daemon)
+            expectDenied(
+                try host.runApp(
+                    chess, ["query", "Home Game._tictactoe._tcp.local.", "SRV", "--timeout", "3"],
+                    daemon: daemon), "undeclared-type")
 
         case .queryArbitraryName:
-            expectDenied(try host.runApp(app, ["query", "printer.local.", "TXT", "--timeout", "3"], daemon: daemon),
-                         "entitlement-required")
+            expectDenied(
+                try host.runApp(app, ["query", "printer.local.", "TXT", "--timeout", "3"], daemon: daemon),
+                "entitlement-required")
 
         case .reverseLookupByUnregisteredProcess:
             let stranger = try area.installApp(named: "stranger")
-            expectDenied(try host.runApp(stranger, ["query", "1.0.214.10.in-addr.arpa.", "PTR", "--timeout", "3"],
-                                         daemon: daemon), "unregistered")
+            expectDenied(
+                try host.runApp(
+                    stranger, ["query", "1.0.214.10.in-addr.arpa.", "PTR", "--timeout", "3"],
+                    daemon: daemon), "unregistered")
 
         case .addressLookupByUnregisteredProcess:
             let stranger = try area.installApp(named: "stranger")
-            expectDenied(try host.runApp(stranger, ["lookup", "\(daemon.hostName).local", "--timeout", "3"], daemon: daemon),
-                         "unregistered")
+            expectDenied(
+                try host.runApp(stranger, ["lookup", "\(daemon.hostName).local", "--timeout", "3"], daemon: daemon),
+                "unregistered")
 
         case .reconfirmByUnregisteredProcess:
             // Reconfirming makes the daemon ask the network about a name and may flush what it knows: a query.
             let python = try area.installPython(named: "unknown")
-            let result = try host.run(try AppUser.command([python, "-c", DNSSDByHand.python + RecordInteropTests.reconfirmAddress,
-                                                           daemon.socket, "\(daemon.hostName).local.", "10.0.0.1"]), timeout: 20)
+            let result = try host.run(
+                try AppUser.command([
+                    python, "-c", DNSSDByHand.python + RecordInteropTests.reconfirmAddress,
+                    daemon.socket, "\(daemon.hostName).local.", "10.0.0.1",
+                ]), timeout: 20)
             #expect(result.stdout.contains("status -65555"), "\(result)")
-            #expect(daemon.logShows("refused reconfirm \"\(daemon.hostName).local.\" type 1") && daemon.log.contains("unregistered"),
-                    "\(daemon.log)")
+            #expect(
+                daemon.logShows("refused reconfirm \"\(daemon.hostName).local.\" type 1")
+                    && daemon.log.contains("unregistered"),
+                "\(daemon.log)")
 
         case .nonOperatorOnLoosenedControlSocket:
             // Even with the socket's mode opened up, the daemon checks the peer's credentials on every request.
             #expect(chmod(daemon.controlSocket, 0o666) == 0)
-            let result = try host.run(try AppUser.command(
-                [try HeraldBinaries.herald(), "grant", "org.example.stranger", "--control-socket", daemon.controlSocket]))
+            let result = try host.run(
+                try AppUser.command(
+                    [
+                        try HeraldBinaries.herald(), "grant", "org.example.stranger", "--control-socket",
+                        daemon.controlSocket,
+                    ]))
             expectDenied(result, "only operators may do this")
             #expect(daemon.logShows("not an operator"), "\(daemon.log)")
 
         case .appGrantsItself:
             try daemon.control(["reset", "org.example.tictactoe"]).expectSuccess()
-            let result = try host.run(try AppUser.command(
-                [app, "grant", "org.example.tictactoe", "--control-socket", daemon.controlSocket]))
+            let result = try host.run(
+                try AppUser.command(
+                    [app, "grant", "org.example.tictactoe", "--control-socket", daemon.controlSocket]))
             expectDenied(result, "only operators may do this")
             let show = try daemon.control(["app", "show", "org.example.tictactoe"])
             #expect(show.stdout.contains("decision:      not-determined"), "\(show)")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The tic-tac-toe story (docs/scenarios.md, "The tic-tac-toe story"), end to end: a real heraldd with a real
@@ -20,8 +20,9 @@ struct PermissionStoryTests {
         // 1. Registered without a usage description: refused at once, no-usage-description.
         let bare = try daemon.control(["app", "add", try area.ticTacToeManifest(executable: app, usage: nil)])
         #expect(bare.status == 0, "\(bare)")
-        #expect(bare.stderr.contains(": warning: NSLocalNetworkUsageDescription"),
-                "a manifest without a usage description is accepted with a warning: \(bare)")
+        #expect(
+            bare.stderr.contains(": warning: NSLocalNetworkUsageDescription"),
+            "a manifest without a usage description is accepted with a warning: \(bare)")
         #expect(!bare.stderr.contains("warning: warning:"), "the warning says so once: \(bare)")
         let noUsage = try home.runApp(app, ["browse", "_tictactoe._tcp", "--timeout", "5"], daemon: daemon)
         #expect(noUsage.status == 77, "\(noUsage)")
@@ -61,27 +62,36 @@ struct PermissionStoryTests {
         // 5. Denied: the browse reports NoAuth again, and the peer sees the game go away (goodbye) within 2 s.
         let watcher = try peer.spawnHerald(["browse", "_tictactoe._tcp"])
         try watcher.waitForOutput(containing: "Home Game", in: .stdout, timeout: 5)
-        let impatient = try home.spawnApp(app, ["register", "Quick Game", "_tictactoe._tcp", "4001", "--no-wait"], daemon: daemon)
+        let impatient = try home.spawnApp(
+            app, ["register", "Quick Game", "_tictactoe._tcp", "4001", "--no-wait"], daemon: daemon)
         try impatient.waitForOutput(containing: "Quick Game", in: .stdout, timeout: 10)
         let denied = Date()
         let deny = try daemon.control(["deny", "org.example.tictactoe"])
         #expect(deny.status == 0 && deny.stdout.contains("denied (was granted)"), "\(deny)")
         try browse.waitForOutput(containing: "denied", in: .stderr, timeout: 5)
-        let gone = waitUntil(timeout: 5) { watcher.stdout.contains("- ") && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") } }
+        let gone = waitUntil(timeout: 5) {
+            watcher.stdout.contains("- ")
+                && watcher.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains(" - ") }
+        }
         #expect(gone.held, "the peer did not see the game withdrawn: \(watcher.stdout)")
         #expect(Date().timeIntervalSince(denied) < 2.0, "withdrawn \(Date().timeIntervalSince(denied)) s after deny")
         // The app's own browse shows what it found as gone (it no longer knows), and its register says its
         // game was withdrawn, while they run, not only when they exit.
-        let forgotten = waitUntil(timeout: 5) { browse.stdout.split(separator: "\n").contains { $0.contains("Peer Game") && $0.contains("  -  ") } }
+        let forgotten = waitUntil(timeout: 5) {
+            browse.stdout.split(separator: "\n").contains { $0.contains("Peer Game") && $0.contains("  -  ") }
+        }
         #expect(forgotten.held, "herald browse did not show the peer's game removed: \(browse.output)")
-        let told = waitUntil(timeout: 5) { game.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains("  -  ") } }
+        let told = waitUntil(timeout: 5) {
+            game.stdout.split(separator: "\n").contains { $0.contains("Home Game") && $0.contains("  -  ") }
+        }
         #expect(told.held, "herald register did not show its game withdrawn: \(game.output)")
         // Its message follows the - line (it asks the daemon why first).
         #expect((try? game.waitForOutput(containing: "denied", in: .stderr, timeout: 5)) != nil, "\(game.stderr)")
         // With --no-wait the command ends at once, 77, after saying its game was withdrawn.
         #expect(impatient.waitForExit(timeout: 5) == 77, "\(impatient.output)")
-        #expect(impatient.stdout.split(separator: "\n").contains { $0.contains("Quick Game") && $0.contains("  -  ") },
-                "\(impatient.output)")
+        #expect(
+            impatient.stdout.split(separator: "\n").contains { $0.contains("Quick Game") && $0.contains("  -  ") },
+            "\(impatient.output)")
         // Stopped now, the app's browse says it was denied, not that it still waits for a decision.
         browse.send(SIGINT)
         #expect(browse.waitForExit(timeout: 5) == 77, "\(browse.output)")
@@ -89,14 +99,18 @@ struct PermissionStoryTests {
 
         // The audit trail tells the story.
         let log = try daemon.control(["log", "--lines", "100"])
-        for expected in ["refuse (no-usage-description)", "refuse (undeclared-type)", "park (not-determined)",
-                         "grant", "deny"] {
+        for expected in [
+            "refuse (no-usage-description)", "refuse (undeclared-type)", "park (not-determined)",
+            "grant", "deny",
+        ] {
             #expect(log.stdout.contains(expected), "audit log lacks \(expected): \(log.stdout)")
         }
         for process in [browse, game, watcher] { process.terminate(grace: 1) }
     }
 
-    @Test("a parked browse granted while another browse of its type runs is told at once; denied, it leaves the other running")
+    @Test(
+        "a parked browse granted while another browse of its type runs is told at once; denied, it leaves the other running"
+    )
     func parkedBrowseJoinsAndLeavesRunningOnes() throws {
         let story = try StoryLAN()
         defer { story.shutdown() }
@@ -126,15 +140,23 @@ struct PermissionStoryTests {
         #expect(!browse.stdout.contains("Second Game"), "a denied browse got results: \(browse.stdout)")
     }
 
-    @Test("what an app changes in its registrations while parked or running is what a grant publishes: the last TXT and record data, at most 100 added records")
+    @Test(
+        "what an app changes in its registrations while parked or running is what a grant publishes: the last TXT and record data, at most 100 added records"
+    )
     func changesSurviveParkingAndDenial() throws {
         let story = try StoryLAN()
         defer { story.shutdown() }
         let (area, home, daemon, peer) = (story.area, story.home, story.daemon, story.peer)
         let python = try area.installPython(named: "updater")
-        try daemon.control(["app", "add", try area.writeManifest(
-            ["id": "org.example.updater", "name": "Updater", "executables": [python], "NSBonjourServices": ["_hupdate._tcp"],
-             "NSLocalNetworkUsageDescription": "Updater publishes its state."], named: "updater.json")]).expectSuccess()
+        try daemon.control([
+            "app", "add",
+            try area.writeManifest(
+                [
+                    "id": "org.example.updater", "name": "Updater", "executables": [python],
+                    "NSBonjourServices": ["_hupdate._tcp"],
+                    "NSLocalNetworkUsageDescription": "Updater publishes its state.",
+                ], named: "updater.json"),
+        ]).expectSuccess()
         let app = try home.spawn(try AppUser.command([python, "-c", DNSSDByHand.python + Self.updater, daemon.socket]))
         defer { app.terminate(grace: 1) }
         // Parked, it changes its TXT record 100,000 times, and its record once.
@@ -231,9 +253,12 @@ extension PermissionStoryTests {
         let (area, home, daemon) = (story.area, story.home, story.daemon)
         let scanner = try area.installApp(named: "scanner")
         let manifest = try area.writeManifest(
-            ["id": "org.example.scanner", "name": "Scanner", "executables": [scanner], "NSBonjourServices": ["_tictactoe._tcp"],
-             "NSLocalNetworkUsageDescription": "Scanner lists what is on your network.",
-             "entitlements": ["com.apple.developer.networking.multicast"]],
+            [
+                "id": "org.example.scanner", "name": "Scanner", "executables": [scanner],
+                "NSBonjourServices": ["_tictactoe._tcp"],
+                "NSLocalNetworkUsageDescription": "Scanner lists what is on your network.",
+                "entitlements": ["com.apple.developer.networking.multicast"],
+            ],
             named: "scanner.json")
         try daemon.control(["app", "add", manifest]).expectSuccess()
         try daemon.control(["grant", "org.example.scanner"]).expectSuccess()

@@ -52,8 +52,10 @@ struct RecordInteropTests {
         _ = peer.process.waitForExit(timeout: 5)
         #expect(try lookup().status == 0)
         // The app found the address does not work and says so.
-        let reconfirm = try home.run(["python3", "-c", DNSSDByHand.python + Self.reconfirmAddress, daemon.socket,
-                                      "vanishing.local.", away.ipv4])
+        let reconfirm = try home.run([
+            "python3", "-c", DNSSDByHand.python + Self.reconfirmAddress, daemon.socket,
+            "vanishing.local.", away.ipv4,
+        ])
         #expect(reconfirm.stdout.contains("status 0"), "\(reconfirm)")
         let flushed = try waitUntil(timeout: 15) { try lookup().status == 1 }
         #expect(flushed.held && flushed.after < 13, "\(flushed)\n\(daemon.log)")

@@ -27,8 +27,10 @@ struct SoakTests {
         let churner = try away.spawn(["python3", "-c", Self.churner, peer.socket, String(seconds)])
         defer { churner.terminate(grace: 1) }
         let driver = try home.run(
-            ["python3", "-c", Self.driver, app, daemon.socket, daemon.controlSocket, String(daemon.process.pid),
-             String(seconds), try Requirements.requireExecutable("setpriv")],
+            [
+                "python3", "-c", Self.driver, app, daemon.socket, daemon.controlSocket, String(daemon.process.pid),
+                String(seconds), try Requirements.requireExecutable("setpriv"),
+            ],
             timeout: TimeInterval(seconds + 150))
         #expect(churner.waitForExit(timeout: 30) == 0, "\(churner.output)")
         #expect(driver.status == 0, "\(driver)\n\(daemon.log.suffix(3000))")

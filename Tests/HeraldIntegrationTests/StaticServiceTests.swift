@@ -14,7 +14,9 @@ extension HeraldOnTestLANs {
         static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("services.d")
 
-        @Test("the shipped Avahi and systemd service files appear in avahi-browse, and SIGHUP adds, changes and withdraws them")
+        @Test(
+            "the shipped Avahi and systemd service files appear in avahi-browse, and SIGHUP adds, changes and withdraws them"
+        )
         func servicesDirectory() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -23,8 +25,9 @@ extension HeraldOnTestLANs {
             let directory = server.directory + "/services.d"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             for file in ["ssh.service", "http.dnssd"] {
-                try FileManager.default.copyItem(atPath: Self.examples.appendingPathComponent(file).path,
-                                                 toPath: directory + "/" + file)
+                try FileManager.default.copyItem(
+                    atPath: Self.examples.appendingPathComponent(file).path,
+                    toPath: directory + "/" + file)
             }
             // A broken file is reported and skipped; the others are published all the same.
             try "<service-group><name>Broken</name><service><type>_broken._tcp</type></service>"
@@ -42,10 +45,14 @@ extension HeraldOnTestLANs {
             let web = try observer.waitForAvahiBrowse("_http._tcp", timeout: 15) { entries in
                 entries.contains { $0.event == .resolved && $0.name == "files web" }
             }
-            #expect(web.contains { $0.event == .resolved && $0.name == "files web" && $0.port == 80 && $0.txt == ["path=/"] }, "\(web)")
+            #expect(
+                web.contains {
+                    $0.event == .resolved && $0.name == "files web" && $0.port == 80 && $0.txt == ["path=/"]
+                }, "\(web)")
             #expect(daemon.log.contains("broken.service"), "the broken file was not reported:\n\(daemon.log)")
-            #expect(daemon.log.contains("\"Too Big\" _htoobig._tcp.local.: its TXT record of 10040 bytes cannot go out"),
-                    "the oversized TXT record was not reported:\n\(daemon.log)")
+            #expect(
+                daemon.log.contains("\"Too Big\" _htoobig._tcp.local.: its TXT record of 10040 bytes cannot go out"),
+                "the oversized TXT record was not reported:\n\(daemon.log)")
             #expect(!daemon.log.contains("publishing \"Too Big\""), "\(daemon.log)")
 
             // SIGHUP: one file added, one changed (TXT), one removed.
@@ -70,7 +77,9 @@ extension HeraldOnTestLANs {
         }
 
         /// Writes `count` .dnssd files, the nth holding `contents(n)`, into a services.d of `server`; returns its path.
-        static func writeServiceFiles(_ count: Int, on server: TestLAN.Host, _ contents: (Int) -> String) throws -> String {
+        static func writeServiceFiles(_ count: Int, on server: TestLAN.Host, _ contents: (Int) -> String) throws
+            -> String
+        {
             let directory = server.directory + "/services.d"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             for n in 1...count {
@@ -79,7 +88,9 @@ extension HeraldOnTestLANs {
             return directory
         }
 
-        @Test("300 services from services.d probe in a few packets, say goodbye in a few when heraldd stops, and Avahi loses every one")
+        @Test(
+            "300 services from services.d probe in a few packets, say goodbye in a few when heraldd stops, and Avahi loses every one"
+        )
         func manyServicesShareTheirPackets() throws {
             let lan = try TestLAN(hosts: 3)
             defer { lan.shutdown() }
@@ -96,8 +107,14 @@ extension HeraldOnTestLANs {
                     Set(entries.filter { $0.event == .added }.map(\.name)).count == 100
                 }
             }
-            let packets = { counter.jsonLines.map { line in (kind: line["kind"] as? String ?? "", questions: line["questions"] as? Int ?? 0,
-                                                              goodbyes: line["goodbyes"] as? Int ?? 0, size: line["size"] as? Int ?? 0) } }
+            let packets = {
+                counter.jsonLines.map { line in
+                    (
+                        kind: line["kind"] as? String ?? "", questions: line["questions"] as? Int ?? 0,
+                        goodbyes: line["goodbyes"] as? Int ?? 0, size: line["size"] as? Int ?? 0
+                    )
+                }
+            }
             // Each of the 300 names (and the host's) was asked in three probe rounds: one probe per service would be
             // 900 packets; together they fit in a few per round, each within an Ethernet frame (RFC 6762 §17).
             let probes = packets().filter { $0.kind == "probe" }
@@ -129,9 +146,9 @@ extension HeraldOnTestLANs {
             let directory = server.directory + "/services.d"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try """
-                <service-group><name replace-wildcards="yes">%h files</name>
-                <service><type>_hrename._tcp</type><port>4040</port></service></service-group>
-                """.write(toFile: directory + "/files.service", atomically: true, encoding: .utf8)
+            <service-group><name replace-wildcards="yes">%h files</name>
+            <service><type>_hrename._tcp</type><port>4040</port></service></service-group>
+            """.write(toFile: directory + "/files.service", atomically: true, encoding: .utf8)
             try "[Service]\nName=%H notes\nType=_hrename._tcp\nPort=4041\n"
                 .write(toFile: directory + "/notes.dnssd", atomically: true, encoding: .utf8)
             let daemon = try server.startHeraldd(hostName: "samename", arguments: ["--services-dir", directory])
@@ -147,8 +164,9 @@ extension HeraldOnTestLANs {
                 !entries.contains { $0.name == "samename files" || $0.name == "samename notes" }
             }
             #expect(current.allSatisfy { $0.name.hasPrefix("samename-2 ") }, "\(current)")
-            #expect(entries.filter { $0.event == .resolved && $0.name.hasPrefix("samename-2 ") }
-                        .allSatisfy { $0.hostName == "samename-2.local" }, "\(entries)")
+            #expect(
+                entries.filter { $0.event == .resolved && $0.name.hasPrefix("samename-2 ") }
+                    .allSatisfy { $0.hostName == "samename-2.local" }, "\(entries)")
         }
 
         @Test("heraldd packs its packets to the interface's MTU, read at start and again when it changes")
@@ -193,7 +211,9 @@ extension HeraldOnTestLANs {
             #expect(goodbyes.contains { $0 > 1280 - 28 }, "\(Array(goodbyes))")
         }
 
-        @Test("a .dnssd file's Priority= and Weight= are in the SRV record and each TxtText=/TxtData= line is a TXT record on the wire")
+        @Test(
+            "a .dnssd file's Priority= and Weight= are in the SRV record and each TxtText=/TxtData= line is a TXT record on the wire"
+        )
         func dnssdPriorityWeightAndTXTRecords() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -201,27 +221,31 @@ extension HeraldOnTestLANs {
             let directory = server.directory + "/services.d"
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             try """
-                [Service]
-                Name=weighted
-                Type=_hweight._tcp
-                Port=8080
-                Priority=3
-                Weight=700
-                TxtText=path=/ v=1
-                TxtData=blob=AAEC
-                """.write(toFile: directory + "/weighted.dnssd", atomically: true, encoding: .utf8)
+            [Service]
+            Name=weighted
+            Type=_hweight._tcp
+            Port=8080
+            Priority=3
+            Weight=700
+            TxtText=path=/ v=1
+            TxtData=blob=AAEC
+            """.write(toFile: directory + "/weighted.dnssd", atomically: true, encoding: .utf8)
             let daemon = try server.startHeraldd(hostName: "weights", arguments: ["--services-dir", directory])
             let instance = "weighted._hweight._tcp.local"
             // SRV (33): priority 3, weight 700 (0x02bc), port 8080 (0x1f90), then the target.
             var srv: [LegacyReply.Record] = []
             let srvSeen = try waitUntil(timeout: 15) {
-                srv = try observer.legacyQuery(instance, type: 33, timeout: 1).flatMap(\.answers).filter { $0.type == 33 }
+                srv = try observer.legacyQuery(instance, type: 33, timeout: 1).flatMap(\.answers).filter {
+                    $0.type == 33
+                }
                 return !srv.isEmpty
             }
             #expect(srvSeen.held, "no SRV answer:\n\(daemon.log)")
             #expect(srv.allSatisfy { $0.value.hasPrefix("000302bc1f90") }, "\(srv)")
             // TXT (16): both records of the set, in one answer.
-            let txt = try observer.legacyQuery(instance, type: 16, timeout: 1).flatMap(\.answers).filter { $0.type == 16 }
+            let txt = try observer.legacyQuery(instance, type: 16, timeout: 1).flatMap(\.answers).filter {
+                $0.type == 16
+            }
             let values = Set(txt.map(\.value))
             let first = hex(txtRData([Array("path=/".utf8), Array("v=1".utf8)]))
             let second = hex(txtRData([Array("blob=".utf8) + [0, 1, 2]]))

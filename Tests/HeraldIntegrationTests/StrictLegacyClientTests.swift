@@ -36,7 +36,9 @@ extension HeraldOnTestLANs {
                                                                   " | ".join(records)), flush=True)
             """#
 
-        @Test("dnspython's dns.query.udp to port 5353 parses Herald's replies for a service type, an instance and a name with no record of the type")
+        @Test(
+            "dnspython's dns.query.udp to port 5353 parses Herald's replies for a service type, an instance and a name with no record of the type"
+        )
         func dnspythonParsesLegacyReplies() throws {
             let lan = try TestLAN(hosts: 2)
             defer { lan.shutdown() }
@@ -46,19 +48,24 @@ extension HeraldOnTestLANs {
             defer { register.terminate(grace: 1) }
             try register.waitForOutput(containing: "Strict Target", in: .stdout, timeout: 15)
             let host = "\(daemon.hostName).local."
-            let result = try client.run(["python3", "-c", Self.script, server.ipv4,
-                                         "_hstrict._tcp.local.", "PTR",
-                                         "Strict Target._hstrict._tcp.local.", "SRV",
-                                         "Strict Target._hstrict._tcp.local.", "A",
-                                         host, "TXT"], timeout: 60)
+            let result = try client.run(
+                [
+                    "python3", "-c", Self.script, server.ipv4,
+                    "_hstrict._tcp.local.", "PTR",
+                    "Strict Target._hstrict._tcp.local.", "SRV",
+                    "Strict Target._hstrict._tcp.local.", "A",
+                    host, "TXT",
+                ], timeout: 60)
             #expect(result.status == 0, "\(result)")
             let lines = result.stdout.split(separator: "\n").map(String.init)
             #expect(lines.count == 4, "\(result)")
             #expect(!result.stdout.contains(": error "), "dnspython refused a reply:\n\(result.stdout)\n\(daemon.log)")
             func line(_ prefix: String) -> String { lines.first { $0.hasPrefix(prefix) } ?? "" }
             let ptr = line("query _hstrict._tcp.local. PTR")
-            #expect(ptr.contains("rcode 0 id-matches True") && ptr.contains("answer _hstrict._tcp.local. PTR Strict\\032Target._hstrict._tcp.local."),
-                    "\(ptr)")
+            #expect(
+                ptr.contains("rcode 0 id-matches True")
+                    && ptr.contains("answer _hstrict._tcp.local. PTR Strict\\032Target._hstrict._tcp.local."),
+                "\(ptr)")
             #expect(ptr.contains("additional Strict\\032Target._hstrict._tcp.local. SRV 0 0 7100 \(host)"), "\(ptr)")
             let srv = line("query Strict Target._hstrict._tcp.local. SRV")
             #expect(srv.contains("answer Strict\\032Target._hstrict._tcp.local. SRV 0 0 7100 \(host)"), "\(srv)")

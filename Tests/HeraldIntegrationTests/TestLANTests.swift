@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Proves the TestLAN harness with real peers only (Avahi, python-zeroconf,
@@ -25,8 +25,10 @@ struct TestLANTests {
         defer { lan.shutdown() }
         let (a, b) = (lan.hosts[0], lan.hosts[1])
 
-        let toA = try a.spawnPython(script: PeerScripts.multicastExchange, arguments: ["A-\(lan.id)", "B-\(lan.id)", a.interface, a.ipv4])
-        let toB = try b.spawnPython(script: PeerScripts.multicastExchange, arguments: ["B-\(lan.id)", "A-\(lan.id)", b.interface, b.ipv4])
+        let toA = try a.spawnPython(
+            script: PeerScripts.multicastExchange, arguments: ["A-\(lan.id)", "B-\(lan.id)", a.interface, a.ipv4])
+        let toB = try b.spawnPython(
+            script: PeerScripts.multicastExchange, arguments: ["B-\(lan.id)", "A-\(lan.id)", b.interface, b.ipv4])
         let resultA = toA.result(timeout: 15)
         let resultB = toB.result(timeout: 15)
 
@@ -53,11 +55,14 @@ struct TestLANTests {
         let addresses = try a.check(["ip", "-o", "address", "show", "dev", second.name]).stdout
         #expect(addresses.contains(" \(second.ipv4)/24 "), "\(addresses)")
         #expect(addresses.contains(" \(second.ipv6)/64 "), "\(addresses)")
-        let ports = try Command.check(["ip", "-n", lan.bridgeNamespace, "-o", "link", "show", "master", lan.bridgeName]).stdout
+        let ports = try Command.check(["ip", "-n", lan.bridgeNamespace, "-o", "link", "show", "master", lan.bridgeName])
+            .stdout
         #expect(ports.split(separator: "\n").count == 3, "\(ports)")
 
-        let fromSecond = try a.spawnPython(script: PeerScripts.multicastExchange, arguments: ["A2-\(lan.id)", "B-\(lan.id)", second.name, second.ipv4])
-        let toB = try b.spawnPython(script: PeerScripts.multicastExchange, arguments: ["B-\(lan.id)", "A2-\(lan.id)", b.interface, b.ipv4])
+        let fromSecond = try a.spawnPython(
+            script: PeerScripts.multicastExchange, arguments: ["A2-\(lan.id)", "B-\(lan.id)", second.name, second.ipv4])
+        let toB = try b.spawnPython(
+            script: PeerScripts.multicastExchange, arguments: ["B-\(lan.id)", "A2-\(lan.id)", b.interface, b.ipv4])
         let resultA = fromSecond.result(timeout: 15)
         let resultB = toB.result(timeout: 15)
         #expect(resultA.succeeded, "host A (second interface): \(resultA)")
@@ -80,7 +85,8 @@ struct TestLANTests {
         // unspecified address protocol, so either line may carry either address.
         let entries = try b.waitForAvahiBrowse("_harness._tcp") { entries in
             let resolved = entries.filter { $0.event == .resolved && $0.name == "Harness Test" }
-            return resolved.contains { $0.networkProtocol == "IPv4" } && resolved.contains { $0.networkProtocol == "IPv6" }
+            return resolved.contains { $0.networkProtocol == "IPv4" }
+                && resolved.contains { $0.networkProtocol == "IPv6" }
         }
         let resolved = entries.filter { $0.event == .resolved && $0.name == "Harness Test" }
         #expect(Set(resolved.map(\.networkProtocol)) == ["IPv4", "IPv6"], "\(entries)")
@@ -114,24 +120,26 @@ struct TestLANTests {
         let (b, c) = (lan.hosts[1], lan.hosts[2])
         try b.startAvahi()
 
-        let service = try c.startZeroconf(script: """
-            info = ServiceInfo(
-                "_harnesszc._tcp.local.",
-                "Zeroconf Harness._harnesszc._tcp.local.",
-                port=4343,
-                properties={"source": "zeroconf", "n": "1"},
-                server=HOST_NAME + ".local.",
-                parsed_addresses=[HOST_IPV4, HOST_IPV6],
-            )
-            zc.register_service(info)
-            ready("registered")
-            wait_forever()
-            """)
+        let service = try c.startZeroconf(
+            script: """
+                info = ServiceInfo(
+                    "_harnesszc._tcp.local.",
+                    "Zeroconf Harness._harnesszc._tcp.local.",
+                    port=4343,
+                    properties={"source": "zeroconf", "n": "1"},
+                    server=HOST_NAME + ".local.",
+                    parsed_addresses=[HOST_IPV4, HOST_IPV6],
+                )
+                zc.register_service(info)
+                ready("registered")
+                wait_forever()
+                """)
         try service.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
 
         let entries = try b.waitForAvahiBrowse("_harnesszc._tcp") { entries in
             let resolved = entries.filter { $0.event == .resolved && $0.name == "Zeroconf Harness" }
-            return resolved.contains { $0.networkProtocol == "IPv4" } && resolved.contains { $0.networkProtocol == "IPv6" }
+            return resolved.contains { $0.networkProtocol == "IPv4" }
+                && resolved.contains { $0.networkProtocol == "IPv6" }
         }
         let resolved = entries.filter { $0.event == .resolved && $0.name == "Zeroconf Harness" }
         #expect(Set(resolved.map(\.networkProtocol)) == ["IPv4", "IPv6"], "\(entries)")
@@ -236,8 +244,9 @@ struct TestLANTests {
             orphan.send(SIGKILL)
             _ = try? Command.run(["ip", "netns", "delete", namespace])
         }
-        #expect(waitUntil(timeout: 5) { FileManager.default.fileExists(atPath: mark) }.held,
-                "the stale run's process never started")
+        #expect(
+            waitUntil(timeout: 5) { FileManager.default.fileExists(atPath: mark) }.held,
+            "the stale run's process never started")
 
         TestLAN.sweepStale()
 

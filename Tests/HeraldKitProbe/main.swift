@@ -88,12 +88,15 @@ case "browse" where arguments.count == 2:
                 emit(["event": "state", "state": name(of: update.state)])
             }
             for change in update.changes {
-                let (kind, result) = switch change {
-                case .added(let result): ("added", result)
-                case .removed(let result): ("removed", result)
-                }
-                emit(["event": kind, "name": result.instance.name, "type": result.instance.type,
-                      "domain": result.instance.domain, "interface": Int(result.interfaceIndex)])
+                let (kind, result) =
+                    switch change {
+                    case .added(let result): ("added", result)
+                    case .removed(let result): ("removed", result)
+                    }
+                emit([
+                    "event": kind, "name": result.instance.name, "type": result.instance.type,
+                    "domain": result.instance.domain, "interface": Int(result.interfaceIndex),
+                ])
             }
         }
         emit(["event": "ended"])
@@ -108,9 +111,11 @@ case "browse" where arguments.count == 2:
 case "resolve" where arguments.count == 3:
     do {
         let resolved = try await herald.resolve(ServiceInstance(name: arguments[1], type: arguments[2]))
-        emit(["event": "resolved", "host": resolved.host, "port": Int(resolved.port), "txt": hex(resolved.txtRecord),
-              "interface": Int(resolved.interfaceIndex), "addresses": resolved.addresses.map(\.text).sorted(),
-              "keys": resolved.txt.keys])
+        emit([
+            "event": "resolved", "host": resolved.host, "port": Int(resolved.port), "txt": hex(resolved.txtRecord),
+            "interface": Int(resolved.interfaceIndex), "addresses": resolved.addresses.map(\.text).sorted(),
+            "keys": resolved.txt.keys,
+        ])
     } catch {
         emit(["event": "error", "error": "\(error)"])
         exit(1)

@@ -1,15 +1,18 @@
 import HeraldClient
 import HeraldIPC
-@testable import HeraldKit
 import Testing
+
+@testable import HeraldKit
 
 @Suite("A browse's state follows the daemon's status and replies, NoAuth parking included")
 struct BrowseStateMachineTests {
     static let type = "_tictactoe._tcp."
 
     func found(_ name: String, interface: UInt32 = 2, more: Bool = false) -> Reply {
-        .browse(BrowseReply(flags: more ? [.add, .moreComing] : [.add], interfaceIndex: interface, name: name,
-                            regtype: Self.type, domain: "local."))
+        .browse(
+            BrowseReply(
+                flags: more ? [.add, .moreComing] : [.add], interfaceIndex: interface, name: name,
+                regtype: Self.type, domain: "local."))
     }
 
     func lost(_ name: String, interface: UInt32 = 2) -> Reply {
@@ -20,7 +23,8 @@ struct BrowseStateMachineTests {
     var parked: Reply { .browse(BrowseReply(error: .noAuth, regtype: Self.type, domain: "local.")) }
 
     func result(_ name: String, interface: UInt32 = 2) -> BrowseResult {
-        BrowseResult(instance: ServiceInstance(name: name, type: Self.type, domain: "local."), interfaceIndex: interface)
+        BrowseResult(
+            instance: ServiceInstance(name: name, type: Self.type, domain: "local."), interfaceIndex: interface)
     }
 
     @Test("an allowed browse is ready, then reports additions and removals")
@@ -40,13 +44,19 @@ struct BrowseStateMachineTests {
         var machine = BrowseStateMachine()
         #expect(machine.handle(.explained("not-determined: org.example.tictactoe has not been granted")).isEmpty)
         let first = machine.handle(.started(status: .noError, replies: [parked]))
-        #expect(first.map(\.state) == [.waiting(.noAuth, reason: "not-determined: org.example.tictactoe has not been granted")])
+        #expect(
+            first.map(\.state) == [
+                .waiting(.noAuth, reason: "not-determined: org.example.tictactoe has not been granted")
+            ])
         var plain = BrowseStateMachine()
-        #expect(plain.handle(.started(status: .noError, replies: [parked])).map(\.state)
+        #expect(
+            plain.handle(.started(status: .noError, replies: [parked])).map(\.state)
                 == [.waiting(.noAuth, reason: OperationState.parkedReason)])
     }
 
-    @Test("a parked browse (status NoError, then a NoAuth reply) is waiting, never ready, and becomes ready with results once granted")
+    @Test(
+        "a parked browse (status NoError, then a NoAuth reply) is waiting, never ready, and becomes ready with results once granted"
+    )
     func parkedThenGranted() {
         var machine = BrowseStateMachine()
         let first = machine.handle(.started(status: .noError, replies: [parked]))
@@ -63,7 +73,8 @@ struct BrowseStateMachineTests {
     func parkedLate() {
         var machine = BrowseStateMachine()
         #expect(machine.handle(.started(status: .noError, replies: [])).map(\.state) == [.ready])
-        #expect(machine.handle(.replies([parked])).map(\.state) == [.waiting(.noAuth, reason: OperationState.parkedReason)])
+        #expect(
+            machine.handle(.replies([parked])).map(\.state) == [.waiting(.noAuth, reason: OperationState.parkedReason)])
         #expect(machine.handle(.replies([parked])).isEmpty, "parked twice is one state")
     }
 
@@ -74,7 +85,8 @@ struct BrowseStateMachineTests {
         let updates = machine.handle(.replies([parked]))
         #expect(updates.count == 1)
         #expect(updates.first?.state == .waiting(.noAuth, reason: OperationState.parkedReason))
-        #expect(Set(updates.first?.changes ?? []) == [.removed(result("Alice")), .removed(result("Bob", interface: 3))])
+        #expect(
+            Set(updates.first?.changes ?? []) == [.removed(result("Alice")), .removed(result("Bob", interface: 3))])
         #expect(updates.first?.results == [])
         // Granted again: the same instance is new again.
         #expect(machine.handle(.replies([found("Alice")])).last?.changes == [.added(result("Alice"))])

@@ -1,7 +1,8 @@
 import Foundation
-@testable import HeraldKit
 import Synchronization
 import Testing
+
+@testable import HeraldKit
 
 @Suite("Operation threads")
 struct DetachedThreadTests {

@@ -1,11 +1,14 @@
 import HeraldIPC
-@testable import HeraldKit
 import Testing
+
+@testable import HeraldKit
 
 @Suite("Tasks waiting on a registration's state")
 struct RegistrationCoreTests {
     func registered(_ name: String) -> OperationEvent {
-        .replies([.registerService(RegisterServiceReply(flags: .add, name: name, regtype: "_game._tcp.", domain: "local."))])
+        .replies([
+            .registerService(RegisterServiceReply(flags: .add, name: name, regtype: "_game._tcp.", domain: "local."))
+        ])
     }
 
     @Test("a task waiting for registration is woken by the reply that registers it, through a parked phase")

@@ -1,6 +1,7 @@
 import HeraldIPC
-@testable import HeraldKit
 import Testing
+
+@testable import HeraldKit
 
 @Suite("A registration's state follows the daemon's status and replies, NoAuth parking included")
 struct RegistrationStateMachineTests {
@@ -8,9 +9,13 @@ struct RegistrationStateMachineTests {
         .registerService(RegisterServiceReply(flags: .add, name: name, regtype: "_tictactoe._tcp.", domain: "local."))
     }
 
-    var parked: Reply { .registerService(RegisterServiceReply(error: .noAuth, regtype: "_tictactoe._tcp.", domain: "local.")) }
+    var parked: Reply {
+        .registerService(RegisterServiceReply(error: .noAuth, regtype: "_tictactoe._tcp.", domain: "local."))
+    }
 
-    func instance(_ name: String) -> ServiceInstance { ServiceInstance(name: name, type: "_tictactoe._tcp.", domain: "local.") }
+    func instance(_ name: String) -> ServiceInstance {
+        ServiceInstance(name: name, type: "_tictactoe._tcp.", domain: "local.")
+    }
 
     @Test("an allowed registration stays in setup while probing, then is registered under the name the daemon reports")
     func allowed() {

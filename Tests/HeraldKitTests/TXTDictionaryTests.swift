@@ -43,7 +43,8 @@ struct TXTDictionaryTests {
 
     @Test("only the first occurrence of a key counts; strings with no key before '=' and empty strings are ignored")
     func malformedStrings() {
-        let txt = TXTDictionary(rdata: rdata([Array("a=1".utf8), Array("A=2".utf8), Array("=orphan".utf8), [], Array("b".utf8)]))
+        let txt = TXTDictionary(
+            rdata: rdata([Array("a=1".utf8), Array("A=2".utf8), Array("=orphan".utf8), [], Array("b".utf8)]))
         #expect(txt.keys == ["a", "b"])
         #expect(txt["a"] == "1")
     }
@@ -63,8 +64,10 @@ struct TXTDictionaryTests {
 
     @Test("keys that are empty, contain '=' or non-ASCII, and strings over 255 bytes are refused with a reason")
     func invalidKeys() {
-        for bad: TXTDictionary in [["": "x"], ["a=b": "x"], ["clé": "x"], ["tab\t": .flag],
-                                   ["long": .data([UInt8](repeating: 0x41, count: 251))]] {
+        for bad: TXTDictionary in [
+            ["": "x"], ["a=b": "x"], ["clé": "x"], ["tab\t": .flag],
+            ["long": .data([UInt8](repeating: 0x41, count: 251))],
+        ] {
             #expect(throws: HeraldError.self) { try bad.rdata() }
         }
         let fits: TXTDictionary = ["long": .data([UInt8](repeating: 0x41, count: 250))]

@@ -1,5 +1,5 @@
-import HeraldNSS
 import HeraldEngine
+import HeraldNSS
 import HeraldWire
 import Testing
 
@@ -31,7 +31,10 @@ struct NSSProtocolTests {
             ("HELP me", .wrongArgumentCount(command: "HELP", expected: 0), -21),
             ("RESOLVE-ADDRESS 300.1.2.3", .badAddress("300.1.2.3"), -14),
             ("RESOLVE-HOSTNAME-IPV4 a..local", .badHostName("a..local"), -3),
-            ("RESOLVE-HOSTNAME-IPV4 " + String(repeating: "a", count: 64) + ".local", .badHostName(String(repeating: "a", count: 64) + ".local"), -3),
+            (
+                "RESOLVE-HOSTNAME-IPV4 " + String(repeating: "a", count: 64) + ".local",
+                .badHostName(String(repeating: "a", count: 64) + ".local"), -3
+            ),
             ("RESOLVE-HOSTNAME-IPV4 .", .badHostName("."), -3),
         ]
         for (line, expected, code) in cases {
@@ -46,11 +49,14 @@ struct NSSProtocolTests {
 
     @Test("replies have the fields libnss-mdns reads: interface, protocol, name and address")
     func replies() {
-        let v4 = NSSReply.hostAddress(interfaceIndex: 3, protocol: .ipv4, name: "printer.local.", address: IPAddress("10.0.0.7")!)
+        let v4 = NSSReply.hostAddress(
+            interfaceIndex: 3, protocol: .ipv4, name: "printer.local.", address: IPAddress("10.0.0.7")!)
         #expect(v4.text == "+ 3 0 printer.local 10.0.0.7\n")
-        let v6 = NSSReply.hostAddress(interfaceIndex: 4, protocol: .ipv6, name: "printer.local.", address: IPAddress("fe80::1")!)
+        let v6 = NSSReply.hostAddress(
+            interfaceIndex: 4, protocol: .ipv6, name: "printer.local.", address: IPAddress("fe80::1")!)
         #expect(v6.text == "+ 4 1 printer.local fe80::1\n")
-        let reverse = NSSReply.addressName(interfaceIndex: 2, protocol: .ipv4, name: try! DNSName(labelStrings: ["my box", "local"]))
+        let reverse = NSSReply.addressName(
+            interfaceIndex: 2, protocol: .ipv4, name: try! DNSName(labelStrings: ["my box", "local"]))
         #expect(reverse.text == "+ 2 0 my\\032box.local\n", "a blank in a name must not split the field")
         #expect(NSSReply.failure(.timeout).text == "-15 Timeout reached\n")
         #expect(!NSSReply.failure(.timeout).isFound && v4.isFound)
@@ -102,7 +108,9 @@ struct NSSLookupProgressTests {
         #expect(lookup.outcome(for: .ipv6, at: 120, timing: timing) == .answer(found("fd00::7")))
     }
 
-    @Test("a family the host says it has none of (its NSEC) is a miss at once; while another link still says so it stays one; an address found still answers")
+    @Test(
+        "a family the host says it has none of (its NSEC) is a miss at once; while another link still says so it stays one; an address found still answers"
+    )
     func deniedFamily() {
         var lookup = NSSHostLookupProgress(startedAt: 0)
         let (v4Link, v6Link) = (LinkID(interfaceIndex: 2, family: .ipv4), LinkID(interfaceIndex: 2, family: .ipv6))

@@ -1,7 +1,8 @@
-@testable import HeraldSession
 import HeraldEngine
 import HeraldWire
 import Testing
+
+@testable import HeraldSession
 
 @Suite("TTLs apps give their records")
 struct AppRecordTTLTests {
@@ -15,8 +16,9 @@ struct AppRecordTTLTests {
             let ttl = SessionCore.ttl(sent, for: .txt)
             #expect(ttl == 0x7FFF_FFFF)
             // What a peer reads back is the same lifetime, not zero.
-            let message = DNSMessage(flags: DNSFlags(rawValue: 0x8400),
-                                     answers: [ResourceRecord(name: "box.local.", ttl: ttl, data: .a(IPv4Address(10, 0, 0, 1)))])
+            let message = DNSMessage(
+                flags: DNSFlags(rawValue: 0x8400),
+                answers: [ResourceRecord(name: "box.local.", ttl: ttl, data: .a(IPv4Address(10, 0, 0, 1)))])
             #expect((try? DNSMessage(parsing: try message.serialized()))?.answers.first?.ttl == 0x7FFF_FFFF)
         }
     }

@@ -19,8 +19,10 @@ struct EngineOperationIDTests {
         var services = EngineOperationIDs(owner: .staticServices)
         var seen: Set<OperationID> = []
         for _ in 0..<100 {
-            for (allocator, owner) in [(apps.next(), EngineOperationOwner.appSessions), (nss.next(), .nss),
-                                       (services.next(), .staticServices)] {
+            for (allocator, owner) in [
+                (apps.next(), EngineOperationOwner.appSessions), (nss.next(), .nss),
+                (services.next(), .staticServices),
+            ] {
                 #expect(EngineOperationOwner(of: allocator) == owner)
                 #expect(seen.insert(allocator).inserted)
             }
@@ -32,7 +34,8 @@ struct EngineOperationIDTests {
     @Test("events go to their owner whatever the order receivers registered in; unowned ones are dropped")
     func routing() {
         let router = EngineEventRouter()
-        let apps = Receiver(), nss = Receiver()
+        let apps = Receiver()
+        let nss = Receiver()
         router.register(nss, for: .nss)
         router.register(apps, for: .appSessions)
         var appIDs = EngineOperationIDs(owner: .appSessions)

@@ -1,11 +1,14 @@
-@testable import HeraldSession
 import Testing
+
+@testable import HeraldSession
 
 @Suite("NoSuchRecord as a client sees it, per interface (kDNSServiceFlagsReturnIntermediates)")
 struct NegativeAnswerPresenceTests {
     let aaaa = NegativeAnswerPresence.Key(interface: 2, type: 28)
 
-    @Test("on a dual-stack interface, a record on one link ends NoSuchRecord before it is shown, whatever the other link holds; its removal shows NoSuchRecord again while a link still says so")
+    @Test(
+        "on a dual-stack interface, a record on one link ends NoSuchRecord before it is shown, whatever the other link holds; its removal shows NoSuchRecord again while a link still says so"
+    )
     func dualStack() {
         var presence = NegativeAnswerPresence()
         // Both links of the interface cache the peer's NSEC.

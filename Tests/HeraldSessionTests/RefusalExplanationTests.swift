@@ -1,5 +1,6 @@
-@testable import HeraldSession
 import Testing
+
+@testable import HeraldSession
 
 /// Why a process was refused is kept for the question it asks next on another connection, and only for it.
 @Suite("Refusal explanations")

@@ -1,7 +1,8 @@
-@testable import HeraldSession
 import HeraldIPC
 import HeraldWire
 import Testing
+
+@testable import HeraldSession
 
 @Suite("Replies batched for many clients")
 struct ReplyBatchTests {

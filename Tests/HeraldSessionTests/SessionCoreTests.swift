@@ -1,9 +1,10 @@
 import HeraldBroker
 import HeraldEngine
 import HeraldIPC
-@testable import HeraldSession
 import HeraldWire
 import Testing
+
+@testable import HeraldSession
 
 @Suite("Client sessions: parking, re-judging, browse groups, batching, presence, limits")
 struct SessionCoreTests {
@@ -51,14 +52,23 @@ struct SessionCoreTests {
         let lan = SessionHarness()
         lan.connect(1, user: Self.app)
         #expect(lan.browse(1, 1, "_ipp._tcp") == .noError)
-        #expect(lan.request(1, 2, .registerService(RegisterServiceRequest(name: "Mine", regtype: "_http._tcp", port: 80)))
+        #expect(
+            lan.request(1, 2, .registerService(RegisterServiceRequest(name: "Mine", regtype: "_http._tcp", port: 80)))
                 == .noError)
         let started = lan.takeCommands()
-        let registration = try #require(started.compactMap { if case .register(let id, _) = $0 { return id } else { return nil } }.first)
+        let registration = try #require(
+            started.compactMap { if case .register(let id, _) = $0 { return id } else { return nil } }.first)
         lan.run(for: 3_000)
         lan.receive([Self.ptr("Printer")])
         let before = lan.take(1).map(\.reply)
-        #expect(before.contains { if case .registerService(let r) = $0 { return r.name == "Mine" && r.error == .noError } else { return false } })
+        #expect(
+            before.contains {
+                if case .registerService(let r) = $0 {
+                    return r.name == "Mine" && r.error == .noError
+                } else {
+                    return false
+                }
+            })
         #expect(before.contains { if case .browse(let r) = $0 { return r.name == "Printer" } else { return false } })
 
         lan.gate.decisions[Self.app] = ScriptedGate.refused
@@ -69,13 +79,14 @@ struct SessionCoreTests {
         #expect(cancelled.count == 2, "and the browse group's engine browse ends with its only member")
         let after = lan.take(1).map(\.reply)
         #expect(after.count == 2)
-        #expect(after.allSatisfy {
-            switch $0 {
-            case .browse(let r): return r.error == .noAuth
-            case .registerService(let r): return r.error == .noAuth
-            default: return false
-            }
-        })
+        #expect(
+            after.allSatisfy {
+                switch $0 {
+                case .browse(let r): return r.error == .noAuth
+                case .registerService(let r): return r.error == .noAuth
+                default: return false
+                }
+            })
         let parkedAgain = lan.core.operations(of: ConnectionID(1)).allSatisfy { $0.parked }
         #expect(parkedAgain, "kept, parked, for a later grant")
 
@@ -85,7 +96,9 @@ struct SessionCoreTests {
         #expect(lan.browseResults(1) == ["+Printer@2"], "granted again: the browse starts afresh, its results anew")
     }
 
-    @Test("a re-judging pass asks the gate once per caller, with all of that caller's operations, and identifies no connection")
+    @Test(
+        "a re-judging pass asks the gate once per caller, with all of that caller's operations, and identifies no connection"
+    )
     func rejudgingAsksOncePerCaller() {
         let lan = SessionHarness()
         lan.gate.decisions[Self.app] = ScriptedGate.parked
@@ -107,7 +120,9 @@ struct SessionCoreTests {
         lan.gate.decisions[Self.app] = .allow
         lan.core.accessChanged()
         lan.pump()
-        #expect(lan.gate.judgedAgain.map(\.caller.pid) == [1001, 1002, 1003], "one question per caller, in connection order")
+        #expect(
+            lan.gate.judgedAgain.map(\.caller.pid) == [1001, 1002, 1003], "one question per caller, in connection order"
+        )
         #expect(lan.gate.judgedAgain.map(\.requests) == [5, 3, 2], "each with every operation of its caller")
         #expect(lan.gate.callerQuestions == identified, "no connection is identified again")
         #expect(lan.gate.asked.count == asked + 10 && lan.gate.asked.dropFirst(asked).allSatisfy { !$0.isNew })
@@ -166,7 +181,8 @@ struct SessionCoreTests {
         _ = lan.browse(1, 1, "_ipp._tcp")
         _ = lan.browse(2, 2, "_ipp._tcp")
         lan.receive([Self.ptr("A"), Self.ptr("B"), Self.ptr("C")])
-        let first = lan.take(1), second = lan.take(2)
+        let first = lan.take(1)
+        let second = lan.take(2)
         #expect(first.map(\.moreComing) == [true, true, false])
         #expect(second.map(\.moreComing) == [true, true, false])
         lan.receive([Self.ptr("D")])
@@ -193,16 +209,19 @@ struct SessionCoreTests {
     func negativeAnswers() throws {
         let lan = SessionHarness()
         lan.connect(1, user: Self.app)
-        #expect(lan.request(1, 5, .query(QueryRecordRequest(flags: .returnIntermediates, name: "box.local.", rrtype: 28)))
+        #expect(
+            lan.request(1, 5, .query(QueryRecordRequest(flags: .returnIntermediates, name: "box.local.", rrtype: 28)))
                 == .noError)
-        let id = try #require(lan.takeCommands().compactMap { command -> OperationID? in
-            if case .query(let id, _, _, _, true) = command { return id } else { return nil }
-        }.first)
+        let id = try #require(
+            lan.takeCommands().compactMap { command -> OperationID? in
+                if case .query(let id, _, _, _, true) = command { return id } else { return nil }
+            }.first)
         let key = RecordKey(name: "box.local.", type: .aaaa)
         func results() -> [String] {
             lan.take(1).compactMap { entry in
                 guard case .query(let r) = entry.reply else { return nil }
-                return "\(r.flags.contains(.add) ? "+" : "-")\(r.error == .noSuchRecord ? "none" : "record")@\(r.interfaceIndex)"
+                return
+                    "\(r.flags.contains(.add) ? "+" : "-")\(r.error == .noSuchRecord ? "none" : "record")@\(r.interfaceIndex)"
             }
         }
         lan.core.receive(.negativeAnswerAdded(key, SessionHarness.ipv4, ttl: 120), for: id)
@@ -210,8 +229,9 @@ struct SessionCoreTests {
         lan.core.receive(.negativeAnswerAdded(key, LinkID(interfaceIndex: 3, family: .ipv4), ttl: 90), for: id)
         lan.pump()
         #expect(results() == ["+none@2", "+none@3"], "once per interface")
-        let record = ResourceRecord(name: "box.local.", ttl: 120,
-                                    data: .aaaa(IPv6Address(high: 0xFE80_0000_0000_0000, low: 5)))
+        let record = ResourceRecord(
+            name: "box.local.", ttl: 120,
+            data: .aaaa(IPv6Address(high: 0xFE80_0000_0000_0000, low: 5)))
         lan.core.receive(.negativeAnswerRemoved(key, SessionHarness.ipv4), for: id)
         lan.core.receive(.recordAdded(record, SessionHarness.ipv4), for: id)
         lan.pump()
@@ -295,7 +315,11 @@ struct SessionCoreTests {
         lan.run(for: 200)
         let replies = lan.take(1)
         #expect(replies.count == 1)
-        if case .query(let reply) = replies.first?.reply { #expect(reply.error == .timeout) } else { Issue.record("no query reply") }
+        if case .query(let reply) = replies.first?.reply {
+            #expect(reply.error == .timeout)
+        } else {
+            Issue.record("no query reply")
+        }
         #expect(Self.cancels(lan.takeCommands()).count == 1)
         #expect(!lan.core.hasOperations(ConnectionID(1)))
         #expect(lan.core.nextDeadline == nil)
@@ -312,10 +336,16 @@ struct SessionCoreTests {
         #expect(lan.browseResults(1) == ["error \(DNSServiceError.noAuth)"])
         #expect(Self.cancels(lan.takeCommands()).count == 1)
         let header = IPCHeader(dataLength: 0, operation: RequestOperation.getProperty.rawValue)
-        let outcome = lan.core.handle(DecodedRequest(header: header, request: .getProperty(
-            GetPropertyRequest(name: IPCConstants.permissionExplanationProperty)), statusReturn: .none),
-                                      on: ConnectionID(1), at: 0)
-        guard case .property(let answer) = outcome else { Issue.record("no property answer"); return }
+        let outcome = lan.core.handle(
+            DecodedRequest(
+                header: header,
+                request: .getProperty(
+                    GetPropertyRequest(name: IPCConstants.permissionExplanationProperty)), statusReturn: .none),
+            on: ConnectionID(1), at: 0)
+        guard case .property(let answer) = outcome else {
+            Issue.record("no property answer")
+            return
+        }
         #expect(String(decoding: answer.value, as: UTF8.self).contains("pid 1001 has exited"))
     }
 

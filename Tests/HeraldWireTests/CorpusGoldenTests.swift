@@ -59,8 +59,9 @@ struct CorpusGoldenTests {
         #expect(messages.count == (fixture == .realistic ? 3004 : 240))
     }
 
-    @Test("Parse → serialize → parse gives the same message, names byte for byte, stable bytes, never larger",
-          arguments: Fixture.allCases)
+    @Test(
+        "Parse → serialize → parse gives the same message, names byte for byte, stable bytes, never larger",
+        arguments: Fixture.allCases)
     func roundTripIsLosslessCaseExactStableAndCompact(fixture: Fixture) throws {
         let inputs = try fixture.messages
         var failures: [String] = []
@@ -78,7 +79,8 @@ struct CorpusGoldenTests {
             let after = reparsed.allNames
             if before.count != after.count || !zip(before, after).allSatisfy({ $0.isIdentical(to: $1) }) {
                 let first = zip(before, after).first { !$0.isIdentical(to: $1) }
-                failures.append("message \(index): names not identical, first \(first.map { "\($0) vs \($1)" } ?? "count")")
+                failures.append(
+                    "message \(index): names not identical, first \(first.map { "\($0) vs \($1)" } ?? "count")")
             }
             if try reparsed.serialized() != serialized { failures.append("message \(index): serialization not stable") }
             if serialized.count > input.count {
@@ -136,10 +138,11 @@ struct CorpusGoldenTests {
         #expect(messages.flatMap(\.questions).filter { $0.type == .any }.count == 387)
 
         // The record data were decoded, not kept opaque: the round trip exercises compression inside rdata.
-        #expect(records.allSatisfy { record in
-            guard case .nsec(let next, let types) = record.data else { return true }
-            return next == record.name && types.contains(.a)  // the mDNS form of NSEC (RFC 6762 §6.1)
-        })
+        #expect(
+            records.allSatisfy { record in
+                guard case .nsec(let next, let types) = record.data else { return true }
+                return next == record.name && types.contains(.a)  // the mDNS form of NSEC (RFC 6762 §6.1)
+            })
         #expect(records.contains { if case .srv(let srv) = $0.data { !srv.target.isRoot } else { false } })
         #expect(!records.contains { if case .opaque = $0.data { true } else { false } })
         // Names in mixed case make the byte-for-byte name comparison of the round trip meaningful.

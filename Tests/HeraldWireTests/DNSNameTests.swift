@@ -37,7 +37,9 @@ struct DNSNameTests {
 
     @Test("The DNS-SD C API form escapes spaces as \\032 as well, and parses back to the same name")
     func dnssdFullName() throws {
-        let name = try DNSName(labels: [Array("Game One. Café\\".utf8), Array("_x".utf8), Array("_tcp".utf8), Array("local".utf8)])
+        let name = try DNSName(labels: [
+            Array("Game One. Café\\".utf8), Array("_x".utf8), Array("_tcp".utf8), Array("local".utf8),
+        ])
         #expect(name.dnssdFullName == #"Game\032One\.\032Café\\._x._tcp.local."#)
         #expect(name.description == #"Game One\. Café\\._x._tcp.local."#)
         #expect(try DNSName(name.dnssdFullName).isIdentical(to: name))
@@ -98,7 +100,8 @@ struct DNSNameTests {
                 (0..<Int.random(in: 1...20, using: &random)).map { _ in
                     // Mostly bytes that need care: dots, backslashes, digits, controls, high bytes.
                     Bool.random(using: &random)
-                        ? [UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "1"), 0, 0x7F, 0xC3, 0xA9, 0x20].randomElement(using: &random)!
+                        ? [UInt8(ascii: "."), UInt8(ascii: "\\"), UInt8(ascii: "1"), 0, 0x7F, 0xC3, 0xA9, 0x20]
+                            .randomElement(using: &random)!
                         : UInt8.random(in: 0...255, using: &random)
                 }
             }
@@ -134,7 +137,9 @@ struct DNSNameTests {
         // Escapes count as the byte they stand for.
         #expect(try DNSName(String(repeating: #"\."#, count: 63)).labels[0].count == 63)
         #expect(throws: DNSNameError.labelTooLong(length: 64)) { try DNSName(String(repeating: #"\046"#, count: 64)) }
-        #expect(throws: DNSNameError.labelTooLong(length: 64)) { try DNSName(labels: [[UInt8](repeating: 0x61, count: 64)]) }
+        #expect(throws: DNSNameError.labelTooLong(length: 64)) {
+            try DNSName(labels: [[UInt8](repeating: 0x61, count: 64)])
+        }
     }
 
     @Test("A name of 255 bytes on the wire is accepted, 256 is refused")
@@ -264,7 +269,9 @@ struct DNSNameTests {
         let label63 = String(repeating: "x", count: 63)
         let long = try parse("\(label63).\(label63).\(label63)")  // 193 bytes
         #expect(try long.prepending(label: String(repeating: "y", count: 61)).wireLength == 255)
-        #expect(throws: DNSNameError.nameTooLong(length: 256)) { try long.prepending(label: String(repeating: "y", count: 62)) }
+        #expect(throws: DNSNameError.nameTooLong(length: 256)) {
+            try long.prepending(label: String(repeating: "y", count: 62))
+        }
         #expect(throws: DNSNameError.nameTooLong(length: 257)) { try long.appending(DNSName(label63)) }
         #expect(try DNSName(labelStrings: ["a.b", "local"]).description == #"a\.b.local."#)
     }

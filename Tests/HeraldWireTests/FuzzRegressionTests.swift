@@ -47,7 +47,7 @@ struct FuzzRegressionTests {
         0x34, 0x17, 0x6d, 0x6f, 0x64, 0x46, 0x44, 0x45, 0x0d, 0x66, 0x6c, 0x61, 0x67, 0x73, 0x3d, 0x30,
         0x78, 0x31, 0x38, 0x36, 0x34, 0x34, 0x17, 0x6d, 0x6f, 0x64, 0x6d, 0x6f, 0x64, 0x3d, 0x30, 0x78,
         0x31, 0x38, 0x36, 0x34, 0x34, 0x17, 0x6d, 0x6f, 0x64, 0x46, 0x44, 0x45, 0x0d, 0x66, 0x6c, 0x61,
-        0x67, 0x73, 0x3d, 0x30, 0x78, 0x31, 0x38, 0x36, 0x34, 0x34, 0x17, 0x6d, 0x6f, 0x64
+        0x67, 0x73, 0x3d, 0x30, 0x78, 0x31, 0x38, 0x36, 0x34, 0x34, 0x17, 0x6d, 0x6f, 0x64,
     ]
 
     @Test("A known answer too large for any message is left out without closing the open message (fuzz crash)")
@@ -68,11 +68,13 @@ struct FuzzRegressionTests {
     func queryPackerSkipsOversizedKnownAnswer() throws {
         let service: DNSName = "_http._tcp.local"
         let small = ResourceRecord(name: service, ttl: 4500, data: .ptr(try service.prepending(label: "Printer")))
-        let huge = ResourceRecord(name: service, ttl: 4500,
-                                  data: .txt(try TXTRecord(strings: [[UInt8]](repeating: Array(repeating: 0x78, count: 250), count: 3))))
+        let huge = ResourceRecord(
+            name: service, ttl: 4500,
+            data: .txt(try TXTRecord(strings: [[UInt8]](repeating: Array(repeating: 0x78, count: 250), count: 3))))
         let after = ResourceRecord(name: service, ttl: 4500, data: .ptr(try service.prepending(label: "Scanner")))
-        let packed = QueryPacker.pack(questions: [DNSQuestion(name: service, type: .ptr)],
-                                      knownAnswers: [small, huge, after], limit: 512)
+        let packed = QueryPacker.pack(
+            questions: [DNSQuestion(name: service, type: .ptr)],
+            knownAnswers: [small, huge, after], limit: 512)
         #expect(packed.count == 1)
         let message = try DNSMessage(parsing: try #require(packed.first))
         #expect(!message.flags.isTruncated)
@@ -85,8 +87,9 @@ struct FuzzRegressionTests {
         let short: DNSName = "_ipp._tcp.local"
         let long = try DNSName(labels: [[UInt8](repeating: 0x61, count: 60), [UInt8](repeating: 0x62, count: 60)])
         let known = ResourceRecord(name: short, ttl: 4500, data: .ptr(try short.prepending(label: "P")))
-        let packed = QueryPacker.pack(questions: [DNSQuestion(name: short, type: .ptr), DNSQuestion(name: long, type: .ptr)],
-                                      knownAnswers: [known], limit: 100)
+        let packed = QueryPacker.pack(
+            questions: [DNSQuestion(name: short, type: .ptr), DNSQuestion(name: long, type: .ptr)],
+            knownAnswers: [known], limit: 100)
         #expect(packed.count == 1)
         let message = try DNSMessage(parsing: try #require(packed.first))
         #expect(!message.flags.isTruncated)

@@ -16,8 +16,9 @@ struct MessageWriterTests {
             answers: [ResourceRecord(name: service, ttl: 4500, data: .ptr(instance))],
             additionals: [
                 ResourceRecord(name: instance, ttl: 120, data: .srv(SRVData(port: 80, target: host)), cacheFlush: true),
-                ResourceRecord(name: instance, ttl: 4500, data: .txt(try TXTRecord(["txtvers": Array("1".utf8)])),
-                               cacheFlush: true),
+                ResourceRecord(
+                    name: instance, ttl: 4500, data: .txt(try TXTRecord(["txtvers": Array("1".utf8)])),
+                    cacheFlush: true),
                 ResourceRecord(name: host, ttl: 120, data: .a(IPv4Address(192, 0, 2, 7)), cacheFlush: true),
             ])
     }
@@ -65,8 +66,11 @@ struct MessageWriterTests {
         #expect(try DNSMessage(parsing: bytes) == message)
 
         // NSEC next name written inside data after its owner, as responders write it (RFC 6762 §6.1).
-        let nsec = DNSMessage(additionals: [ResourceRecord(name: instance, ttl: 120,
-                                                           data: .nsec(next: instance, types: TypeBitmap(types: [.txt, .srv])))])
+        let nsec = DNSMessage(additionals: [
+            ResourceRecord(
+                name: instance, ttl: 120,
+                data: .nsec(next: instance, types: TypeBitmap(types: [.txt, .srv])))
+        ])
         let nsecBytes = try nsec.serialized()
         // Owner 12–40, fixed 41–50 (RDLENGTH at 49), data: pointer to 12 and the 7-byte bit map.
         #expect(Array(nsecBytes[49...]) == [0, 9, 0xC0, 12, 0, 5, 0, 0, 0x80, 0, 0x40])
@@ -98,12 +102,14 @@ struct MessageWriterTests {
         let second = try #require(IPv6Address("fe80::2")).reverseName
         let eight: DNSName = "a.b.c.d.e.f.g.h"
         let nine: DNSName = "z.a.b.c.d.e.f.g.h"
-        let message = DNSMessage(flags: .authoritativeResponse, answers: [
-            ResourceRecord(name: first, ttl: 120, data: .ptr(host)),
-            ResourceRecord(name: second, ttl: 120, data: .ptr(host)),
-            ResourceRecord(name: eight, ttl: 120, data: .ptr(nine)),
-            ResourceRecord(name: nine, ttl: 120, data: .ptr(eight)),
-        ])
+        let message = DNSMessage(
+            flags: .authoritativeResponse,
+            answers: [
+                ResourceRecord(name: first, ttl: 120, data: .ptr(host)),
+                ResourceRecord(name: second, ttl: 120, data: .ptr(host)),
+                ResourceRecord(name: eight, ttl: 120, data: .ptr(nine)),
+                ResourceRecord(name: nine, ttl: 120, data: .ptr(eight)),
+            ])
         let bytes = try message.serialized()
         // 12 + first: 32 nibbles, ip6, arpa (78) + fixed (10) + printer.local (15) = 115
         // + second: "2" and a pointer (4) + 10 + pointer (2) = 131
@@ -118,8 +124,9 @@ struct MessageWriterTests {
     @Test("Names past the 14-bit pointer range are written in full and still parse")
     func namesBeyondPointerRange() throws {
         // 20 KB of opaque data pushes later names past offset 0x3FFF.
-        let filler = ResourceRecord(name: "filler.local", type: RecordType(65280), ttl: 120,
-                                    data: .opaque([UInt8](repeating: 0xAB, count: 20_000)))
+        let filler = ResourceRecord(
+            name: "filler.local", type: RecordType(65280), ttl: 120,
+            data: .opaque([UInt8](repeating: 0xAB, count: 20_000)))
         let late = ResourceRecord(name: "late.example", ttl: 120, data: .ptr("target.late.example"))
         let message = DNSMessage(answers: [filler, late, late])
         let bytes = try message.serialized()
@@ -137,8 +144,11 @@ struct MessageWriterTests {
         #expect(fits1)
         var appended = 0
         let big = try TXTRecord(entries: [TXTEntry(key: "k", value: [UInt8](repeating: 0x41, count: 200))])
-        while writer.append(ResourceRecord(name: try service.prepending(label: "Instance \(appended)"), ttl: 4500,
-                                           data: .ptr(instance)), to: .answer) {
+        while writer.append(
+            ResourceRecord(
+                name: try service.prepending(label: "Instance \(appended)"), ttl: 4500,
+                data: .ptr(instance)), to: .answer)
+        {
             appended += 1
         }
         #expect(appended > 2)
@@ -166,7 +176,8 @@ struct MessageWriterTests {
         // Other bytes now take the place of the refused name.
         let fits5 = small.append(ResourceRecord(name: "y.example", ttl: 1, data: .a(IPv4Address(2))), to: .answer)
         #expect(fits5)
-        let fits6 = small.append(ResourceRecord(name: "Brand New Name.example", ttl: 120, data: .a(IPv4Address(1))), to: .additional)
+        let fits6 = small.append(
+            ResourceRecord(name: "Brand New Name.example", ttl: 120, data: .a(IPv4Address(1))), to: .additional)
         #expect(fits6)
         let after = try DNSMessage(parsing: small.message)
         #expect(after.answers.map(\.name) == ["x.example", "y.example"])
@@ -230,11 +241,17 @@ struct MessageWriterTests {
 
     @Test("A TTL with its top bit set is read as zero (RFC 2181 §8); OPT's TTL field is kept as it is")
     func ttlWithTopBitSet() throws {
-        for (sent, read) in [(UInt32(0x8000_0000), UInt32(0)), (0xFFFF_FFFF, 0), (0x7FFF_FFFF, 0x7FFF_FFFF), (120, 120)] {
-            var message = DNSMessage(flags: DNSFlags(rawValue: 0x8400),
-                                     answers: [ResourceRecord(name: "box.local.", ttl: sent, data: .a(IPv4Address(10, 0, 0, 1)))])
-            message.additionals = [ResourceRecord(name: .root, type: .opt, recordClass: RecordClass(1440), cacheFlush: false,
-                                                  ttl: 0x8000_8000, data: .opaque([]))]
+        for (sent, read) in [
+            (UInt32(0x8000_0000), UInt32(0)), (0xFFFF_FFFF, 0), (0x7FFF_FFFF, 0x7FFF_FFFF), (120, 120),
+        ] {
+            var message = DNSMessage(
+                flags: DNSFlags(rawValue: 0x8400),
+                answers: [ResourceRecord(name: "box.local.", ttl: sent, data: .a(IPv4Address(10, 0, 0, 1)))])
+            message.additionals = [
+                ResourceRecord(
+                    name: .root, type: .opt, recordClass: RecordClass(1440), cacheFlush: false,
+                    ttl: 0x8000_8000, data: .opaque([]))
+            ]
             let parsed = try DNSMessage(parsing: try message.serialized())
             #expect(parsed.answers.first?.ttl == read, "TTL \(sent)")
             // The DO bit of EDNS(0) lives in OPT's TTL field, as does the extended RCODE (its top byte).
@@ -249,8 +266,9 @@ struct MessageWriterTests {
         let limit = MessageSizeLimit(datagramSize: 1500).payloadLimit(ipv6: true)
         let questions = [DNSQuestion(name: service, type: .ptr), DNSQuestion(name: "_ipp._tcp.local", type: .ptr)]
         let knownAnswers = try (0..<300).map { index in
-            ResourceRecord(name: service, ttl: 4500 - UInt32(index),
-                           data: .ptr(try service.prepending(label: "Printer \(index) on Floor \(index % 7)")))
+            ResourceRecord(
+                name: service, ttl: 4500 - UInt32(index),
+                data: .ptr(try service.prepending(label: "Printer \(index) on Floor \(index % 7)")))
         }
         let messages = QueryPacker.pack(questions: questions, knownAnswers: knownAnswers, limit: limit)
         #expect(messages.count > 3)
@@ -280,8 +298,9 @@ struct MessageWriterTests {
     @Test("Known answers that fit in one message are sent without TC")
     func queryPackerSingleMessage() throws {
         let knownAnswers = [ResourceRecord(name: service, ttl: 4500, data: .ptr(instance))]
-        let messages = QueryPacker.pack(questions: [DNSQuestion(name: service, type: .ptr)], knownAnswers: knownAnswers,
-                                        limit: 1452)
+        let messages = QueryPacker.pack(
+            questions: [DNSQuestion(name: service, type: .ptr)], knownAnswers: knownAnswers,
+            limit: 1452)
         #expect(messages.count == 1)
         let message = try DNSMessage(parsing: try #require(messages.first))
         #expect(!message.flags.isTruncated)

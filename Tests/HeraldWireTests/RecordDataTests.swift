@@ -23,9 +23,12 @@ struct RecordDataTests {
         #expect(HeraldWire.ipv4Group.description == "224.0.0.251")
     }
 
-    @Test("Malformed IPv4 text is refused",
-          arguments: ["", "1.2.3", "1.2.3.4.5", "256.0.0.1", "1..2.3", "1.2.3.", "a.b.c.d", " 1.2.3.4", "1.2.3.4 ",
-                      "+1.2.3.4", "1.-0.3.4", "1.2.3.0x4", "1234.1.1.1"])
+    @Test(
+        "Malformed IPv4 text is refused",
+        arguments: [
+            "", "1.2.3", "1.2.3.4.5", "256.0.0.1", "1..2.3", "1.2.3.", "a.b.c.d", " 1.2.3.4", "1.2.3.4 ",
+            "+1.2.3.4", "1.-0.3.4", "1.2.3.0x4", "1234.1.1.1",
+        ])
     func ipv4Invalid(text: String) {
         #expect(IPv4Address(text) == nil)
     }
@@ -40,24 +43,25 @@ struct RecordDataTests {
 
     // MARK: IPv6
 
-    @Test("IPv6 text parses and prints in the RFC 5952 form",
-          arguments: [
-              ("2001:db8::1", "2001:db8::1"),
-              ("2001:0DB8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
-              ("::", "::"),
-              ("::1", "::1"),
-              ("1::", "1::"),
-              ("fe80::1:2", "fe80::1:2"),
-              ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"),  // §4.2.3: the first of equal runs
-              ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),  // §4.2.2: one zero group is not shortened
-              ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"),  // §4.2.3: the longest run
-              ("ff02::fb", "ff02::fb"),
-              ("1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"),
-              ("::ffff:192.0.2.1", "::ffff:192.0.2.1"),  // §5: IPv4-mapped addresses in mixed notation
-              ("::FFFF:c000:0201", "::ffff:192.0.2.1"),
-              ("64:ff9b::192.0.2.1", "64:ff9b::c000:201"),
-              ("1:2:3:4:5:6:1.2.3.4", "1:2:3:4:5:6:102:304"),
-          ])
+    @Test(
+        "IPv6 text parses and prints in the RFC 5952 form",
+        arguments: [
+            ("2001:db8::1", "2001:db8::1"),
+            ("2001:0DB8:0000:0000:0000:0000:0000:0001", "2001:db8::1"),
+            ("::", "::"),
+            ("::1", "::1"),
+            ("1::", "1::"),
+            ("fe80::1:2", "fe80::1:2"),
+            ("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1"),  // §4.2.3: the first of equal runs
+            ("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1"),  // §4.2.2: one zero group is not shortened
+            ("2001:0:0:1:0:0:0:1", "2001:0:0:1::1"),  // §4.2.3: the longest run
+            ("ff02::fb", "ff02::fb"),
+            ("1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8"),
+            ("::ffff:192.0.2.1", "::ffff:192.0.2.1"),  // §5: IPv4-mapped addresses in mixed notation
+            ("::FFFF:c000:0201", "::ffff:192.0.2.1"),
+            ("64:ff9b::192.0.2.1", "64:ff9b::c000:201"),
+            ("1:2:3:4:5:6:1.2.3.4", "1:2:3:4:5:6:102:304"),
+        ])
     func ipv6Text(input: String, printed: String) throws {
         let address = try #require(IPv6Address(input))
         #expect(address.description == printed)
@@ -74,10 +78,13 @@ struct RecordDataTests {
         #expect(HeraldWire.ipv6Group.description == "ff02::fb")
     }
 
-    @Test("Malformed IPv6 text is refused",
-          arguments: ["", ":", ":::", "1::2::3", "12345::", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7::8",
-                      "::1:2:3:4:5:6:7:8", "fe80::1%eth0", "g::1", "::ffff:1.2.3", "::ffff:256.0.0.1", "1.2.3.4::",
-                      ":1::", "1::2:", "1:2:3:4:5:6:7:", "1.2.3.4", "+1::", "::-0", "::+ab"])
+    @Test(
+        "Malformed IPv6 text is refused",
+        arguments: [
+            "", ":", ":::", "1::2::3", "12345::", "1:2:3:4:5:6:7", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7::8",
+            "::1:2:3:4:5:6:7:8", "fe80::1%eth0", "g::1", "::ffff:1.2.3", "::ffff:256.0.0.1", "1.2.3.4::",
+            ":1::", "1::2:", "1:2:3:4:5:6:7:", "1.2.3.4", "+1::", "::-0", "::+ab",
+        ])
     func ipv6Invalid(text: String) {
         #expect(IPv6Address(text) == nil)
     }
@@ -93,8 +100,9 @@ struct RecordDataTests {
     @Test("IPv6 reverse-mapping names are nibbles under ip6.arpa (RFC 3596 §2.5)")
     func ipv6Reverse() throws {
         let address = try #require(IPv6Address("4321:0:1:2:3:4:567:89ab"))
-        #expect(address.reverseName.isIdentical(
-            to: "b.a.9.8.7.6.5.0.4.0.0.0.3.0.0.0.2.0.0.0.1.0.0.0.0.0.0.0.1.2.3.4.ip6.arpa"))
+        #expect(
+            address.reverseName.isIdentical(
+                to: "b.a.9.8.7.6.5.0.4.0.0.0.3.0.0.0.2.0.0.0.1.0.0.0.0.0.0.0.1.2.3.4.ip6.arpa"))
     }
 
     // MARK: NSEC type bit maps
@@ -133,7 +141,9 @@ struct RecordDataTests {
     @Test("Encoded type bit maps are checked (RFC 4034 §4.1.2)")
     func typeBitmapValidation() throws {
         #expect(try TypeBitmap(encoded: [0, 1, 0x40]).types == [.a])
-        #expect(throws: TypeBitmapError.windowsOutOfOrder(offset: 3)) { try TypeBitmap(encoded: [1, 1, 0x40, 0, 1, 0x40]) }
+        #expect(throws: TypeBitmapError.windowsOutOfOrder(offset: 3)) {
+            try TypeBitmap(encoded: [1, 1, 0x40, 0, 1, 0x40])
+        }
         #expect(throws: TypeBitmapError.badWindowLength(offset: 1, length: 0)) { try TypeBitmap(encoded: [0, 0]) }
         #expect(throws: TypeBitmapError.badWindowLength(offset: 1, length: 33)) {
             try TypeBitmap(encoded: [0, 33] + [UInt8](repeating: 0, count: 33))
@@ -163,11 +173,14 @@ struct RecordDataTests {
     @Test("Records of types without a decoder, such as TYPE65280 and MX, survive as opaque bytes")
     func unknownTypesRoundTrip() throws {
         let mxData: [UInt8] = [0, 10, 4] + Array("mail".utf8) + [7] + Array("example".utf8) + [0]
-        let message = DNSMessage(flags: .authoritativeResponse, answers: [
-            ResourceRecord(name: "x.local", type: RecordType(65280), cacheFlush: true, ttl: 120, data: .opaque([1, 2, 3])),
-            ResourceRecord(name: "x.local", type: .mx, ttl: 120, data: .opaque(mxData)),
-            ResourceRecord(name: "x.local", type: RecordType(65281), ttl: 120, data: .opaque([])),
-        ])
+        let message = DNSMessage(
+            flags: .authoritativeResponse,
+            answers: [
+                ResourceRecord(
+                    name: "x.local", type: RecordType(65280), cacheFlush: true, ttl: 120, data: .opaque([1, 2, 3])),
+                ResourceRecord(name: "x.local", type: .mx, ttl: 120, data: .opaque(mxData)),
+                ResourceRecord(name: "x.local", type: RecordType(65281), ttl: 120, data: .opaque([])),
+            ])
         let parsed = try roundTrip(message)
         #expect(parsed == message)
         #expect(parsed.answers.map(\.type) == [RecordType(65280), .mx, RecordType(65281)])
@@ -201,8 +214,9 @@ struct RecordDataTests {
     @Test("An OPT record keeps its whole class (the UDP payload size) and never gets the cache-flush bit")
     func optRecordClass() throws {
         let options: [UInt8] = [0, 4, 0, 6, 1, 2, 3, 4, 5, 6]  // EDNS0 Owner option
-        let opt = ResourceRecord(name: .root, type: .opt, recordClass: RecordClass(0x9000), cacheFlush: true,
-                                 ttl: 0x0000_8000, data: .opt(options))
+        let opt = ResourceRecord(
+            name: .root, type: .opt, recordClass: RecordClass(0x9000), cacheFlush: true,
+            ttl: 0x0000_8000, data: .opt(options))
         let bytes = try DNSMessage(additionals: [opt]).serialized()
         // Owner name (root) at 12, type at 13, class at 15.
         #expect(Array(bytes[13..<17]) == [0, 41, 0x90, 0x00])
@@ -271,9 +285,11 @@ struct RecordDataTests {
         #expect(flags.opcode == 0xF && flags.isResponse && !flags.isAuthoritative)
     }
 
-    @Test("Header id and flags round-trip through the wire", arguments: [
-        0x0000, 0x8400, 0x0200, 0x8000 | 0x2800 | 0x0400 | 0x0003, 0xFFFF, 0x7FFF,
-    ] as [UInt16])
+    @Test(
+        "Header id and flags round-trip through the wire",
+        arguments: [
+            0x0000, 0x8400, 0x0200, 0x8000 | 0x2800 | 0x0400 | 0x0003, 0xFFFF, 0x7FFF,
+        ] as [UInt16])
     func headerRoundTrip(raw: UInt16) throws {
         let message = DNSMessage(id: 0xBEEF, flags: DNSFlags(rawValue: raw))
         let bytes = try message.serialized()

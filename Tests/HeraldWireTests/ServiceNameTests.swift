@@ -1,13 +1,16 @@
 import Testing
+
 @testable import HeraldWire
 
 // MARK: - Service types
 
 @Suite("ServiceType parsing")
 struct ServiceNameTypeParsingTests {
-    @Test("plain type in every spelling people type", arguments: [
-        "_http._tcp", "_http._tcp.", "_http._tcp.local", "_http._tcp.local.", "_HTTP._TCP.LOCAL.",
-    ])
+    @Test(
+        "plain type in every spelling people type",
+        arguments: [
+            "_http._tcp", "_http._tcp.", "_http._tcp.local", "_http._tcp.local.", "_HTTP._TCP.LOCAL.",
+        ])
     func plainType(text: String) throws {
         let type = try ServiceType(text)
         #expect(type.name.lowercased() == "http")
@@ -20,10 +23,12 @@ struct ServiceNameTypeParsingTests {
         #expect(type.description.lowercased() == "_http._tcp")
     }
 
-    @Test("subtype in every spelling", arguments: [
-        "_printer._sub._http._tcp", "_printer._sub._http._tcp.", "_printer._sub._http._tcp.local",
-        "_printer._sub._http._tcp.local.", "_printer._SUB._http._Tcp.Local.",
-    ])
+    @Test(
+        "subtype in every spelling",
+        arguments: [
+            "_printer._sub._http._tcp", "_printer._sub._http._tcp.", "_printer._sub._http._tcp.local",
+            "_printer._sub._http._tcp.local.", "_printer._SUB._http._Tcp.Local.",
+        ])
     func subtype(text: String) throws {
         let type = try ServiceType(text)
         #expect(type.name == "http")
@@ -77,11 +82,13 @@ struct ServiceNameTypeParsingTests {
         #expect(throws: ServiceNameError.missingUnderscore("ipp")) { try ServiceType(fullName: "ipp._tcp.local.") }
     }
 
-    @Test("round trip text → parts → text and name → parts → name", arguments: [
-        "_http._tcp", "_ipp._tcp", "_airplay._tcp", "_raop._tcp", "_sleep-proxy._udp",
-        "_printer._sub._http._tcp", "_universal._sub._ipp._tcp", "_http._tcp.example.com.",
-        "_odd\\.sub x._sub._http._tcp", "_a1._udp.b.c.",
-    ])
+    @Test(
+        "round trip text → parts → text and name → parts → name",
+        arguments: [
+            "_http._tcp", "_ipp._tcp", "_airplay._tcp", "_raop._tcp", "_sleep-proxy._udp",
+            "_printer._sub._http._tcp", "_universal._sub._ipp._tcp", "_http._tcp.example.com.",
+            "_odd\\.sub x._sub._http._tcp", "_a1._udp.b.c.",
+        ])
     func roundTrip(text: String) throws {
         let type = try ServiceType(text)
         #expect(type.description == text)
@@ -89,8 +96,9 @@ struct ServiceNameTypeParsingTests {
         let fromName = try ServiceType(fullName: type.fullName)
         #expect(fromName == type)
         #expect(fromName.fullName.isIdentical(to: type.fullName))
-        let rebuilt = try ServiceType(name: type.name, transport: type.transport, subtype: type.subtype,
-                                      domain: type.domain)
+        let rebuilt = try ServiceType(
+            name: type.name, transport: type.transport, subtype: type.subtype,
+            domain: type.domain)
         #expect(rebuilt.fullName.isIdentical(to: type.fullName))
     }
 
@@ -120,8 +128,11 @@ struct ServiceNameTypeParsingTests {
         let label = String(repeating: "d", count: 63)
         let domain = try DNSName("\(label).\(label).\(label).\(String(label.prefix(60)))")
         #expect(domain.wireLength == 254)
-        #expect(throws: ServiceNameError.invalidName("_http._tcp." + domain.description,
-                                                     .nameTooLong(length: 265))) {
+        #expect(
+            throws: ServiceNameError.invalidName(
+                "_http._tcp." + domain.description,
+                .nameTooLong(length: 265))
+        ) {
             try ServiceType(name: "http", transport: .tcp, domain: domain)
         }
     }
@@ -129,11 +140,13 @@ struct ServiceNameTypeParsingTests {
 
 @Suite("Service names: as liberal as Avahi and mDNSResponder, RFC 6335 §5.1 as warnings")
 struct ServiceNameRFC6335RuleTests {
-    @Test("valid service names", arguments: [
-        "http", "a", "A", "ipp", "sleep-proxy", "x-y-z", "h2", "9p", "a1b2", "ipp-2", "HTTP", "MixedCase",
-        "abcdefghijklmno",  // 15 characters: the most RFC 6335 registers
-        "a2345678901234z", "12345678901234a",
-    ])
+    @Test(
+        "valid service names",
+        arguments: [
+            "http", "a", "A", "ipp", "sleep-proxy", "x-y-z", "h2", "9p", "a1b2", "ipp-2", "HTTP", "MixedCase",
+            "abcdefghijklmno",  // 15 characters: the most RFC 6335 registers
+            "a2345678901234z", "12345678901234a",
+        ])
     func valid(name: String) throws {
         try ServiceType.validate(serviceName: name)
         let type = try ServiceType("_\(name)._tcp")
@@ -175,9 +188,11 @@ struct ServiceNameRFC6335RuleTests {
         #expect(throws: ServiceNameError.emptyServiceName) { try ServiceType.validate(serviceName: "") }
     }
 
-    @Test("only letters, digits, hyphens and underscores", arguments: [
-        ("foo bar", " "), ("café", "é"), ("a+b", "+"), ("a\\.b", "\\."), ("ipp*", "*"),
-    ])
+    @Test(
+        "only letters, digits, hyphens and underscores",
+        arguments: [
+            ("foo bar", " "), ("café", "é"), ("a+b", "+"), ("a\\.b", "\\."), ("ipp*", "*"),
+        ])
     func invalidCharacters(name: String, character: String) throws {
         #expect(throws: ServiceNameError.invalidCharacter(name, character: character)) {
             try ServiceType("_\(name)._tcp")
@@ -186,8 +201,9 @@ struct ServiceNameRFC6335RuleTests {
 
     @Test func invalidCharacterMessageNamesRuleAndText() {
         let error = ServiceNameError.invalidCharacter("foo bar", character: " ")
-        #expect(error.description.contains(
-            "service name 'foo bar' may contain only letters, digits, hyphens and underscores (RFC 6335 §5.1)"))
+        #expect(
+            error.description.contains(
+                "service name 'foo bar' may contain only letters, digits, hyphens and underscores (RFC 6335 §5.1)"))
         #expect(error.description.contains("' '"))
     }
 
@@ -202,15 +218,17 @@ struct ServiceNameRFC6335RuleTests {
     }
 
     /// mDNSResponder accepts these (digits only, doubled hyphens, interior underscores); Avahi accepts them all.
-    @Test("RFC 6335 registration rules are warnings", arguments: [
-        ("123", [ServiceNameWarning.noLetter("123")]),
-        ("1-2", [.noLetter("1-2")]),
-        ("ht--tp", [.consecutiveHyphens("ht--tp")]),
-        ("foo_bar", [.underscore("foo_bar")]),
-        ("-http", [.hyphenAtEnd("-http")]),
-        ("http-", [.hyphenAtEnd("http-")]),
-        ("-", [.noLetter("-"), .hyphenAtEnd("-")]),
-    ])
+    @Test(
+        "RFC 6335 registration rules are warnings",
+        arguments: [
+            ("123", [ServiceNameWarning.noLetter("123")]),
+            ("1-2", [.noLetter("1-2")]),
+            ("ht--tp", [.consecutiveHyphens("ht--tp")]),
+            ("foo_bar", [.underscore("foo_bar")]),
+            ("-http", [.hyphenAtEnd("-http")]),
+            ("http-", [.hyphenAtEnd("http-")]),
+            ("-", [.noLetter("-"), .hyphenAtEnd("-")]),
+        ])
     func registrationRulesWarn(name: String, warnings: [ServiceNameWarning]) throws {
         let type = try ServiceType("_\(name)._tcp")
         #expect(type.name == name)
@@ -229,10 +247,13 @@ struct ServiceNameRFC6335RuleTests {
             .incompleteInstanceName("x"), .unescapedDot("x", suggestion: "y"), .instanceTypeHasSubtype("x"),
         ]
         for error in errors {
-            #expect(error.description.contains("RFC"),
-                    "\(error) should cite its rule")
+            #expect(
+                error.description.contains("RFC"),
+                "\(error) should cite its rule")
         }
-        #expect(ServiceNameError.serviceNameTooLong(String(repeating: "a", count: 63)).description.contains("63 characters"))
+        #expect(
+            ServiceNameError.serviceNameTooLong(String(repeating: "a", count: 63)).description.contains("63 characters")
+        )
         #expect(ServiceNameError.missingUnderscore("http").description.contains("'http'"))
     }
 }
@@ -298,10 +319,12 @@ struct ServiceNameTypeOperationTests {
 
 @Suite("ServiceInstanceName")
 struct ServiceNameInstanceTests {
-    @Test("instances with dots, spaces, backslashes and UTF-8", arguments: [
-        "Café Printer", "Living Room.Speaker", "back\\slash", "My Printer", "a", "日本語のプリンター",
-        "Dot.At.End.", ".leading", "Tab-free (2)", "emoji 🎶 box",
-    ])
+    @Test(
+        "instances with dots, spaces, backslashes and UTF-8",
+        arguments: [
+            "Café Printer", "Living Room.Speaker", "back\\slash", "My Printer", "a", "日本語のプリンター",
+            "Dot.At.End.", ".leading", "Tab-free (2)", "emoji 🎶 box",
+        ])
     func freeFormInstance(instance: String) throws {
         let type = try ServiceType("_ipp._tcp")
         let name = try ServiceInstanceName(instance: instance, type: type)
@@ -324,11 +347,14 @@ struct ServiceNameInstanceTests {
 
     @Test func presentationEscapes() throws {
         let type = try ServiceType("_airplay._tcp")
-        #expect(try ServiceInstanceName(instance: "Living Room.Speaker", type: type).description
+        #expect(
+            try ServiceInstanceName(instance: "Living Room.Speaker", type: type).description
                 == "Living Room\\.Speaker._airplay._tcp.local.")
-        #expect(try ServiceInstanceName(instance: "back\\slash", type: type).description
+        #expect(
+            try ServiceInstanceName(instance: "back\\slash", type: type).description
                 == "back\\\\slash._airplay._tcp.local.")
-        #expect(try ServiceInstanceName(instance: "Café Printer", type: type).description
+        #expect(
+            try ServiceInstanceName(instance: "Café Printer", type: type).description
                 == "Café Printer._airplay._tcp.local.")
     }
 
@@ -343,9 +369,11 @@ struct ServiceNameInstanceTests {
     }
 
     @Test func unescapedDotGetsAHint() {
-        #expect(throws: ServiceNameError.unescapedDot(
-            "Living Room.Speaker._airplay._tcp.local.",
-            suggestion: "Living Room\\.Speaker._airplay._tcp.local.")) {
+        #expect(
+            throws: ServiceNameError.unescapedDot(
+                "Living Room.Speaker._airplay._tcp.local.",
+                suggestion: "Living Room\\.Speaker._airplay._tcp.local.")
+        ) {
             try ServiceInstanceName(parsing: "Living Room.Speaker._airplay._tcp.local.")
         }
     }
@@ -385,7 +413,8 @@ struct ServiceNameInstanceTests {
         #expect(throws: ServiceNameError.invalidCharacter("a b", character: " ")) {
             try ServiceInstanceName(parsing: "Foo._a\\032b._udp")
         }
-        #expect(try ServiceInstanceName(parsing: "Foo._barrierServerZeroconf._tcp").type.name == "barrierServerZeroconf")
+        #expect(
+            try ServiceInstanceName(parsing: "Foo._barrierServerZeroconf._tcp").type.name == "barrierServerZeroconf")
     }
 
     @Test func sixtyThreeByteLimit() throws {
@@ -404,8 +433,10 @@ struct ServiceNameInstanceTests {
         #expect(throws: ServiceNameError.instanceTooLong(utf64, length: 64)) {
             try ServiceInstanceName(instance: utf64, type: type)
         }
-        #expect(throws: ServiceNameError.invalidName(
-            ascii64 + "._http._tcp.local.", .labelTooLong(length: 64))) {
+        #expect(
+            throws: ServiceNameError.invalidName(
+                ascii64 + "._http._tcp.local.", .labelTooLong(length: 64))
+        ) {
             try ServiceInstanceName(parsing: ascii64 + "._http._tcp.local.")
         }
     }
@@ -441,7 +472,9 @@ struct ServiceNameInstanceTests {
         #expect(a.hashValue == b.hashValue)
         #expect(a.instance == "Kitchen")
         // Non-ASCII letters are compared exactly (RFC 6762 §16).
-        #expect(try ServiceInstanceName(parsing: "CAFÉ._http._tcp") != (try ServiceInstanceName(parsing: "café._http._tcp")))
+        #expect(
+            try ServiceInstanceName(parsing: "CAFÉ._http._tcp") != (try ServiceInstanceName(parsing: "café._http._tcp"))
+        )
     }
 }
 
@@ -461,11 +494,13 @@ struct ServiceNameRenameTests {
         #expect(ServiceInstanceName.renamed("Foo (2)", attempt: 1) == "Foo")
     }
 
-    @Test("only a ` (digits)` suffix counts as an earlier rename", arguments: [
-        ("Foo(2)", "Foo(2) (3)"), ("Foo (x)", "Foo (x) (3)"), ("Foo (2) bar", "Foo (2) bar (3)"),
-        (" (2)", " (2) (3)"), ("Foo ()", "Foo () (3)"), ("Foo (12)", "Foo (3)"), ("A (1) (2)", "A (1) (3)"),
-        ("Café (9)", "Café (3)"),
-    ])
+    @Test(
+        "only a ` (digits)` suffix counts as an earlier rename",
+        arguments: [
+            ("Foo(2)", "Foo(2) (3)"), ("Foo (x)", "Foo (x) (3)"), ("Foo (2) bar", "Foo (2) bar (3)"),
+            (" (2)", " (2) (3)"), ("Foo ()", "Foo () (3)"), ("Foo (12)", "Foo (3)"), ("A (1) (2)", "A (1) (3)"),
+            ("Café (9)", "Café (3)"),
+        ])
     func suffixRecognition(name: String, expected: String) {
         #expect(ServiceInstanceName.renamed(name, attempt: 3) == expected)
     }

@@ -25,9 +25,11 @@ struct TXTRecordTests {
     func booleanEmptyAndValuedKeys() throws {
         let record = try TXTRecord(["paper": nil, "note": [], "txtvers": bytes("1")])
         #expect(record.rdata == rdata(["paper", "note=", "txtvers=1"]))
-        #expect(record.entries == [
-            TXTEntry(key: "paper", value: nil), TXTEntry(key: "note", value: []), TXTEntry(key: "txtvers", string: "1"),
-        ])
+        #expect(
+            record.entries == [
+                TXTEntry(key: "paper", value: nil), TXTEntry(key: "note", value: []),
+                TXTEntry(key: "txtvers", string: "1"),
+            ])
         #expect(record["paper"] == .some(nil))
         #expect(record["note"] == .some([]))
         #expect(record["txtvers"] == .some(bytes("1")))
@@ -72,8 +74,12 @@ struct TXTRecordTests {
     func invalidKeysAreRefused() {
         #expect(throws: TXTRecordError.emptyKey) { try TXTRecord(entries: [TXTEntry(key: "", string: "v")]) }
         #expect(throws: TXTRecordError.invalidKey("a=b")) { try TXTRecord(entries: [TXTEntry(key: "a=b", value: nil)]) }
-        #expect(throws: TXTRecordError.invalidKey("bell\u{7}")) { try TXTRecord(entries: [TXTEntry(key: "bell\u{7}", value: nil)]) }
-        #expect(throws: TXTRecordError.invalidKey("del\u{7F}")) { try TXTRecord(entries: [TXTEntry(key: "del\u{7F}", value: nil)]) }
+        #expect(throws: TXTRecordError.invalidKey("bell\u{7}")) {
+            try TXTRecord(entries: [TXTEntry(key: "bell\u{7}", value: nil)])
+        }
+        #expect(throws: TXTRecordError.invalidKey("del\u{7F}")) {
+            try TXTRecord(entries: [TXTEntry(key: "del\u{7F}", value: nil)])
+        }
         #expect(throws: TXTRecordError.invalidKey("clé")) { try TXTRecord(entries: [TXTEntry(key: "clé", value: nil)]) }
         // Space and the other printable characters are allowed.
         #expect(throws: Never.self) { try TXTRecord(entries: [TXTEntry(key: "a b~!", value: nil)]) }
@@ -112,8 +118,9 @@ struct TXTRecordTests {
     @Test("A TXT record goes through a message byte for byte")
     func wireRoundTrip() throws {
         let record = try TXTRecord(rdata: rdata(["txtvers=1", "PATH=/x", "PATH=/y", "=odd", "flag"]))
-        let message = DNSMessage(flags: .authoritativeResponse,
-                                 answers: [ResourceRecord(name: "Box._http._tcp.local", ttl: 4500, data: .txt(record))])
+        let message = DNSMessage(
+            flags: .authoritativeResponse,
+            answers: [ResourceRecord(name: "Box._http._tcp.local", ttl: 4500, data: .txt(record))])
         let parsed = try DNSMessage(parsing: message.serialized())
         #expect(parsed.answers.first?.data == .txt(record))
         guard case .txt(let back) = parsed.answers.first?.data else { return }

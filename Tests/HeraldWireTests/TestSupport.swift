@@ -37,8 +37,10 @@ struct WireBuilder {
     var offset: Int { bytes.count }
 
     /// Starts with a 12-byte header.
-    init(id: UInt16 = 0, flags: UInt16 = 0, questions: UInt16 = 0, answers: UInt16 = 0, authorities: UInt16 = 0,
-         additionals: UInt16 = 0) {
+    init(
+        id: UInt16 = 0, flags: UInt16 = 0, questions: UInt16 = 0, answers: UInt16 = 0, authorities: UInt16 = 0,
+        additionals: UInt16 = 0
+    ) {
         for value in [id, flags, questions, answers, authorities, additionals] { u16(value) }
     }
 
@@ -86,8 +88,10 @@ struct WireBuilder {
     /// Type, class, TTL, RDLENGTH (the name must already be written) and the record data.
     /// Returns the offset of the RDLENGTH field.
     @discardableResult
-    mutating func recordTail(type: RecordType, classValue: UInt16 = 1, ttl: UInt32 = 120, rdlength: Int? = nil,
-                             rdata: [UInt8]) -> Int {
+    mutating func recordTail(
+        type: RecordType, classValue: UInt16 = 1, ttl: UInt32 = 120, rdlength: Int? = nil,
+        rdata: [UInt8]
+    ) -> Int {
         u16(type.rawValue)
         u16(classValue)
         u32(ttl)
@@ -125,7 +129,8 @@ extension DNSMessage {
 func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> Int {
     guard !needle.isEmpty, needle.count <= haystack.count else { return 0 }
     var count = 0
-    for start in 0...(haystack.count - needle.count) where haystack[start..<(start + needle.count)].elementsEqual(needle) {
+    for start in 0...(haystack.count - needle.count)
+    where haystack[start..<(start + needle.count)].elementsEqual(needle) {
         count += 1
     }
     return count

@@ -13,10 +13,12 @@ struct UnicastCompressionTests {
         var writer = MessageWriter(id: 0x1234, flags: .authoritativeResponse, recordDataCompression: compression)
         let fitted = [
             writer.append(ResourceRecord(name: "_ipp._tcp.local.", ttl: 10, data: .ptr(instance)), to: .answer),
-            writer.append(ResourceRecord(name: instance, ttl: 10, data: .srv(SRVData(port: 631, target: host))),
-                          to: .additional),
-            writer.append(ResourceRecord(name: host, ttl: 10, data: .nsec(next: host, types: TypeBitmap(types: [.a]))),
-                          to: .additional),
+            writer.append(
+                ResourceRecord(name: instance, ttl: 10, data: .srv(SRVData(port: 631, target: host))),
+                to: .additional),
+            writer.append(
+                ResourceRecord(name: host, ttl: 10, data: .nsec(next: host, types: TypeBitmap(types: [.a]))),
+                to: .additional),
         ]
         #expect(fitted == [true, true, true])
         return writer.message
@@ -28,7 +30,10 @@ struct UnicastCompressionTests {
         var result: [[UInt8]] = []
         func skipName() {
             while bytes[offset] != 0 {
-                if bytes[offset] >= 0xC0 { offset += 2; return }
+                if bytes[offset] >= 0xC0 {
+                    offset += 2
+                    return
+                }
                 offset += 1 + Int(bytes[offset])
             }
             offset += 1
@@ -53,8 +58,11 @@ struct UnicastCompressionTests {
         #expect(Array(data[1].dropFirst(6)) == host.wire + [0])
         #expect(Array(data[2].prefix(host.wire.count + 1)) == host.wire + [0])
         let parsed = try DNSMessage(parsing: bytes)
-        #expect(parsed.additionals.map(\.data) == [.srv(SRVData(port: 631, target: host)),
-                                                    .nsec(next: host, types: TypeBitmap(types: [.a]))])
+        #expect(
+            parsed.additionals.map(\.data) == [
+                .srv(SRVData(port: 631, target: host)),
+                .nsec(next: host, types: TypeBitmap(types: [.a])),
+            ])
     }
 
     @Test("for multicast DNS the same names are compressed")

@@ -5,8 +5,10 @@ import Testing
 /// the byte that breaks it. Offsets in comments count from the start of the message (the header is 0–11).
 @Suite("Wire format errors")
 struct WireErrorTests {
-    private func expectError(_ bytes: [UInt8], at offset: Int, _ rule: DNSWireError.Rule,
-                             sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectError(
+        _ bytes: [UInt8], at offset: Int, _ rule: DNSWireError.Rule,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(throws: DNSWireError(offset: offset, rule: rule), sourceLocation: sourceLocation) {
             try DNSMessage(parsing: bytes)
         }
@@ -30,7 +32,9 @@ struct WireErrorTests {
         let padded = [0xEE, 0xEE, 0xEE] + wire.bytes
         let expected = DNSWireError(offset: 14, rule: .pointerLoop(target: 12))
         #expect(throws: expected) { try DNSMessage(parsing: padded[3...]) }
-        #expect(throws: expected) { try padded.withUnsafeBytes { try DNSMessage(parsing: UnsafeRawBufferPointer(rebasing: $0[3...])) } }
+        #expect(throws: expected) {
+            try padded.withUnsafeBytes { try DNSMessage(parsing: UnsafeRawBufferPointer(rebasing: $0[3...])) }
+        }
 
         let message = try DNSMessage(parsing: try Corpus.realistic.get()[0])
         let bytes = try message.serialized()
@@ -65,8 +69,9 @@ struct WireErrorTests {
         expectError(answers.bytes, at: 27, .countExceedsData(section: .answer, declared: 2, found: 1))
 
         // One authority record declared, none present.
-        expectError(WireBuilder(authorities: 1).bytes, at: 12,
-                    .countExceedsData(section: .authority, declared: 1, found: 0))
+        expectError(
+            WireBuilder(authorities: 1).bytes, at: 12,
+            .countExceedsData(section: .authority, declared: 1, found: 0))
 
         // One answer (12–26), three additionals declared, one present (27–41).
         var additionals = WireBuilder(answers: 1, additionals: 3)
@@ -113,7 +118,9 @@ struct WireErrorTests {
         expectError(singleRecord(.ptr, rdlength: 2, rdata: [1, 0x61, 0]), at: 25, .nameTruncated)
     }
 
-    @Test("A length byte with the 0x40 or 0x80 prefix is an invalid label length", arguments: [UInt8(0x40), 0x7F, 0x80, 0xBF])
+    @Test(
+        "A length byte with the 0x40 or 0x80 prefix is an invalid label length",
+        arguments: [UInt8(0x40), 0x7F, 0x80, 0xBF])
     func invalidLabelLength(byte: UInt8) {
         var first = WireBuilder(questions: 1)
         first.raw([byte, 0x61, 0x61, 0])
@@ -221,38 +228,50 @@ struct WireErrorTests {
 
     @Test("RDLENGTH running past the end of the message is refused at the RDLENGTH field")
     func rdataTruncated() {
-        expectError(singleRecord(.a, rdlength: 4, rdata: [192, 0]), at: 21,
-                    .rdataTruncated(type: .a, declared: 4, available: 2))
-        expectError(singleRecord(.txt, rdlength: 300, rdata: [3, 0x61, 0x62, 0x63]), at: 21,
-                    .rdataTruncated(type: .txt, declared: 300, available: 4))
+        expectError(
+            singleRecord(.a, rdlength: 4, rdata: [192, 0]), at: 21,
+            .rdataTruncated(type: .a, declared: 4, available: 2))
+        expectError(
+            singleRecord(.txt, rdlength: 300, rdata: [3, 0x61, 0x62, 0x63]), at: 21,
+            .rdataTruncated(type: .txt, declared: 300, available: 4))
     }
 
     @Test("Record data whose structure disagrees with RDLENGTH are refused at the RDLENGTH field")
     func rdataLengthMismatch() {
-        expectError(singleRecord(.a, rdata: [192, 0, 2, 1, 9]), at: 21,
-                    .rdataLengthMismatch(type: .a, declared: 5, used: 4))
-        expectError(singleRecord(.a, rdata: [192, 0, 2]), at: 21,
-                    .rdataLengthMismatch(type: .a, declared: 3, used: 4))
-        expectError(singleRecord(.aaaa, rdata: [UInt8](repeating: 0x20, count: 15)), at: 21,
-                    .rdataLengthMismatch(type: .aaaa, declared: 15, used: 16))
+        expectError(
+            singleRecord(.a, rdata: [192, 0, 2, 1, 9]), at: 21,
+            .rdataLengthMismatch(type: .a, declared: 5, used: 4))
+        expectError(
+            singleRecord(.a, rdata: [192, 0, 2]), at: 21,
+            .rdataLengthMismatch(type: .a, declared: 3, used: 4))
+        expectError(
+            singleRecord(.aaaa, rdata: [UInt8](repeating: 0x20, count: 15)), at: 21,
+            .rdataLengthMismatch(type: .aaaa, declared: 15, used: 16))
         // SRV: priority, weight, port, then a target name "h." that ends two bytes before RDLENGTH does.
-        expectError(singleRecord(.srv, rdata: [0, 0, 0, 0, 0x1F, 0x90, 1, 0x68, 0, 9, 9]), at: 21,
-                    .rdataLengthMismatch(type: .srv, declared: 11, used: 9))
+        expectError(
+            singleRecord(.srv, rdata: [0, 0, 0, 0, 0x1F, 0x90, 1, 0x68, 0, 9, 9]), at: 21,
+            .rdataLengthMismatch(type: .srv, declared: 11, used: 9))
         // SRV too short to hold even the root as target.
-        expectError(singleRecord(.srv, rdata: [0, 0, 0, 0, 0x1F, 0x90]), at: 21,
-                    .rdataLengthMismatch(type: .srv, declared: 6, used: 7))
+        expectError(
+            singleRecord(.srv, rdata: [0, 0, 0, 0, 0x1F, 0x90]), at: 21,
+            .rdataLengthMismatch(type: .srv, declared: 6, used: 7))
         // PTR whose name "a." is shorter than RDLENGTH, uncompressed and compressed.
-        expectError(singleRecord(.ptr, rdata: [1, 0x61, 0, 7, 7]), at: 21,
-                    .rdataLengthMismatch(type: .ptr, declared: 5, used: 3))
-        expectError(singleRecord(.ptr, rdata: [0xC0, 12, 7]), at: 21,
-                    .rdataLengthMismatch(type: .ptr, declared: 3, used: 2))
-        expectError(singleRecord(.cname, rdata: [0, 0]), at: 21,
-                    .rdataLengthMismatch(type: .cname, declared: 2, used: 1))
+        expectError(
+            singleRecord(.ptr, rdata: [1, 0x61, 0, 7, 7]), at: 21,
+            .rdataLengthMismatch(type: .ptr, declared: 5, used: 3))
+        expectError(
+            singleRecord(.ptr, rdata: [0xC0, 12, 7]), at: 21,
+            .rdataLengthMismatch(type: .ptr, declared: 3, used: 2))
+        expectError(
+            singleRecord(.cname, rdata: [0, 0]), at: 21,
+            .rdataLengthMismatch(type: .cname, declared: 2, used: 1))
         // HINFO with a byte after its two strings, and HINFO with no data at all.
-        expectError(singleRecord(.hinfo, rdata: [1, 0x78, 1, 0x79, 0]), at: 21,
-                    .rdataLengthMismatch(type: .hinfo, declared: 5, used: 4))
-        expectError(singleRecord(.hinfo, rdata: []), at: 21,
-                    .rdataLengthMismatch(type: .hinfo, declared: 0, used: 2))
+        expectError(
+            singleRecord(.hinfo, rdata: [1, 0x78, 1, 0x79, 0]), at: 21,
+            .rdataLengthMismatch(type: .hinfo, declared: 5, used: 4))
+        expectError(
+            singleRecord(.hinfo, rdata: []), at: 21,
+            .rdataLengthMismatch(type: .hinfo, declared: 0, used: 2))
     }
 
     @Test("A TXT string running past the record data is refused at its length byte")
@@ -278,8 +297,9 @@ struct WireErrorTests {
         expectError(nsec([0, 1, 0x40, 0, 1, 0x40]), at: 27, reason(.windowsOutOfOrder(offset: 3)))
         expectError(nsec([1, 1, 0x40, 0, 1, 0x40]), at: 27, reason(.windowsOutOfOrder(offset: 3)))
         expectError(nsec([0, 0]), at: 25, reason(.badWindowLength(offset: 1, length: 0)))
-        expectError(nsec([0, 33] + [UInt8](repeating: 0xFF, count: 33)), at: 25,
-                    reason(.badWindowLength(offset: 1, length: 33)))
+        expectError(
+            nsec([0, 33] + [UInt8](repeating: 0xFF, count: 33)), at: 25,
+            reason(.badWindowLength(offset: 1, length: 33)))
         expectError(nsec([0, 5, 0x40]), at: 24, reason(.truncated(offset: 0)))
         expectError(nsec([0]), at: 24, reason(.truncated(offset: 0)))
         expectError(nsec([0, 1, 0x40, 1]), at: 27, reason(.truncated(offset: 3)))
@@ -287,7 +307,9 @@ struct WireErrorTests {
 
     @Test("Valid NSEC bit maps, including none, several windows and 32-byte windows, are accepted")
     func validTypeBitmaps() throws {
-        for bitmap: [UInt8] in [[], [0, 1, 0x40], [0, 1, 0x40, 1, 1, 0x40], [0, 32] + [UInt8](repeating: 0xFF, count: 32)] {
+        for bitmap: [UInt8] in [
+            [], [0, 1, 0x40], [0, 1, 0x40, 1, 1, 0x40], [0, 32] + [UInt8](repeating: 0xFF, count: 32),
+        ] {
             let message = try DNSMessage(parsing: singleRecord(.nsec, rdata: [0] + bitmap))
             guard case .nsec(let next, let types) = message.answers[0].data else {
                 Issue.record("not NSEC data")
@@ -308,8 +330,9 @@ struct WireErrorTests {
         wire.recordTail(type: .ptr, ttl: 4500, rdata: [10] + Array("My Printer".utf8) + [0xC0, 12])
         // 53: pointer to 40 SRV 0 0 8080 printer(71) + pointer to local (23)
         wire.pointer(to: 40)
-        wire.recordTail(type: .srv, classValue: 0x8001,
-                        rdata: [0, 0, 0, 0, 0x1F, 0x90, 7] + Array("printer".utf8) + [0xC0, 23])
+        wire.recordTail(
+            type: .srv, classValue: 0x8001,
+            rdata: [0, 0, 0, 0, 0x1F, 0x90, 7] + Array("printer".utf8) + [0xC0, 23])
         // 81: www + pointer to local CNAME pointer to printer.local (71)
         wire.labels(["www"], terminated: false)
         wire.pointer(to: 23)
@@ -328,12 +351,18 @@ struct WireErrorTests {
 
         #expect(message.answers[0].data == .ptr(instance))
         #expect(message.answers[1].name.isIdentical(to: instance))
-        guard case .srv(let srv) = message.answers[1].data else { Issue.record("not SRV"); return }
+        guard case .srv(let srv) = message.answers[1].data else {
+            Issue.record("not SRV")
+            return
+        }
         #expect(srv.port == 8080 && srv.target.isIdentical(to: host))
         #expect(message.answers[1].cacheFlush)
         #expect(message.answers[2].name.isIdentical(to: "www.local"))
         #expect(message.answers[2].data == .cname(host))
-        guard case .nsec(let next, let types) = message.answers[3].data else { Issue.record("not NSEC"); return }
+        guard case .nsec(let next, let types) = message.answers[3].data else {
+            Issue.record("not NSEC")
+            return
+        }
         #expect(next.isIdentical(to: instance))
         #expect(types.types == [.txt, .srv])
         #expect(message.additionals[0].name.isIdentical(to: host))
@@ -398,12 +427,15 @@ struct WireErrorTests {
                     case 1:  // truncate
                         bytes.removeSubrange(min(position, bytes.count)...)
                     case 2:  // insert random bytes
-                        let inserted = (0..<Int.random(in: 1...8, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+                        let inserted = (0..<Int.random(in: 1...8, using: &random)).map { _ in
+                            UInt8.random(in: 0...255, using: &random)
+                        }
                         bytes.insert(contentsOf: inserted, at: min(position, bytes.count))
                     case 3 where !bytes.isEmpty:  // an interesting byte (label types, pointers)
                         bytes[position] = interesting.randomElement(using: &random)!
                     case 4 where !bytes.isEmpty:  // delete a few bytes
-                        bytes.removeSubrange(position..<min(bytes.count, position + Int.random(in: 1...4, using: &random)))
+                        bytes.removeSubrange(
+                            position..<min(bytes.count, position + Int.random(in: 1...4, using: &random)))
                     case 5 where position + 1 < bytes.count:  // a compression pointer to anywhere
                         let target = Int.random(in: 0..<(bytes.count + 16), using: &random)
                         bytes[position] = 0xC0 | UInt8((target >> 8) & 0x3F)
@@ -426,7 +458,9 @@ struct WireErrorTests {
                     let written = try message.serialized()
                     let again = try DNSMessage(parsing: written)
                     if again != message { failures.append("message \(messageIndex) round \(round): reparsed differs") }
-                    if try again.serialized() != written { failures.append("message \(messageIndex) round \(round): unstable") }
+                    if try again.serialized() != written {
+                        failures.append("message \(messageIndex) round \(round): unstable")
+                    }
                 } catch {
                     failures.append("message \(messageIndex) round \(round): \(error)")
                 }

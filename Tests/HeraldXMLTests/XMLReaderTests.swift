@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldXML
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite("The XML reader (libexpat, no DTDs)")
 struct XMLReaderTests {
@@ -11,8 +12,10 @@ struct XMLReaderTests {
     }
 
     /// The error reading `bytes` gives; records an issue when it reads.
-    static func failure(_ bytes: [UInt8], limits: XMLReader.Limits = .default,
-                        sourceLocation: SourceLocation = #_sourceLocation) -> XMLReadError? {
+    static func failure(
+        _ bytes: [UInt8], limits: XMLReader.Limits = .default,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> XMLReadError? {
         do {
             let root = try XMLReader(limits: limits).read(bytes)
             Issue.record("read a document that should be refused: <\(root.name)>", sourceLocation: sourceLocation)
@@ -22,8 +25,10 @@ struct XMLReaderTests {
         }
     }
 
-    static func failure(_ text: String, limits: XMLReader.Limits = .default,
-                        sourceLocation: SourceLocation = #_sourceLocation) -> XMLReadError? {
+    static func failure(
+        _ text: String, limits: XMLReader.Limits = .default,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> XMLReadError? {
         failure(Array(text.utf8), limits: limits, sourceLocation: sourceLocation)
     }
 
@@ -31,7 +36,8 @@ struct XMLReaderTests {
 
     @Test("a document reads into its elements, attributes in order, text runs and the lines of each")
     func wellFormed() throws {
-        let root = try Self.read("""
+        let root = try Self.read(
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <group kind="demo" id='7'>
               <name lang="en">Printer</name>
@@ -49,11 +55,12 @@ struct XMLReaderTests {
         #expect(root.children[0].text == "Printer" && root.children[0].column == 3)
         #expect(root.children[1].content.isEmpty)
         let second = root.children[2]
-        #expect(second.content == [
-            .text("two", line: 6),
-            .element(.init(name: "sub", content: [.text("inner", line: 6)], line: 6, column: 18)),
-            .text("after", line: 6),
-        ])
+        #expect(
+            second.content == [
+                .text("two", line: 6),
+                .element(.init(name: "sub", content: [.text("inner", line: 6)], line: 6, column: 18)),
+                .text("after", line: 6),
+            ])
         #expect(second.text == "twoafter")
         // The whitespace between the root's children is its text, kept as written.
         #expect(root.text.allSatisfy { $0 == " " || $0 == "\n" })
@@ -74,7 +81,9 @@ struct XMLReaderTests {
         #expect(root.attribute("v") == "A<\"")
     }
 
-    @Test("UTF-8 text with two-, three- and four-byte characters, in names, attributes and text; a byte-order mark is skipped")
+    @Test(
+        "UTF-8 text with two-, three- and four-byte characters, in names, attributes and text; a byte-order mark is skipped"
+    )
     func utf8() throws {
         let text = "<café größe=\"Ü\">日本語 🎲</café>"
         let root = try Self.read(text)
@@ -82,7 +91,8 @@ struct XMLReaderTests {
         #expect(root.attribute("größe") == "Ü")
         #expect(root.text == "日本語 🎲")
         let withMark = try XMLReader().read([0xEF, 0xBB, 0xBF] + Array(text.utf8))
-        #expect(withMark.name == root.name && withMark.attributes == root.attributes && withMark.content == root.content)
+        #expect(
+            withMark.name == root.name && withMark.attributes == root.attributes && withMark.content == root.content)
         // Columns count characters, as libexpat does: the mark is one.
         #expect(withMark.column == 2)
     }
@@ -95,18 +105,20 @@ struct XMLReaderTests {
         #expect(root.children.map(\.name) == ["p:b"])
     }
 
-    @Test("a DOCTYPE without an internal subset is accepted and ignored: a property list's and an Avahi file's", arguments: [
-        """
-        <?xml version="1.0" encoding="UTF-8"?>
-        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-        <plist version="1.0"><true/></plist>
-        """,
-        """
-        <?xml version="1.0" standalone='no'?><!--*-nxml-*-->
-        <!DOCTYPE service-group SYSTEM "avahi-service.dtd">
-        <service-group><name>x</name></service-group>
-        """,
-    ])
+    @Test(
+        "a DOCTYPE without an internal subset is accepted and ignored: a property list's and an Avahi file's",
+        arguments: [
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+            <plist version="1.0"><true/></plist>
+            """,
+            """
+            <?xml version="1.0" standalone='no'?><!--*-nxml-*-->
+            <!DOCTYPE service-group SYSTEM "avahi-service.dtd">
+            <service-group><name>x</name></service-group>
+            """,
+        ])
     func standardDoctype(text: String) throws {
         let root = try Self.read(text)
         #expect(["plist", "service-group"].contains(root.name))
@@ -148,7 +160,9 @@ struct XMLReaderTests {
         #expect(Self.failure("<a/><?xml version=\"1.0\"?>")?.message.contains("root element") == true)
     }
 
-    @Test("an empty document, or one of whitespace and comments only, holds no element", arguments: ["", "  \n\t", "<!-- nothing -->\n", "<?xml version=\"1.0\"?>"])
+    @Test(
+        "an empty document, or one of whitespace and comments only, holds no element",
+        arguments: ["", "  \n\t", "<!-- nothing -->\n", "<?xml version=\"1.0\"?>"])
     func empty(text: String) {
         let error = Self.failure(text)
         #expect(error?.reason == .empty)
@@ -186,8 +200,9 @@ struct XMLReaderTests {
             #expect(error?.line == 1)
         }
         // Latin-1 declared over UTF-8 bytes would read differently than written: refused.
-        #expect(Self.failure("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><a>café</a>")?.reason
-            == .unsupportedEncoding("ISO-8859-1"))
+        #expect(
+            Self.failure("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><a>café</a>")?.reason
+                == .unsupportedEncoding("ISO-8859-1"))
     }
 
     // MARK: - DTDs, entities, processing instructions
@@ -203,16 +218,19 @@ struct XMLReaderTests {
         #expect(error?.line == 2)
         #expect(error?.message.contains("DOCTYPE with an internal subset") == true)
         // The quadratic variant (one large entity, referenced many times) is refused the same way.
-        let quadratic = "<!DOCTYPE a [<!ENTITY x \"\(String(repeating: "x", count: 10_000))\">]><a>"
+        let quadratic =
+            "<!DOCTYPE a [<!ENTITY x \"\(String(repeating: "x", count: 10_000))\">]><a>"
             + String(repeating: "&x;", count: 10_000) + "</a>"
         #expect(Self.failure(quadratic)?.reason == .internalSubset)
     }
 
-    @Test("an external entity is never read: file:///etc/passwd stays on disk", arguments: [
-        "<!DOCTYPE r [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><r>&x;</r>",
-        "<!DOCTYPE r [<!ENTITY % p SYSTEM \"file:///etc/passwd\"> %p;]><r/>",
-        "<!DOCTYPE r [<!ENTITY x PUBLIC \"-//x//y\" \"file:///etc/passwd\">]><r a=\"&x;\"/>",
-    ])
+    @Test(
+        "an external entity is never read: file:///etc/passwd stays on disk",
+        arguments: [
+            "<!DOCTYPE r [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><r>&x;</r>",
+            "<!DOCTYPE r [<!ENTITY % p SYSTEM \"file:///etc/passwd\"> %p;]><r/>",
+            "<!DOCTYPE r [<!ENTITY x PUBLIC \"-//x//y\" \"file:///etc/passwd\">]><r a=\"&x;\"/>",
+        ])
     func externalEntity(text: String) {
         let error = Self.failure(text)
         #expect(error?.reason == .internalSubset)
@@ -239,37 +257,43 @@ struct XMLReaderTests {
         #expect(Self.failure("<r>&secret;</r>")?.isMalformed == true)
     }
 
-    @Test("any DOCTYPE with an internal subset is refused, even an empty one or one with only comments", arguments: [
-        "<!DOCTYPE a []><a/>",
-        "<!DOCTYPE a [ <!-- just a comment --> ]><a/>",
-        "<!DOCTYPE a [<!ELEMENT a EMPTY>]><a/>",
-        "<!DOCTYPE a [<!ATTLIST a b CDATA \"default\">]><a/>",
-        "<!DOCTYPE a SYSTEM \"a.dtd\" [<!ENTITY e \"x\">]><a>&e;</a>",
-    ])
+    @Test(
+        "any DOCTYPE with an internal subset is refused, even an empty one or one with only comments",
+        arguments: [
+            "<!DOCTYPE a []><a/>",
+            "<!DOCTYPE a [ <!-- just a comment --> ]><a/>",
+            "<!DOCTYPE a [<!ELEMENT a EMPTY>]><a/>",
+            "<!DOCTYPE a [<!ATTLIST a b CDATA \"default\">]><a/>",
+            "<!DOCTYPE a SYSTEM \"a.dtd\" [<!ENTITY e \"x\">]><a>&e;</a>",
+        ])
     func internalSubsetRefused(text: String) {
         let error = Self.failure(text)
         #expect(error?.reason == .internalSubset)
         #expect(error?.isMalformed == false)
     }
 
-    @Test("the XML declaration is allowed at the start, after a byte-order mark too", arguments: [
-        "<?xml version=\"1.0\"?><a/>",
-        "\u{FEFF}<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a/>",
-        "<?xml\tversion=\"1.0\" standalone=\"yes\"?><a/>",
-        "<a>no declaration at all</a>",
-    ])
+    @Test(
+        "the XML declaration is allowed at the start, after a byte-order mark too",
+        arguments: [
+            "<?xml version=\"1.0\"?><a/>",
+            "\u{FEFF}<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a/>",
+            "<?xml\tversion=\"1.0\" standalone=\"yes\"?><a/>",
+            "<a>no declaration at all</a>",
+        ])
     func declarationAllowed(text: String) throws {
         #expect(try Self.read(text).name == "a")
     }
 
-    @Test("processing instructions are refused wherever they are; a broken or misplaced declaration too", arguments: [
-        "<?name?><a/>",
-        "<?xml-stylesheet href=\"a.xsl\"?><a/>",
-        "<?xml version=\"1.0\"?><a><?php echo 1 ?></a>",
-        "<a/><?b c?>",
-        " <?xml version=\"1.0\"?><a/>",
-        "<?xml?><a/>",
-    ])
+    @Test(
+        "processing instructions are refused wherever they are; a broken or misplaced declaration too",
+        arguments: [
+            "<?name?><a/>",
+            "<?xml-stylesheet href=\"a.xsl\"?><a/>",
+            "<?xml version=\"1.0\"?><a><?php echo 1 ?></a>",
+            "<a/><?b c?>",
+            " <?xml version=\"1.0\"?><a/>",
+            "<?xml?><a/>",
+        ])
     func processingInstructions(text: String) {
         let error = Self.failure(text)
         #expect(error?.message.contains("processing instruction") == true, "\(String(describing: error))")

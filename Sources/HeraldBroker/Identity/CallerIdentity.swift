@@ -15,8 +15,10 @@ package struct CallerIdentity: Hashable, Sendable, CustomStringConvertible {
     /// The systemd unit from `/proc/PID/cgroup`; nil when the process is in none.
     package var systemdUnit: SystemdUnit?
 
-    package init(pid: Int32? = nil, uid: UInt32, groups: [UInt32] = [], executable: ExecutableLink? = nil,
-                executableSHA256: SHA256Digest? = nil, systemdUnit: SystemdUnit? = nil) {
+    package init(
+        pid: Int32? = nil, uid: UInt32, groups: [UInt32] = [], executable: ExecutableLink? = nil,
+        executableSHA256: SHA256Digest? = nil, systemdUnit: SystemdUnit? = nil
+    ) {
         self.pid = pid
         self.uid = uid
         self.groups = groups
@@ -26,10 +28,13 @@ package struct CallerIdentity: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A convenience for an executable that still exists at `path`.
-    package init(pid: Int32? = nil, uid: UInt32, groups: [UInt32] = [], executablePath: String?,
-                executableSHA256: SHA256Digest? = nil, systemdUnit: SystemdUnit? = nil) {
-        self.init(pid: pid, uid: uid, groups: groups, executable: executablePath.map { ExecutableLink(path: $0) },
-                  executableSHA256: executableSHA256, systemdUnit: systemdUnit)
+    package init(
+        pid: Int32? = nil, uid: UInt32, groups: [UInt32] = [], executablePath: String?,
+        executableSHA256: SHA256Digest? = nil, systemdUnit: SystemdUnit? = nil
+    ) {
+        self.init(
+            pid: pid, uid: uid, groups: groups, executable: executablePath.map { ExecutableLink(path: $0) },
+            executableSHA256: executableSHA256, systemdUnit: systemdUnit)
     }
 
     /// `pid 1234 uid 1000 /usr/bin/tictactoe in tictactoe.service`, for logs and the audit trail.
@@ -64,8 +69,10 @@ package struct ExecutableLink: Hashable, Sendable, CustomStringConvertible {
     /// anywhere, which a program whose content is pinned must not.
     package var librariesFromElsewhere: Bool
 
-    package init(path: String, isDeleted: Bool = false, namesAnotherFile: Bool = false, foreignCode: String? = nil,
-                librariesFromElsewhere: Bool = false) {
+    package init(
+        path: String, isDeleted: Bool = false, namesAnotherFile: Bool = false, foreignCode: String? = nil,
+        librariesFromElsewhere: Bool = false
+    ) {
         self.path = path
         self.isDeleted = isDeleted
         self.namesAnotherFile = namesAnotherFile

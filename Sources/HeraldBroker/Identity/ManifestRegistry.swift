@@ -69,7 +69,8 @@ package struct ManifestRegistry: Hashable, Sendable {
     static func unitSelectorsOverlap(_ a: String, _ b: String) -> Bool {
         let (first, second) = (SystemdUnit.parse(selector: a), SystemdUnit.parse(selector: b))
         guard first.ofUser == second.ofUser else { return false }
-        return SystemdUnit.unitName(first.name, matches: second.name) || SystemdUnit.unitName(second.name, matches: first.name)
+        return SystemdUnit.unitName(first.name, matches: second.name)
+            || SystemdUnit.unitName(second.name, matches: first.name)
     }
 }
 
@@ -84,7 +85,8 @@ package struct AppMatch: Hashable, Sendable {
         var selectors: [AppSelector] = []
         if let path = Self.matchingExecutable(manifest, caller) { selectors.append(.executable(path)) }
         if let unit = caller.systemdUnit,
-           let selector = manifest.systemdUnits.first(where: { unit.matches(selector: $0) }) {
+            let selector = manifest.systemdUnits.first(where: { unit.matches(selector: $0) })
+        {
             selectors.append(.systemdUnit(selector))
         }
         guard !selectors.isEmpty else { return nil }
@@ -103,7 +105,7 @@ package struct AppMatch: Hashable, Sendable {
     /// pinned.
     static func matchingExecutable(_ manifest: Manifest, _ caller: CallerIdentity) -> String? {
         guard let executable = caller.executable, executable.namesRunningFile,
-              manifest.executables.contains(executable.path)
+            manifest.executables.contains(executable.path)
         else { return nil }
         if let pin = manifest.executableSHA256[executable.path] {
             // A pinned program is its content and nothing else: not even libraries taken from elsewhere.

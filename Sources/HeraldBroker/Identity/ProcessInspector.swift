@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import HeraldFiles
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Reads what the kernel says about a process from a `/proc`-shaped tree: its executable (`PID/exe`), its
 /// groups (`PID/status`) and its systemd unit (`PID/cgroup`). The root is a parameter so that tests can use a
@@ -71,9 +72,12 @@ package struct ProcessInspector: Sendable {
             throw .unreadable(path(pid, "exe"), String(cString: strerror(errno)))
         }
         let file = path(pid, "stat")
-        guard let fields = ProgramImage.parseStat(try text(pid, "stat")) else { throw .malformed(file, "unexpected layout") }
-        return ProgramImage(device: UInt64(running.st_dev), inode: UInt64(running.st_ino), startTime: fields.startTime,
-                            codeStart: fields.codeStart, stackStart: fields.stackStart)
+        guard let fields = ProgramImage.parseStat(try text(pid, "stat")) else {
+            throw .malformed(file, "unexpected layout")
+        }
+        return ProgramImage(
+            device: UInt64(running.st_dev), inode: UInt64(running.st_ino), startTime: fields.startTime,
+            codeStart: fields.codeStart, stackStart: fields.stackStart)
     }
 
     /// When `pid` started, in clock ticks after boot (`PID/stat` field 22, which every user may read).
@@ -88,14 +92,19 @@ package struct ProcessInspector: Sendable {
     /// `readMemory` reads the environment from the process's memory where the file may not be opened: it is
     /// readable by the process's own user only, while the memory is readable with the right to trace the process.
     package func loaderSettings(of pid: Int32, readMemory: (Int32, Range<UInt64>) -> [UInt8]? = { _, _ in nil })
-    -> (injecting: String?, libraryPath: Bool)? {
+        -> (injecting: String?, libraryPath: Bool)?
+    {
         // `/proc` files report a size of zero: read until the end.
         let fd = open(path(pid, "environ"), O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             guard errno == EACCES, let stat = try? text(pid, "stat"),
-                  let range = ProgramImage.parseEnvironmentRange(stat),
-                  let environment = readMemory(pid, range.lowerBound..<min(range.upperBound,
-                                                                           range.lowerBound + UInt64(Self.environmentLimit)))
+                let range = ProgramImage.parseEnvironmentRange(stat),
+                let environment = readMemory(
+                    pid,
+                    range
+                        .lowerBound..<min(
+                            range.upperBound,
+                            range.lowerBound + UInt64(Self.environmentLimit)))
             else { return nil }
             return LoaderOverride.found(inEnvironment: environment)
         }
@@ -117,7 +126,8 @@ package struct ProcessInspector: Sendable {
     /// The pid of the process tracing `pid` (`TracerPid:` of `PID/status`): 0 when none is.
     package func tracer(of pid: Int32) throws(ProcessInspectionError) -> Int32 {
         for line in try text(pid, "status").split(whereSeparator: \.isNewline) where line.hasPrefix("TracerPid:") {
-            return line.dropFirst("TracerPid:".count).split(whereSeparator: \.isWhitespace).first.flatMap { Int32($0) } ?? 0
+            return line.dropFirst("TracerPid:".count).split(whereSeparator: \.isWhitespace).first.flatMap { Int32($0) }
+                ?? 0
         }
         return 0
     }
@@ -140,15 +150,17 @@ package struct ProcessInspector: Sendable {
     /// Everything the permission policy needs about `pid`, whose peer credentials say `uid`. The executable's
     /// SHA-256 is computed only when `needsDigest` says a manifest pins its path.
     package func identity(of pid: Int32, uid: UInt32, needsDigest: (String) -> Bool = { _ in false })
-    throws(ProcessInspectionError) -> CallerIdentity {
+        throws(ProcessInspectionError) -> CallerIdentity
+    {
         let executable = try? executable(of: pid)
         var digest: SHA256Digest?
         if let executable, executable.namesRunningFile, needsDigest(executable.path) {
             digest = try executableSHA256(of: pid)
         }
         let groups = try credentials(of: pid).groups
-        return CallerIdentity(pid: pid, uid: uid, groups: groups, executable: executable, executableSHA256: digest,
-                              systemdUnit: try systemdUnit(of: pid))
+        return CallerIdentity(
+            pid: pid, uid: uid, groups: groups, executable: executable, executableSHA256: digest,
+            systemdUnit: try systemdUnit(of: pid))
     }
 
     /// The effective uid and the groups from the text of `/proc/PID/status`.

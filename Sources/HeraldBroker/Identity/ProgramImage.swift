@@ -33,7 +33,7 @@ package struct ProgramImage: Hashable, Sendable, CustomStringConvertible {
     /// parentheses and may hold spaces and parentheses itself, so the fields are counted after the last `)`.
     package static func parseStat(_ text: String) -> (startTime: UInt64, codeStart: UInt64, stackStart: UInt64)? {
         guard let fields = statFields(text), fields.count >= 26, let startTime = UInt64(fields[22 - 3]),
-              let codeStart = UInt64(fields[26 - 3]), let stackStart = UInt64(fields[28 - 3])
+            let codeStart = UInt64(fields[26 - 3]), let stackStart = UInt64(fields[28 - 3])
         else { return nil }
         return (startTime, codeStart, stackStart)
     }
@@ -42,7 +42,7 @@ package struct ProgramImage: Hashable, Sendable, CustomStringConvertible {
     /// the reader may not see it (the fields read zero) or the kernel does not give it.
     package static func parseEnvironmentRange(_ text: String) -> Range<UInt64>? {
         guard let fields = statFields(text), fields.count >= 51 - 2, let start = UInt64(fields[50 - 3]),
-              let end = UInt64(fields[51 - 3]), start > 0, end > start
+            let end = UInt64(fields[51 - 3]), start > 0, end > start
         else { return nil }
         return start..<end
     }

@@ -77,8 +77,10 @@ package struct SHA256: Sendable {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(32)
         for word in copy.state {
-            bytes += [UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
-                      UInt8(truncatingIfNeeded: word)]
+            bytes += [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8),
+                UInt8(truncatingIfNeeded: word),
+            ]
         }
         return SHA256Digest(bytes: bytes)
     }
@@ -91,11 +93,18 @@ package struct SHA256: Sendable {
     /// FIPS 180-4 §6.2.2 over `blocks` consecutive 64-byte blocks. Written on raw pointers, with the rotations spelled
     /// out, so that even an unoptimised build hashes an app's executable in a fraction of a second.
     private mutating func compress(_ data: UnsafePointer<UInt8>, blocks: Int) {
-        var h0 = state[0], h1 = state[1], h2 = state[2], h3 = state[3]
-        var h4 = state[4], h5 = state[5], h6 = state[6], h7 = state[7]
+        var h0 = state[0]
+        var h1 = state[1]
+        var h2 = state[2]
+        var h3 = state[3]
+        var h4 = state[4]
+        var h5 = state[5]
+        var h6 = state[6]
+        var h7 = state[7]
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
             Self.roundConstants.withUnsafeBufferPointer { constants in
-                let w = schedule.baseAddress!, k = constants.baseAddress!
+                let w = schedule.baseAddress!
+                let k = constants.baseAddress!
                 // `while` rather than `for in`: without optimisation, each step of a range's iterator is a call.
                 var p = data
                 let end = data + blocks * Self.blockSize
@@ -107,13 +116,21 @@ package struct SHA256: Sendable {
                         t += 1
                     }
                     while t < 64 {
-                        let x = w[t - 15], y = w[t - 2]
+                        let x = w[t - 15]
+                        let y = w[t - 2]
                         let s0 = (x >> 7 | x << 25) ^ (x >> 18 | x << 14) ^ (x >> 3)
                         let s1 = (y >> 17 | y << 15) ^ (y >> 19 | y << 13) ^ (y >> 10)
                         w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
                         t += 1
                     }
-                    var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
+                    var a = h0
+                    var b = h1
+                    var c = h2
+                    var d = h3
+                    var e = h4
+                    var f = h5
+                    var g = h6
+                    var h = h7
                     t = 0
                     while t < 64 {
                         let s1 = (e >> 6 | e << 26) ^ (e >> 11 | e << 21) ^ (e >> 25 | e << 7)
@@ -121,11 +138,24 @@ package struct SHA256: Sendable {
                         let t1 = h &+ s1 &+ ch &+ k[t] &+ w[t]
                         let s0 = (a >> 2 | a << 30) ^ (a >> 13 | a << 19) ^ (a >> 22 | a << 10)
                         let maj = (a & b) ^ (a & c) ^ (b & c)
-                        h = g; g = f; f = e; e = d &+ t1
-                        d = c; c = b; b = a; a = t1 &+ s0 &+ maj
+                        h = g
+                        g = f
+                        f = e
+                        e = d &+ t1
+                        d = c
+                        c = b
+                        b = a
+                        a = t1 &+ s0 &+ maj
                         t += 1
                     }
-                    h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d; h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
+                    h0 &+= a
+                    h1 &+= b
+                    h2 &+= c
+                    h3 &+= d
+                    h4 &+= e
+                    h5 &+= f
+                    h6 &+= g
+                    h7 &+= h
                 }
             }
         }

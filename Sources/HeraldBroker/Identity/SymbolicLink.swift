@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reading a symbolic link whole. Foundation's `destinationOfSymbolicLink` cuts a target after about 1 KiB,

@@ -58,7 +58,7 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     static func unitName(_ name: String, matches pattern: String) -> Bool {
         if pattern == name { return true }
         guard let at = pattern.firstIndex(of: "@"), pattern[pattern.index(after: at)...].hasPrefix("."),
-              let nameAt = name.firstIndex(of: "@")
+            let nameAt = name.firstIndex(of: "@")
         else { return false }
         let templatePrefix = pattern[..<at]
         let templateSuffix = pattern[pattern.index(after: at)...]
@@ -98,20 +98,21 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     package init?(cgroupPath path: String) {
         if path.hasSuffix(" (deleted)") { return nil }
         var manager = Manager.system  // whose layout the next component belongs to
-        var unit: SystemdUnit?         // the deepest unit found so far
-        var expectingUnit = true       // false once inside a unit's own cgroups
+        var unit: SystemdUnit?  // the deepest unit found so far
+        var expectingUnit = true  // false once inside a unit's own cgroups
         for raw in path.split(separator: "/") {
             let component = Self.cgroupUnescaped(raw)
             if !expectingUnit {
                 // Inside a unit only the user manager lays out slices and units of its own.
                 guard let current = unit, current.manager == .system,
-                      let uid = Self.userManagerUID(current.name) else { break }
+                    let uid = Self.userManagerUID(current.name)
+                else { break }
                 manager = .user(uid: uid)
                 expectingUnit = true
             }
             if component.hasSuffix(".slice") { continue }
             guard Self.processUnitSuffixes.contains(where: { component.hasSuffix($0) }),
-                  (try? Self.validate(unitName: component, allowTemplate: false)) != nil
+                (try? Self.validate(unitName: component, allowTemplate: false)) != nil
             else { break }
             unit = SystemdUnit(name: component, manager: manager)
             expectingUnit = false

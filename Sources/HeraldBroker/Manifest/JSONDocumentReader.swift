@@ -45,9 +45,15 @@ package struct JSONDocumentReader {
         case UInt8(ascii: "{"): return try readObject(depth: depth + 1)
         case UInt8(ascii: "["): return try readArray(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try readString())
-        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectWord("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try readNumber())
         default: throw error("unexpected character \(describe(byte)) where a value was expected")
         }
@@ -79,7 +85,9 @@ package struct JSONDocumentReader {
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "}"): index += 1; return .object(entries)
+            case UInt8(ascii: "}"):
+                index += 1
+                return .object(entries)
             case nil: throw error("the file ends inside an object: a '}' is missing")
             default: throw error("expected ',' or '}' after the value of \"\(key)\"")
             }
@@ -102,7 +110,9 @@ package struct JSONDocumentReader {
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
-            case UInt8(ascii: "]"): index += 1; return .array(items)
+            case UInt8(ascii: "]"):
+                index += 1
+                return .array(items)
             case nil: throw error("the file ends inside an array: a ']' is missing")
             default: throw error("expected ',' or ']' between array items")
             }
@@ -131,8 +141,9 @@ package struct JSONDocumentReader {
                 scalars.append(try readEscape())
                 run = index
             case 0..<0x20:
-                throw error("a control character (\(describe(byte))) inside a string must be escaped, "
-                    + "as \\n or \\u00XX")
+                throw error(
+                    "a control character (\(describe(byte))) inside a string must be escaped, "
+                        + "as \\n or \\u00XX")
             default:
                 index += 1
             }
@@ -216,10 +227,11 @@ package struct JSONDocumentReader {
     private mutating func expectWord(_ word: String) throws(ManifestSyntaxError) {
         let expected = Array(word.utf8)
         guard bytes.count - index >= expected.count, bytes[index..<(index + expected.count)].elementsEqual(expected),
-              index + expected.count == bytes.count || !Self.isWordByte(bytes[index + expected.count])
+            index + expected.count == bytes.count || !Self.isWordByte(bytes[index + expected.count])
         else {
-            throw error("unexpected word: expected a value (a string in double quotes, a number, an array, an object, "
-                + "true, false or null)")
+            throw error(
+                "unexpected word: expected a value (a string in double quotes, a number, an array, an object, "
+                    + "true, false or null)")
         }
         index += expected.count
     }

@@ -17,16 +17,19 @@ extension Manifest {
         }
         list(.executables, executables, old.executables)
         list(.systemdUnits, systemdUnits, old.systemdUnits)
-        let pins = executableSHA256.mapValues(\.hex), oldPins = old.executableSHA256.mapValues(\.hex)
+        let pins = executableSHA256.mapValues(\.hex)
+        let oldPins = old.executableSHA256.mapValues(\.hex)
         if pins != oldPins {
             let changed = Set(pins.keys).union(oldPins.keys).filter { pins[$0] != oldPins[$0] }.sorted()
-            lines.append(ManifestKey.executableSHA256.rawValue + ": " + changed.map { path in
-                switch (oldPins[path], pins[path]) {
-                case (nil, _?): return "+" + path
-                case (_?, nil): return "-" + path
-                default: return "~" + path
-                }
-            }.joined(separator: " "))
+            lines.append(
+                ManifestKey.executableSHA256.rawValue + ": "
+                    + changed.map { path in
+                        switch (oldPins[path], pins[path]) {
+                        case (nil, _?): return "+" + path
+                        case (_?, nil): return "-" + path
+                        default: return "~" + path
+                        }
+                    }.joined(separator: " "))
         }
         list(.bonjourServices, bonjourServices.map(\.description), old.bonjourServices.map(\.description)) {
             $0.lowercased() == $1.lowercased()
@@ -34,7 +37,7 @@ extension Manifest {
         switch (old.usageDescription, usageDescription) {
         case (nil, _?): lines.append("\(ManifestKey.usageDescription.rawValue): added")
         case (_?, nil): lines.append("\(ManifestKey.usageDescription.rawValue): removed")
-        case let (before?, after?) where before != after:
+        case (let before?, let after?) where before != after:
             lines.append("\(ManifestKey.usageDescription.rawValue): changed")
         default: break
         }

@@ -29,9 +29,11 @@ package struct Manifest: Hashable, Sendable {
     /// `entitlements`.
     package let entitlements: [String]
 
-    init(id: AppID, name: String, executables: [String], systemdUnits: [String],
-         executableSHA256: [String: SHA256Digest], bonjourServices: [ServiceType], usageDescription: String?,
-         entitlements: [String]) {
+    init(
+        id: AppID, name: String, executables: [String], systemdUnits: [String],
+        executableSHA256: [String: SHA256Digest], bonjourServices: [ServiceType], usageDescription: String?,
+        entitlements: [String]
+    ) {
         self.id = id
         self.name = name
         self.executables = executables
@@ -58,9 +60,12 @@ package struct Manifest: Hashable, Sendable {
         if !executables.isEmpty { add(.executables, strings(executables)) }
         if !systemdUnits.isEmpty { add(.systemdUnits, strings(systemdUnits)) }
         if !executableSHA256.isEmpty {
-            add(.executableSHA256, .object(executableSHA256.sorted { $0.key < $1.key }.map {
-                ManifestDocument.Entry(key: $0.key, value: .string($0.value))
-            }))
+            add(
+                .executableSHA256,
+                .object(
+                    executableSHA256.sorted { $0.key < $1.key }.map {
+                        ManifestDocument.Entry(key: $0.key, value: .string($0.value))
+                    }))
         }
         add(.bonjourServices, strings(bonjourServices))
         if let usageDescription { add(.usageDescription, .string(usageDescription)) }

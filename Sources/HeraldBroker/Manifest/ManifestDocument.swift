@@ -98,8 +98,8 @@ package struct ManifestSyntaxError: Error, Hashable, Sendable, CustomStringConve
 
     package var description: String {
         switch (line, column) {
-        case let (line?, column?): return "line \(line), column \(column): \(message)"
-        case let (line?, nil): return "line \(line): \(message)"
+        case (let line?, let column?): return "line \(line), column \(column): \(message)"
+        case (let line?, nil): return "line \(line): \(message)"
         default: return message
         }
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The two forms a manifest file may take.
@@ -32,7 +32,8 @@ package enum ManifestParser {
 
     /// Parses and validates a manifest. The format is detected unless given.
     package static func parse(_ bytes: [UInt8], format: ManifestFormat? = nil)
-    throws(ManifestError) -> ValidatedManifest {
+        throws(ManifestError) -> ValidatedManifest
+    {
         try ManifestValidator.validate(document(bytes, format: format))
     }
 
@@ -45,12 +46,16 @@ package enum ManifestParser {
 
     /// Reads the document tree of a manifest without validating it.
     package static func document(_ bytes: [UInt8], format: ManifestFormat? = nil)
-    throws(ManifestError) -> ManifestDocument {
+        throws(ManifestError) -> ManifestDocument
+    {
         if bytes.count > maxFileSize { throw tooLarge(bytes.count) }
         guard let format = format ?? detectFormat(bytes) else {
-            throw ManifestError(problems: [ManifestProblem(
-                field: "", value: nil, rule: .syntax,
-                message: "the file is neither JSON (starting with '{') nor an XML property list (starting with '<')")])
+            throw ManifestError(problems: [
+                ManifestProblem(
+                    field: "", value: nil, rule: .syntax,
+                    message: "the file is neither JSON (starting with '{') nor an XML property list (starting with '<')"
+                )
+            ])
         }
         do {
             switch format {
@@ -58,17 +63,22 @@ package enum ManifestParser {
             case .propertyList: return try PropertyListDocumentReader.read(bytes)
             }
         } catch {
-            throw ManifestError(problems: [ManifestProblem(field: "", value: nil, rule: .syntax,
-                                                           message: error.description)])
+            throw ManifestError(problems: [
+                ManifestProblem(
+                    field: "", value: nil, rule: .syntax,
+                    message: error.description)
+            ])
         }
     }
 
     /// The bytes of the file at `path`; a file larger than `maxFileSize` is refused without reading it all.
     private static func readFile(_ path: String) throws(ManifestError) -> [UInt8] {
         func unreadable(_ code: Int32) -> ManifestError {
-            ManifestError(problems: [ManifestProblem(
-                field: "", value: ManifestDocument.quoted(path), rule: .unreadable,
-                message: "cannot read the file: \(String(cString: strerror(code)))")])
+            ManifestError(problems: [
+                ManifestProblem(
+                    field: "", value: ManifestDocument.quoted(path), rule: .unreadable,
+                    message: "cannot read the file: \(String(cString: strerror(code)))")
+            ])
         }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw unreadable(errno) }
@@ -92,8 +102,11 @@ package enum ManifestParser {
     }
 
     private static func tooLarge(_ size: Int, orMore: Bool = false) -> ManifestError {
-        ManifestError(problems: [ManifestProblem(
-            field: "", value: nil, rule: .tooLarge,
-            message: "the file has \(size)\(orMore ? " or more" : "") bytes; a manifest may have at most \(maxFileSize)")])
+        ManifestError(problems: [
+            ManifestProblem(
+                field: "", value: nil, rule: .tooLarge,
+                message:
+                    "the file has \(size)\(orMore ? " or more" : "") bytes; a manifest may have at most \(maxFileSize)")
+        ])
     }
 }

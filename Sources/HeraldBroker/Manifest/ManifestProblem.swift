@@ -109,7 +109,8 @@ package struct ManifestError: Error, Hashable, Sendable, CustomStringConvertible
     /// One problem per line, after a summary line.
     package var description: String {
         let count = problems.count == 1 ? "1 problem" : "\(problems.count) problems"
-        return (["manifest rejected (\(count); nothing was stored):"]
+        return
+            (["manifest rejected (\(count); nothing was stored):"]
             + (problems + warnings).map { "  " + $0.description }).joined(separator: "\n")
     }
 }

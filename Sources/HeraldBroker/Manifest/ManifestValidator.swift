@@ -20,10 +20,12 @@ package enum ManifestValidator {
     package static func validate(_ document: ManifestDocument) throws(ManifestError) -> ValidatedManifest {
         var check = Check()
         guard case .object(let entries) = document else {
-            throw ManifestError(problems: [ManifestProblem(
-                field: "", value: document.shortDescription, rule: .notAnObject,
-                message: "a manifest is an object (a JSON object or a property-list <dict>) holding the keys "
-                    + keyList + "; found \(document.kindDescription)")])
+            throw ManifestError(problems: [
+                ManifestProblem(
+                    field: "", value: document.shortDescription, rule: .notAnObject,
+                    message: "a manifest is an object (a JSON object or a property-list <dict>) holding the keys "
+                        + keyList + "; found \(document.kindDescription)")
+            ])
         }
         let values = check.keys(entries)
         let id = check.id(values[.id])
@@ -31,27 +33,31 @@ package enum ManifestValidator {
         let executables = check.executables(values[.executables])
         let units = check.units(values[.systemdUnits])
         if (values[.executables] == nil || values[.executables] == .array([]))
-            && (values[.systemdUnits] == nil || values[.systemdUnits] == .array([])) {
-            check.error(field: "", value: nil, .noSelector,
-                        "the manifest must say how to recognise the app's processes: list its absolute paths in "
-                            + "\"executables\", its systemd units in \"systemdUnits\", or both")
+            && (values[.systemdUnits] == nil || values[.systemdUnits] == .array([]))
+        {
+            check.error(
+                field: "", value: nil, .noSelector,
+                "the manifest must say how to recognise the app's processes: list its absolute paths in "
+                    + "\"executables\", its systemd units in \"systemdUnits\", or both")
         }
         let pins = check.pins(values[.executableSHA256], executables: executables)
         let types = check.serviceTypes(values[.bonjourServices])
         let usage = check.usageDescription(values[.usageDescription])
         let entitlements = check.entitlements(values[.entitlements])
         if check.problems.isEmpty, types.isEmpty, !entitlements.contains(Manifest.multicastEntitlement) {
-            check.warning(field: ManifestKey.bonjourServices.rawValue, value: nil, .noServiceTypes,
-                          "the app declares no service types and lacks the \(Manifest.multicastEntitlement) "
-                              + "entitlement, so only address lookups can ever be allowed; list the types it "
-                              + "browses and advertises, such as \"_tictactoe._tcp\"")
+            check.warning(
+                field: ManifestKey.bonjourServices.rawValue, value: nil, .noServiceTypes,
+                "the app declares no service types and lacks the \(Manifest.multicastEntitlement) "
+                    + "entitlement, so only address lookups can ever be allowed; list the types it "
+                    + "browses and advertises, such as \"_tictactoe._tcp\"")
         }
         guard check.problems.isEmpty, let id, let name else {
             throw ManifestError(problems: check.problems, warnings: check.warnings)
         }
-        let manifest = Manifest(id: id, name: name, executables: executables, systemdUnits: units,
-                                executableSHA256: pins, bonjourServices: types, usageDescription: usage,
-                                entitlements: entitlements)
+        let manifest = Manifest(
+            id: id, name: name, executables: executables, systemdUnits: units,
+            executableSHA256: pins, bonjourServices: types, usageDescription: usage,
+            entitlements: entitlements)
         return ValidatedManifest(manifest: manifest, warnings: check.warnings)
     }
 
@@ -73,8 +79,10 @@ package enum ManifestValidator {
         }
 
         mutating func warning(field: String, value: String?, _ rule: ManifestProblem.Rule, _ message: String) {
-            warnings.append(ManifestProblem(field: field, value: value, rule: rule, message: message,
-                                            severity: .warning))
+            warnings.append(
+                ManifestProblem(
+                    field: field, value: value, rule: rule, message: message,
+                    severity: .warning))
         }
 
         // MARK: Keys
@@ -85,13 +93,15 @@ package enum ManifestValidator {
             for entry in entries {
                 let at = entry.line.map { " (line \($0))" } ?? ""
                 guard let key = ManifestKey(rawValue: entry.key) else {
-                    error(field: entry.key, value: nil, .unknownKey,
-                          "unknown key\(at): \(suggestion(forUnknownKey: entry.key))")
+                    error(
+                        field: entry.key, value: nil, .unknownKey,
+                        "unknown key\(at): \(suggestion(forUnknownKey: entry.key))")
                     continue
                 }
                 if values[key] != nil {
-                    error(field: entry.key, value: entry.value.shortDescription, .duplicateKey,
-                          "the key appears more than once\(at); keep one")
+                    error(
+                        field: entry.key, value: entry.value.shortDescription, .duplicateKey,
+                        "the key appears more than once\(at); keep one")
                     continue
                 }
                 values[key] = entry.value
@@ -120,8 +130,9 @@ package enum ManifestValidator {
             do {
                 return try AppID(text)
             } catch {
-                self.error(field: ManifestKey.id.rawValue, value: ManifestDocument.quoted(text), .invalidID,
-                           error.description)
+                self.error(
+                    field: ManifestKey.id.rawValue, value: ManifestDocument.quoted(text), .invalidID,
+                    error.description)
                 return nil
             }
         }
@@ -131,18 +142,22 @@ package enum ManifestValidator {
             let field = ManifestKey.name.rawValue
             let shown = ManifestDocument.quoted(text)
             if text.allSatisfy(\.isWhitespace) {
-                error(field: field, value: shown, .invalidName, "the name is empty: write what people should see "
-                      + "in lists and prompts, such as \"Tic Tac Toe\"")
+                error(
+                    field: field, value: shown, .invalidName,
+                    "the name is empty: write what people should see "
+                        + "in lists and prompts, such as \"Tic Tac Toe\"")
                 return nil
             }
             if text.count > ManifestValidator.maxNameLength {
-                error(field: field, value: shown, .invalidName,
-                      "the name has \(text.count) characters; at most \(ManifestValidator.maxNameLength) are allowed")
+                error(
+                    field: field, value: shown, .invalidName,
+                    "the name has \(text.count) characters; at most \(ManifestValidator.maxNameLength) are allowed")
                 return nil
             }
             if text.unicodeScalars.contains(where: Self.isControl) {
-                error(field: field, value: shown, .invalidName,
-                      "the name must be one line of text without control characters")
+                error(
+                    field: field, value: shown, .invalidName,
+                    "the name must be one line of text without control characters")
                 return nil
             }
             return text
@@ -191,9 +206,10 @@ package enum ManifestValidator {
             let key = ManifestKey.executableSHA256.rawValue
             guard let value else { return [:] }
             guard case .object(let entries) = value else {
-                error(field: key, value: value.shortDescription, .wrongType,
-                      "must be an object from executable path to its SHA-256 in hexadecimal, such as "
-                          + "{\"/usr/bin/tictactoe\": \"9f86d0…\"}; found \(value.kindDescription)")
+                error(
+                    field: key, value: value.shortDescription, .wrongType,
+                    "must be an object from executable path to its SHA-256 in hexadecimal, such as "
+                        + "{\"/usr/bin/tictactoe\": \"9f86d0…\"}; found \(value.kindDescription)")
                 return [:]
             }
             var pins: [String: SHA256Digest] = [:]
@@ -205,18 +221,21 @@ package enum ManifestValidator {
                     continue
                 }
                 if !executables.contains(entry.key) {
-                    error(field: field, value: ManifestDocument.quoted(entry.key), .pinWithoutExecutable,
-                          "a pin applies to one of \"executables\"; add this path there or remove the pin")
+                    error(
+                        field: field, value: ManifestDocument.quoted(entry.key), .pinWithoutExecutable,
+                        "a pin applies to one of \"executables\"; add this path there or remove the pin")
                 }
                 guard case .string(let text) = entry.value else {
-                    error(field: field, value: entry.value.shortDescription, .wrongType,
-                          "must be a string of 64 hexadecimal digits (sha256sum prints it); found "
-                              + entry.value.kindDescription)
+                    error(
+                        field: field, value: entry.value.shortDescription, .wrongType,
+                        "must be a string of 64 hexadecimal digits (sha256sum prints it); found "
+                            + entry.value.kindDescription)
                     continue
                 }
                 guard let digest = SHA256Digest(hex: text) else {
-                    error(field: field, value: ManifestDocument.quoted(text), .invalidDigest,
-                          "a SHA-256 is 64 hexadecimal digits, as printed by 'sha256sum \(entry.key)'")
+                    error(
+                        field: field, value: ManifestDocument.quoted(text), .invalidDigest,
+                        "a SHA-256 is 64 hexadecimal digits, as printed by 'sha256sum \(entry.key)'")
                     continue
                 }
                 pins[entry.key] = digest
@@ -235,31 +254,36 @@ package enum ManifestValidator {
                 do {
                     type = try ServiceType(text)
                 } catch .serviceEnumerationName {
-                    error(field: field, value: shown, .invalidServiceType,
-                          "this is the service type enumeration name, not a service type; to browse all types "
-                              + "the app needs the entitlement \"\(Manifest.multicastEntitlement)\" in "
-                              + "\"entitlements\"")
+                    error(
+                        field: field, value: shown, .invalidServiceType,
+                        "this is the service type enumeration name, not a service type; to browse all types "
+                            + "the app needs the entitlement \"\(Manifest.multicastEntitlement)\" in "
+                            + "\"entitlements\"")
                     continue
                 } catch {
-                    self.error(field: field, value: shown, .invalidServiceType,
-                               error.description + "; declare types as \"_name._tcp\" or \"_name._udp\"")
+                    self.error(
+                        field: field, value: shown, .invalidServiceType,
+                        error.description + "; declare types as \"_name._tcp\" or \"_name._udp\"")
                     continue
                 }
                 if type.hasSubtype {
-                    error(field: field, value: shown, .serviceTypeNotPlain,
-                          "declare the parent type \"\(type.baseType)\" instead: its subtypes are covered by it")
+                    error(
+                        field: field, value: shown, .serviceTypeNotPlain,
+                        "declare the parent type \"\(type.baseType)\" instead: its subtypes are covered by it")
                     continue
                 }
                 if type.domain != ServiceType.defaultDomain {
-                    error(field: field, value: shown, .serviceTypeNotPlain,
-                          "declare the type without a domain, as \"_\(type.name).\(type.transport.rawValue)\": "
-                              + "permissions cover the local network (.local) only")
+                    error(
+                        field: field, value: shown, .serviceTypeNotPlain,
+                        "declare the type without a domain, as \"_\(type.name).\(type.transport.rawValue)\": "
+                            + "permissions cover the local network (.local) only")
                     continue
                 }
                 if let first = types.firstIndex(where: { Manifest.sameType($0, type) }) {
-                    error(field: field, value: shown, .duplicateEntry,
-                          "the same type as \(ManifestDocument.quoted(spelling[first])) at "
-                              + "\(key.rawValue)[\(first)] (types ignore case and a trailing dot); keep one")
+                    error(
+                        field: field, value: shown, .duplicateEntry,
+                        "the same type as \(ManifestDocument.quoted(spelling[first])) at "
+                            + "\(key.rawValue)[\(first)] (types ignore case and a trailing dot); keep one")
                     continue
                 }
                 for rule in type.registrationWarnings {
@@ -274,32 +298,39 @@ package enum ManifestValidator {
         mutating func usageDescription(_ value: ManifestDocument?) -> String? {
             let field = ManifestKey.usageDescription.rawValue
             guard let value else {
-                warning(field: field, value: nil, .missingUsageDescription,
-                        "the app has no usage description, so every request it makes will be refused (NoAuth, "
-                            + "reason no-usage-description); add a sentence that tells the operator why it uses "
-                            + "the local network")
+                warning(
+                    field: field, value: nil, .missingUsageDescription,
+                    "the app has no usage description, so every request it makes will be refused (NoAuth, "
+                        + "reason no-usage-description); add a sentence that tells the operator why it uses "
+                        + "the local network")
                 return nil
             }
             guard case .string(let text) = value else {
-                wrongType(field: field, value, expected: "a string", example: "\"Tic Tac Toe looks for players "
-                          + "on your local network.\"")
+                wrongType(
+                    field: field, value, expected: "a string",
+                    example: "\"Tic Tac Toe looks for players "
+                        + "on your local network.\"")
                 return nil
             }
             let shown = ManifestDocument.quoted(text)
             if text.allSatisfy(\.isWhitespace) {
-                error(field: field, value: shown, .emptyUsageDescription,
-                      "the usage description is empty: write a sentence that tells the operator why the app uses "
-                          + "the local network, or remove the key")
+                error(
+                    field: field, value: shown, .emptyUsageDescription,
+                    "the usage description is empty: write a sentence that tells the operator why the app uses "
+                        + "the local network, or remove the key")
                 return nil
             }
             if text.count > ManifestValidator.maxUsageDescriptionLength {
-                error(field: field, value: shown, .invalidText, "the usage description has \(text.count) "
-                      + "characters; at most \(ManifestValidator.maxUsageDescriptionLength) are allowed")
+                error(
+                    field: field, value: shown, .invalidText,
+                    "the usage description has \(text.count) "
+                        + "characters; at most \(ManifestValidator.maxUsageDescriptionLength) are allowed")
                 return nil
             }
             if text.unicodeScalars.contains(where: { Self.isControl($0) && $0 != "\n" && $0 != "\t" }) {
-                error(field: field, value: shown, .invalidText,
-                      "the usage description must not contain control characters other than newlines and tabs")
+                error(
+                    field: field, value: shown, .invalidText,
+                    "the usage description must not contain control characters other than newlines and tabs")
                 return nil
             }
             return text
@@ -314,8 +345,9 @@ package enum ManifestValidator {
                 if !Manifest.knownEntitlements.contains(name) {
                     let known = Manifest.knownEntitlements.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
                     let close = Manifest.knownEntitlements.first { $0.lowercased() == name.lowercased() }
-                    error(field: field, value: shown, .unknownEntitlement,
-                          (close.map { "did you mean \"\($0)\"? " } ?? "") + "Herald knows only " + known)
+                    error(
+                        field: field, value: shown, .unknownEntitlement,
+                        (close.map { "did you mean \"\($0)\"? " } ?? "") + "Herald knows only " + known)
                 } else if names.contains(name) {
                     error(field: field, value: shown, .duplicateEntry, "the entitlement is listed twice; keep one")
                 } else {
@@ -359,17 +391,23 @@ package enum ManifestValidator {
             return strings
         }
 
-        mutating func wrongType(field: String, _ value: ManifestDocument, expected: String, example: String?,
-                                hint: String = "") {
+        mutating func wrongType(
+            field: String, _ value: ManifestDocument, expected: String, example: String?,
+            hint: String = ""
+        ) {
             let such = example.map { ", such as \($0)" } ?? ""
-            error(field: field, value: value.shortDescription, .wrongType,
-                  "must be \(expected)\(such); found \(value.kindDescription)\(hint)")
+            error(
+                field: field, value: value.shortDescription, .wrongType,
+                "must be \(expected)\(such); found \(value.kindDescription)\(hint)")
         }
 
         static func pathProblem(_ path: String) -> (rule: ManifestProblem.Rule, message: String)? {
             guard path.hasPrefix("/") else {
-                return (.relativePath, "the path must be absolute, starting with '/', as the kernel reports "
-                        + "executables (for example \"/usr/bin/tictactoe\")")
+                return (
+                    .relativePath,
+                    "the path must be absolute, starting with '/', as the kernel reports "
+                        + "executables (for example \"/usr/bin/tictactoe\")"
+                )
             }
             if path.utf8.count > ManifestValidator.maxPathLength {
                 return (.invalidPath, "the path is longer than \(ManifestValidator.maxPathLength) bytes")
@@ -385,12 +423,18 @@ package enum ManifestValidator {
                 return (.invalidPath, "the path contains '//'; write it with single slashes")
             }
             if components.first == "proc" {
-                return (.invalidPath, "paths under /proc name processes, not programs; the kernel reports an "
-                        + "executable by its real path (see 'readlink -f /proc/PID/exe')")
+                return (
+                    .invalidPath,
+                    "paths under /proc name processes, not programs; the kernel reports an "
+                        + "executable by its real path (see 'readlink -f /proc/PID/exe')"
+                )
             }
             if components.contains(where: { $0 == "." || $0 == ".." }) {
-                return (.invalidPath, "the path contains '.' or '..'; write the plain path the kernel reports "
-                        + "(see 'readlink -f')")
+                return (
+                    .invalidPath,
+                    "the path contains '.' or '..'; write the plain path the kernel reports "
+                        + "(see 'readlink -f')"
+                )
             }
             return nil
         }
@@ -401,7 +445,8 @@ package enum ManifestValidator {
 
         /// Levenshtein distance, for "did you mean" suggestions on short keys.
         func editDistance(_ a: String, _ b: String) -> Int {
-            let a = Array(a.lowercased()), b = Array(b.lowercased())
+            let a = Array(a.lowercased())
+            let b = Array(b.lowercased())
             if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
             var previous = Array(0...b.count)
             for i in 1...a.count {

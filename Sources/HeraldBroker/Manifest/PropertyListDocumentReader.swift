@@ -14,8 +14,9 @@ package enum PropertyListDocumentReader {
 
     /// The XML reader's limits: the manifest size, `<plist>` plus `maxDepth` levels of values, and as many
     /// elements as the size allows.
-    static let limits = XMLReader.Limits(maxDocumentSize: ManifestParser.maxFileSize, maxDepth: maxDepth + 1,
-                                         maxElements: ManifestParser.maxFileSize / 4)
+    static let limits = XMLReader.Limits(
+        maxDocumentSize: ManifestParser.maxFileSize, maxDepth: maxDepth + 1,
+        maxElements: ManifestParser.maxFileSize / 4)
 
     /// Reads an XML property list.
     package static func read(_ bytes: [UInt8]) throws(ManifestSyntaxError) -> ManifestDocument {
@@ -74,7 +75,9 @@ package enum PropertyListDocumentReader {
                 return .number(trimmed)
             case "real":
                 let trimmed = trimmed(text)
-                guard Double(trimmed) != nil else { throw problem(element.line, "<real>\(trimmed)</real> is not a number") }
+                guard Double(trimmed) != nil else {
+                    throw problem(element.line, "<real>\(trimmed)</real> is not a number")
+                }
                 return .number(trimmed)
             default:
                 return .other(element.name)
@@ -146,7 +149,9 @@ package enum PropertyListDocumentReader {
         switch error.reason {
         case .notUTF8: message = error.message
         case .tooDeep: message = "property list: values are nested more than \(maxDepth) levels deep"
-        default: message = (error.isMalformed ? "property list: the XML is not well formed: " : "property list: ") + error.message
+        default:
+            message =
+                (error.isMalformed ? "property list: the XML is not well formed: " : "property list: ") + error.message
         }
         // The line only: a manifest's columns count bytes, libexpat's characters.
         return ManifestSyntaxError(line: error.line, message: message)

@@ -19,8 +19,10 @@ package struct PendingRequest: Hashable, Sendable {
     /// For a folded request: the latest name asked for.
     package var latestSubject: String?
 
-    package init(appID: AppID, appName: String, usageDescription: String, operation: PermissionOperation,
-                serviceType: String?, subject: String, latestSubject: String? = nil) {
+    package init(
+        appID: AppID, appName: String, usageDescription: String, operation: PermissionOperation,
+        serviceType: String?, subject: String, latestSubject: String? = nil
+    ) {
         self.appID = appID
         self.appName = appName
         self.usageDescription = usageDescription

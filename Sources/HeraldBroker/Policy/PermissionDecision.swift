@@ -21,8 +21,10 @@ package struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
     /// Why, in words, with the fix when there is one.
     package let explanation: String
 
-    init(outcome: Outcome, reason: PermissionReason, request: PermissionRequest, target: RequestTarget,
-         app: AppID?, pendingRequest: PendingRequest? = nil, explanation: String) {
+    init(
+        outcome: Outcome, reason: PermissionReason, request: PermissionRequest, target: RequestTarget,
+        app: AppID?, pendingRequest: PendingRequest? = nil, explanation: String
+    ) {
         self.outcome = outcome
         self.reason = reason
         self.request = request
@@ -45,7 +47,8 @@ package struct PermissionDecision: Hashable, Sendable, CustomStringConvertible {
     package func auditEvent(caller: CallerIdentity) -> AuditEvent {
         var detail = request.description + " by " + caller.description
         if !allows { detail += ": " + explanation }
-        return AuditEvent(app: app, operation: request.operation.rawValue, serviceType: target.serviceTypeText,
-                          decision: outcome.rawValue, reason: reason.rawValue, detail: detail)
+        return AuditEvent(
+            app: app, operation: request.operation.rawValue, serviceType: target.serviceTypeText,
+            decision: outcome.rawValue, reason: reason.rawValue, detail: detail)
     }
 }

@@ -90,8 +90,9 @@ final class SQLiteConnection {
                 if code == SQLITE_OK, let statement {
                     repeat { code = sqlite3_step(statement) } while code == SQLITE_ROW
                     if code != SQLITE_DONE {
-                        failure = SQLiteError(code: code, connection: connection,
-                                              sql: sqlite3_sql(statement).map { String(cString: $0) })
+                        failure = SQLiteError(
+                            code: code, connection: connection,
+                            sql: sqlite3_sql(statement).map { String(cString: $0) })
                     }
                     sqlite3_finalize(statement)
                 } else if code != SQLITE_OK {
@@ -124,14 +125,18 @@ final class SQLiteConnection {
     }
 
     /// Runs one statement with `arguments` and returns `transform` of each row.
-    func rows<T>(_ sql: String, _ arguments: [any SQLiteValueConvertible] = [],
-                 _ transform: (SQLiteRow) throws -> T) throws -> [T] {
+    func rows<T>(
+        _ sql: String, _ arguments: [any SQLiteValueConvertible] = [],
+        _ transform: (SQLiteRow) throws -> T
+    ) throws -> [T] {
         try prepare(sql).rows(arguments, transform)
     }
 
     /// Runs one statement with `arguments` and returns `transform` of its first row, or nil when it has none.
-    func firstRow<T>(_ sql: String, _ arguments: [any SQLiteValueConvertible] = [],
-                     _ transform: (SQLiteRow) throws -> T) throws -> T? {
+    func firstRow<T>(
+        _ sql: String, _ arguments: [any SQLiteValueConvertible] = [],
+        _ transform: (SQLiteRow) throws -> T
+    ) throws -> T? {
         try prepare(sql).firstRow(arguments, transform)
     }
 

@@ -48,8 +48,9 @@ final class SQLiteStatement {
         sqlite3_clear_bindings(handle)
         let expected = Int(sqlite3_bind_parameter_count(handle))
         guard arguments.count == expected else {
-            throw SQLiteError(code: SQLITE_RANGE,
-                              message: "\(arguments.count) arguments for \(expected) parameters", sql: sql)
+            throw SQLiteError(
+                code: SQLITE_RANGE,
+                message: "\(arguments.count) arguments for \(expected) parameters", sql: sql)
         }
         for (offset, argument) in arguments.enumerated() {
             let index = Int32(offset + 1)
@@ -65,15 +66,18 @@ final class SQLiteStatement {
                 var value = value
                 code = value.withUTF8 { bytes in
                     // An empty buffer may have no address, and a null pointer would bind NULL, not ''.
-                    guard let base = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, csqlite_transient()) }
+                    guard let base = bytes.baseAddress else {
+                        return sqlite3_bind_text(handle, index, "", 0, csqlite_transient())
+                    }
                     return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                         sqlite3_bind_text(handle, index, $0, Int32(bytes.count), csqlite_transient())
                     }
                 }
             case .blob(let bytes):
                 code = bytes.withUnsafeBytes {
-                    sqlite3_bind_blob(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count),
-                                      csqlite_transient())
+                    sqlite3_bind_blob(
+                        handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32($0.count),
+                        csqlite_transient())
                 }
             }
             guard code == SQLITE_OK else { throw error(code) }
@@ -114,7 +118,8 @@ final class SQLiteStatement {
 
     /// Runs the statement with `arguments` and returns `transform` of its first row, or nil when it has none.
     /// The statement is run to its end.
-    func firstRow<T>(_ arguments: [any SQLiteValueConvertible] = [], _ transform: (SQLiteRow) throws -> T) throws -> T? {
+    func firstRow<T>(_ arguments: [any SQLiteValueConvertible] = [], _ transform: (SQLiteRow) throws -> T) throws -> T?
+    {
         var value: T?
         try forEachRow(arguments) { row in
             if value == nil { value = try transform(row) }
@@ -160,8 +165,9 @@ final class SQLiteStatement {
 
     func text(at index: Int32) -> String {
         guard let bytes = sqlite3_column_text(handle, index) else { return "" }
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))),
-                      as: UTF8.self)
+        return String(
+            decoding: UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, index))),
+            as: UTF8.self)
     }
 
     private func error(_ code: Int32) -> SQLiteError {

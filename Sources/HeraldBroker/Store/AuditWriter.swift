@@ -72,15 +72,18 @@ struct AuditWriter {
                     detail: "uid \(key.uid): \(fold.folded) more decision\(fold.folded == 1 ? "" : "s") with this "
                         + "reason within \(Int(options.auditFoldWindow)) s, after the \(options.auditLinesPerUser) "
                         + "written one by one; the latest: \(latest.detail)")
-                fold.lineSequence = try Self.insert(db, line, kind: .request, uid: UInt32(key.uid), count: fold.folded,
-                                                    time: now, options: options)
+                fold.lineSequence = try Self.insert(
+                    db, line, kind: .request, uid: UInt32(key.uid), count: fold.folded,
+                    time: now, options: options)
             }
-            try db.cachedStatement("""
+            try db.cachedStatement(
+                """
                 INSERT INTO audit_fold (uid, reason, window_start, lines, folded, line_sequence) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (uid, reason) DO UPDATE SET
                     window_start = excluded.window_start, lines = excluded.lines, folded = excluded.folded,
                     line_sequence = excluded.line_sequence
-                """).execute([key.uid, key.reason, fold.windowStart, fold.lines, fold.folded, fold.lineSequence])
+                """
+            ).execute([key.uid, key.reason, fold.windowStart, fold.lines, fold.folded, fold.lineSequence])
         }
         // Windows that ended are forgotten: the table holds only the users active within the last window.
         try db.cachedStatement("DELETE FROM audit_fold WHERE window_start <= ?")
@@ -90,11 +93,14 @@ struct AuditWriter {
 
     /// The user's window for the reason as stored, or a new one when none is open.
     private func load(_ db: SQLiteConnection, _ key: FoldKey) throws -> Fold {
-        let stored = try db.cachedStatement("""
+        let stored = try db.cachedStatement(
+            """
             SELECT window_start, lines, folded, line_sequence FROM audit_fold WHERE uid = ? AND reason = ?
-            """).firstRow([key.uid, key.reason]) { row in
-            Fold(windowStart: row.double("window_start"), lines: row.int("lines"), folded: row.int("folded"),
-                 lineSequence: row.optionalInt64("line_sequence"))
+            """
+        ).firstRow([key.uid, key.reason]) { row in
+            Fold(
+                windowStart: row.double("window_start"), lines: row.int("lines"), folded: row.int("folded"),
+                lineSequence: row.optionalInt64("line_sequence"))
         }
         if let stored, now - stored.windowStart < options.auditFoldWindow { return stored }
         return Fold(windowStart: now, lines: 0, folded: 0, lineSequence: nil)
@@ -116,8 +122,10 @@ struct AuditWriter {
     static let maxDetailBytes = 16 * 1024
 
     /// Inserts a line, then trims its kind to its bound; returns the line's sequence number.
-    static func insert(_ db: SQLiteConnection, _ event: AuditEvent, kind: AuditLineKind, uid: UInt32?, count: Int,
-                       time: Double, options: PermissionStore.Options) throws -> Int64 {
+    static func insert(
+        _ db: SQLiteConnection, _ event: AuditEvent, kind: AuditLineKind, uid: UInt32?, count: Int,
+        time: Double, options: PermissionStore.Options
+    ) throws -> Int64 {
         try db.cachedStatement(insertLine).execute([
             time, event.app?.rawValue, event.operation, event.serviceType, event.decision, event.reason,
             truncated(event.detail), kind.rawValue, uid.map { Int64($0) }, count,
@@ -134,7 +142,9 @@ struct AuditWriter {
 
     /// Deletes one line of `kind`, if it is still there.
     static func delete(_ db: SQLiteConnection, sequence: Int64, kind: AuditLineKind) throws {
-        try db.cachedStatement("DELETE FROM audit_log WHERE sequence = ? AND class = ?").execute([sequence, kind.rawValue])
+        try db.cachedStatement("DELETE FROM audit_log WHERE sequence = ? AND class = ?").execute([
+            sequence, kind.rawValue,
+        ])
         if db.changes > 0 { try db.cachedStatement(countLine).execute([-db.changes, kind.rawValue]) }
     }
 

@@ -1,12 +1,13 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import CSQLite
 import HeraldFiles
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The permission store (docs/permissions.md, "The store"): registered manifests, decisions, pending requests and
@@ -34,8 +35,10 @@ package final class PermissionStore: Sendable {
         /// At most this many pending requests are kept for one app; its least recently seen go first.
         package var pendingRequestsPerApp: Int
 
-        package init(auditLogLimit: Int = 10_000, pendingRequestLimit: Int = 1_000, operatorLogLimit: Int = 10_000,
-                    auditLinesPerUser: Int = 100, auditFoldWindow: TimeInterval = 60, pendingRequestsPerApp: Int = 50) {
+        package init(
+            auditLogLimit: Int = 10_000, pendingRequestLimit: Int = 1_000, operatorLogLimit: Int = 10_000,
+            auditLinesPerUser: Int = 100, auditFoldWindow: TimeInterval = 60, pendingRequestsPerApp: Int = 50
+        ) {
             self.auditLogLimit = max(1, auditLogLimit)
             self.pendingRequestLimit = max(1, pendingRequestLimit)
             self.operatorLogLimit = max(1, operatorLogLimit)
@@ -60,7 +63,8 @@ package final class PermissionStore: Sendable {
     /// Opens the store at `path`, creating it only when no file exists there. An existing file must be a
     /// healthy Herald store: anything else is refused and left as it was.
     package init(path: String, options: Options = Options(), clock: @escaping @Sendable () -> Date = { Date() })
-    throws(PermissionStoreError) {
+        throws(PermissionStoreError)
+    {
         self.path = path
         self.options = options
         self.clock = clock
@@ -117,22 +121,28 @@ package final class PermissionStore: Sendable {
             let json = manifest.jsonText
             let decision = try Self.fetchDecision(db, manifest.id)?.decision ?? .notDetermined
             guard let old = stored.first(where: { $0.manifest.id == manifest.id }) else {
-                try db.execute("""
+                try db.execute(
+                    """
                     INSERT INTO manifest (app_id, manifest_json, added_at, updated_at) VALUES (?, ?, ?, ?)
                     """, [manifest.id.rawValue, json, now, now])
-                try self.appendOperatorAction(db, AuditEvent(
-                    app: manifest.id, operation: "app-add", decision: decision.rawValue, reason: "operator",
-                    detail: "registered \(ManifestDocument.quoted(manifest.name)) by \(actor); types: "
-                        + (manifest.bonjourServices.map(\.description).joined(separator: " ")).ifEmpty("none")))
+                try self.appendOperatorAction(
+                    db,
+                    AuditEvent(
+                        app: manifest.id, operation: "app-add", decision: decision.rawValue, reason: "operator",
+                        detail: "registered \(ManifestDocument.quoted(manifest.name)) by \(actor); types: "
+                            + (manifest.bonjourServices.map(\.description).joined(separator: " ")).ifEmpty("none")))
                 return ManifestChange.added
             }
             if old.manifest.jsonText == json { return ManifestChange.unchanged }
             let summary = manifest.changes(from: old.manifest).joined(separator: "; ")
-            try db.execute("UPDATE manifest SET app_id = ?, manifest_json = ?, updated_at = ? WHERE app_id = ?",
-                           [manifest.id.rawValue, json, now, manifest.id.rawValue])
-            try self.appendOperatorAction(db, AuditEvent(
-                app: manifest.id, operation: "app-update", decision: decision.rawValue, reason: "operator",
-                detail: "manifest changed by \(actor), decision kept: \(summary)"))
+            try db.execute(
+                "UPDATE manifest SET app_id = ?, manifest_json = ?, updated_at = ? WHERE app_id = ?",
+                [manifest.id.rawValue, json, now, manifest.id.rawValue])
+            try self.appendOperatorAction(
+                db,
+                AuditEvent(
+                    app: manifest.id, operation: "app-update", decision: decision.rawValue, reason: "operator",
+                    detail: "manifest changed by \(actor), decision kept: \(summary)"))
             return ManifestChange.updated(summary: summary)
         }
     }
@@ -145,9 +155,11 @@ package final class PermissionStore: Sendable {
                 throw PermissionStoreError.unknownApp(id.rawValue)
             }
             try db.execute("DELETE FROM manifest WHERE app_id = ?", [id.rawValue])
-            try self.appendOperatorAction(db, AuditEvent(
-                app: id, operation: "app-remove", decision: AppDecision.notDetermined.rawValue, reason: "operator",
-                detail: "removed by \(actor), with its decision and pending requests"))
+            try self.appendOperatorAction(
+                db,
+                AuditEvent(
+                    app: id, operation: "app-remove", decision: AppDecision.notDetermined.rawValue, reason: "operator",
+                    detail: "removed by \(actor), with its decision and pending requests"))
             return stored.manifest
         }
     }
@@ -208,7 +220,8 @@ package final class PermissionStore: Sendable {
     }
 
     private func decide(_ id: AppID, _ decision: AppDecision, by actor: String)
-    throws(PermissionStoreError) -> DecisionChange {
+        throws(PermissionStoreError) -> DecisionChange
+    {
         try write { db in
             guard try Self.fetchManifests(db, path: self.path, id: id).first != nil else {
                 throw PermissionStoreError.unknownApp(id.rawValue)
@@ -221,16 +234,19 @@ package final class PermissionStore: Sendable {
                 try db.execute("DELETE FROM decision WHERE app_id = ?", [id.rawValue])
             case .granted, .denied:
                 operation = decision == .granted ? "grant" : "deny"
-                try db.execute("""
+                try db.execute(
+                    """
                     INSERT INTO decision (app_id, decision, decided_at, decided_by) VALUES (?, ?, ?, ?)
                     ON CONFLICT (app_id) DO UPDATE SET
                         decision = excluded.decision, decided_at = excluded.decided_at, decided_by = excluded.decided_by
                     """, [id.rawValue, decision.rawValue, self.now(), actor])
                 try db.execute("DELETE FROM pending_request WHERE app_id = ?", [id.rawValue])
             }
-            try self.appendOperatorAction(db, AuditEvent(
-                app: id, operation: operation, decision: decision.rawValue, reason: "operator",
-                detail: "by \(actor); was \(previous.rawValue)"))
+            try self.appendOperatorAction(
+                db,
+                AuditEvent(
+                    app: id, operation: operation, decision: decision.rawValue, reason: "operator",
+                    detail: "by \(actor); was \(previous.rawValue)"))
             return DecisionChange(app: id, previous: previous, current: decision)
         }
     }
@@ -256,7 +272,8 @@ package final class PermissionStore: Sendable {
     /// ``Options/auditLinesPerUser`` a window (``AuditWriter``).
     @discardableResult
     package func record(_ batch: [(decision: PermissionDecision, caller: CallerIdentity)])
-    throws(PermissionStoreError) -> [StoredPendingRequest] {
+        throws(PermissionStoreError) -> [StoredPendingRequest]
+    {
         guard !batch.isEmpty else { return [] }
         return try write { db in
             let now = self.now()
@@ -266,7 +283,8 @@ package final class PermissionStore: Sendable {
             for entry in batch {
                 try audit.appendRequest(db, entry.decision.auditEvent(caller: entry.caller), uid: entry.caller.uid)
                 guard let request = entry.decision.pendingRequest,
-                      var stored = try self.insertPending(db, request, now: now) else { continue }
+                    var stored = try self.insertPending(db, request, now: now)
+                else { continue }
                 let key = PendingKey(stored.request)
                 if let earlier = pending[key] {
                     stored.isNew = stored.isNew || earlier.isNew
@@ -284,9 +302,11 @@ package final class PermissionStore: Sendable {
     package func pendingRequests(for app: AppID? = nil) throws(PermissionStoreError) -> [StoredPendingRequest] {
         try read { db in
             let filter = app == nil ? "" : "WHERE app_id = ?"
-            return try db.rows("""
+            return try db.rows(
+                """
                 SELECT * FROM pending_request \(filter) ORDER BY last_seen DESC, id DESC
-                """, app.map { [$0.rawValue] } ?? [], Self.pending).compactMap { $0 }
+                """, app.map { [$0.rawValue] } ?? [], Self.pending
+            ).compactMap { $0 }
         }
     }
 
@@ -311,7 +331,8 @@ package final class PermissionStore: Sendable {
     /// whatever it says). `more` is true when `accept` stopped the page before the limit or the end: the next page
     /// starts after the last record. Lines are read one at a time, so a page costs only what it holds.
     package func auditLog(after sequence: Int64, limit: Int, while accept: (AuditRecord) -> Bool)
-    throws(PermissionStoreError) -> (records: [AuditRecord], more: Bool) {
+        throws(PermissionStoreError) -> (records: [AuditRecord], more: Bool)
+    {
         try read { db in
             var records: [AuditRecord] = []
             var more = false
@@ -336,8 +357,10 @@ package final class PermissionStore: Sendable {
             return try read { db in try db.firstRow("SELECT max(sequence) FROM audit_log") { $0.int64(at: 0) } ?? 0 }
         }
         return try read { db in
-            let first = try db.firstRow("SELECT sequence FROM audit_log ORDER BY sequence DESC LIMIT 1 OFFSET ?",
-                                        [count - 1]) { $0.int64(at: 0) }
+            let first = try db.firstRow(
+                "SELECT sequence FROM audit_log ORDER BY sequence DESC LIMIT 1 OFFSET ?",
+                [count - 1]
+            ) { $0.int64(at: 0) }
             return first.map { $0 - 1 } ?? 0
         }
     }
@@ -395,7 +418,8 @@ package final class PermissionStore: Sendable {
         guard !readonly else { return }
         let mode = try db.texts("PRAGMA journal_mode = WAL").first
         guard mode == "wal" else {
-            throw SQLiteError(code: SQLITE_ERROR, message: "could not switch to WAL journal mode (it is \(mode ?? "unknown"))")
+            throw SQLiteError(
+                code: SQLITE_ERROR, message: "could not switch to WAL journal mode (it is \(mode ?? "unknown"))")
         }
         // Commits reach the disk before a call returns: a grant reported as done survives power loss too. Set after
         // the journal mode, which does not change it.
@@ -428,7 +452,9 @@ package final class PermissionStore: Sendable {
                 let id = try db.firstRow("PRAGMA application_id") { Int32(truncatingIfNeeded: $0.int64(at: 0)) } ?? 0
                 guard id == StoreSchema.applicationID else {
                     throw PermissionStoreError.notAHeraldStore(
-                        path: path, reason: id == 0 ? "an SQLite database of another program"
+                        path: path,
+                        reason: id == 0
+                            ? "an SQLite database of another program"
                             : "an SQLite database of another program (application id \(id))")
                 }
                 let check = try db.texts("PRAGMA quick_check")
@@ -502,11 +528,14 @@ package final class PermissionStore: Sendable {
     /// requests beyond ``Options/pendingRequestsPerApp``; beyond ``Options/pendingRequestLimit`` in all, the app's
     /// own least recently seen when it has others, else (its first request) the least recently seen of the app
     /// with the most. So one app's requests never evict another's unless that other holds more.
-    private func insertPending(_ db: SQLiteConnection, _ request: PendingRequest, now: Double) throws -> StoredPendingRequest? {
+    private func insertPending(_ db: SQLiteConnection, _ request: PendingRequest, now: Double) throws
+        -> StoredPendingRequest?
+    {
         if try Self.fetchDecision(db, request.appID) != nil { return nil }
         let request = request.folded
         let app = request.appID.rawValue
-        let stored = try db.cachedStatement("""
+        let stored = try db.cachedStatement(
+            """
             INSERT INTO pending_request (app_id, app_name, usage_description, operation, service_type, subject,
                                          latest_subject, first_seen, last_seen, count)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)
@@ -515,28 +544,39 @@ package final class PermissionStore: Sendable {
                 service_type = excluded.service_type, latest_subject = excluded.latest_subject,
                 last_seen = excluded.last_seen, count = count + 1
             RETURNING *
-            """).firstRow([app, request.appName, request.usageDescription, request.operation.rawValue,
-                           request.serviceType, request.subject, request.latestSubject, now, now], Self.pending)
-        try db.cachedStatement("""
+            """
+        ).firstRow(
+            [
+                app, request.appName, request.usageDescription, request.operation.rawValue,
+                request.serviceType, request.subject, request.latestSubject, now, now,
+            ], Self.pending)
+        try db.cachedStatement(
+            """
             DELETE FROM pending_request WHERE id IN (
                 SELECT id FROM pending_request WHERE app_id = ? ORDER BY last_seen DESC, id DESC LIMIT -1 OFFSET ?)
-            """).execute([app, options.pendingRequestsPerApp])
+            """
+        ).execute([app, options.pendingRequestsPerApp])
         var total = try db.cachedStatement("SELECT count(*) FROM pending_request").firstRow { $0.int(at: 0) } ?? 0
         while total > options.pendingRequestLimit {
-            let own = try db.cachedStatement("SELECT count(*) FROM pending_request WHERE app_id = ?")
+            let own =
+                try db.cachedStatement("SELECT count(*) FROM pending_request WHERE app_id = ?")
                 .firstRow([app]) { $0.int(at: 0) } ?? 0
             if own > 1 {
-                try db.cachedStatement("""
+                try db.cachedStatement(
+                    """
                     DELETE FROM pending_request WHERE id = (
                         SELECT id FROM pending_request WHERE app_id = ? ORDER BY last_seen, id LIMIT 1)
-                    """).execute([app])
+                    """
+                ).execute([app])
             } else {
-                try db.cachedStatement("""
+                try db.cachedStatement(
+                    """
                     DELETE FROM pending_request WHERE id = (
                         SELECT p.id FROM pending_request AS p
                         JOIN (SELECT app_id, count(*) AS held FROM pending_request GROUP BY app_id) AS a USING (app_id)
                         WHERE p.app_id <> ? ORDER BY a.held DESC, p.last_seen, p.id LIMIT 1)
-                    """).execute([app])
+                    """
+                ).execute([app])
             }
             guard db.changes > 0 else { break }
             total -= db.changes
@@ -546,55 +586,68 @@ package final class PermissionStore: Sendable {
         return stored
     }
 
-    private static func fetchManifests(_ db: SQLiteConnection, path: String, id: AppID? = nil) throws -> [StoredManifest] {
-        try db.rows("SELECT * FROM manifest \(id == nil ? "" : "WHERE app_id = ?") ORDER BY app_id",
-                    id.map { [$0.rawValue] } ?? []) { row in
+    private static func fetchManifests(_ db: SQLiteConnection, path: String, id: AppID? = nil) throws
+        -> [StoredManifest]
+    {
+        try db.rows(
+            "SELECT * FROM manifest \(id == nil ? "" : "WHERE app_id = ?") ORDER BY app_id",
+            id.map { [$0.rawValue] } ?? []
+        ) { row in
             let json = row.text("manifest_json")
             let manifest: Manifest
             do throws(ManifestError) {
                 manifest = try ManifestParser.parse(Array(json.utf8), format: .json).manifest
             } catch {
                 throw PermissionStoreError.corrupt(
-                    path: path, reason: "the stored manifest of \(row.text("app_id")) does not validate: "
+                    path: path,
+                    reason: "the stored manifest of \(row.text("app_id")) does not validate: "
                         + error.problems.map(\.description).joined(separator: "; "))
             }
-            return StoredManifest(manifest: manifest, addedAt: Date(timeIntervalSince1970: row.double("added_at")),
-                                  updatedAt: Date(timeIntervalSince1970: row.double("updated_at")))
+            return StoredManifest(
+                manifest: manifest, addedAt: Date(timeIntervalSince1970: row.double("added_at")),
+                updatedAt: Date(timeIntervalSince1970: row.double("updated_at")))
         }
     }
 
     private static func fetchDecision(_ db: SQLiteConnection, _ id: AppID) throws -> DecisionRecord? {
-        let record = try db.firstRow("SELECT * FROM decision WHERE app_id = ?", [id.rawValue]) { row -> DecisionRecord? in
-            guard let stored = try? AppID(row.text("app_id")), let decision = AppDecision(rawValue: row.text("decision"))
+        let record = try db.firstRow("SELECT * FROM decision WHERE app_id = ?", [id.rawValue]) {
+            row -> DecisionRecord? in
+            guard let stored = try? AppID(row.text("app_id")),
+                let decision = AppDecision(rawValue: row.text("decision"))
             else { return nil }
-            return DecisionRecord(app: stored, decision: decision,
-                                  time: Date(timeIntervalSince1970: row.double("decided_at")),
-                                  decidedBy: row.text("decided_by"))
+            return DecisionRecord(
+                app: stored, decision: decision,
+                time: Date(timeIntervalSince1970: row.double("decided_at")),
+                decidedBy: row.text("decided_by"))
         }
         return record ?? nil
     }
 
     private static func pending(_ row: SQLiteRow) -> StoredPendingRequest? {
         guard let id = try? AppID(row.text("app_id")),
-              let operation = PermissionOperation(rawValue: row.text("operation"))
+            let operation = PermissionOperation(rawValue: row.text("operation"))
         else { return nil }
-        let request = PendingRequest(appID: id, appName: row.text("app_name"),
-                                     usageDescription: row.text("usage_description"), operation: operation,
-                                     serviceType: row.optionalText("service_type"), subject: row.text("subject"),
-                                     latestSubject: row.optionalText("latest_subject"))
-        return StoredPendingRequest(request: request, firstSeen: Date(timeIntervalSince1970: row.double("first_seen")),
-                                    lastSeen: Date(timeIntervalSince1970: row.double("last_seen")),
-                                    count: row.int("count"))
+        let request = PendingRequest(
+            appID: id, appName: row.text("app_name"),
+            usageDescription: row.text("usage_description"), operation: operation,
+            serviceType: row.optionalText("service_type"), subject: row.text("subject"),
+            latestSubject: row.optionalText("latest_subject"))
+        return StoredPendingRequest(
+            request: request, firstSeen: Date(timeIntervalSince1970: row.double("first_seen")),
+            lastSeen: Date(timeIntervalSince1970: row.double("last_seen")),
+            count: row.int("count"))
     }
 
     private static func audit(_ row: SQLiteRow) -> AuditRecord {
         let app = row.optionalText("app_id")
-        let event = AuditEvent(app: app.flatMap { try? AppID($0) }, operation: row.text("operation"),
-                               serviceType: row.optionalText("service_type"), decision: row.text("decision"),
-                               reason: row.text("reason"), detail: row.text("detail"))
-        return AuditRecord(sequence: row.int64("sequence"), time: Date(timeIntervalSince1970: row.double("time")),
-                           app: app, event: event, kind: AuditLineKind(rawValue: row.int("class")) ?? .request,
-                           uid: row.optionalInt64("uid").flatMap { UInt32(exactly: $0) }, count: row.int("count"))
+        let event = AuditEvent(
+            app: app.flatMap { try? AppID($0) }, operation: row.text("operation"),
+            serviceType: row.optionalText("service_type"), decision: row.text("decision"),
+            reason: row.text("reason"), detail: row.text("detail"))
+        return AuditRecord(
+            sequence: row.int64("sequence"), time: Date(timeIntervalSince1970: row.double("time")),
+            app: app, event: event, kind: AuditLineKind(rawValue: row.int("class")) ?? .request,
+            uid: row.optionalInt64("uid").flatMap { UInt32(exactly: $0) }, count: row.int("count"))
     }
 }
 

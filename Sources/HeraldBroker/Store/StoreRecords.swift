@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+    import FoundationEssentials
 #else
-import Foundation
+    import Foundation
 #endif
 
 /// One line of the audit trail, before the store stamps it with its time and sequence number.
@@ -20,8 +20,10 @@ package struct AuditEvent: Hashable, Sendable {
     /// Free text: the request and the caller, or what changed.
     package var detail: String
 
-    package init(app: AppID?, operation: String, serviceType: String? = nil, decision: String, reason: String,
-                detail: String) {
+    package init(
+        app: AppID?, operation: String, serviceType: String? = nil, decision: String, reason: String,
+        detail: String
+    ) {
         self.app = app
         self.operation = operation
         self.serviceType = serviceType

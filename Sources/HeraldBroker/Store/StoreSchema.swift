@@ -26,7 +26,9 @@ enum StoreSchema {
 
     /// The migrations, in order.
     static let migrations: [Migration] = [
-        Migration(identifier: "1-initial", sql: """
+        Migration(
+            identifier: "1-initial",
+            sql: """
                 PRAGMA application_id = \(applicationID);
                 CREATE TABLE manifest (
                     app_id TEXT NOT NULL PRIMARY KEY COLLATE NOCASE,
@@ -71,7 +73,9 @@ enum StoreSchema {
         // request decisions; `count` is how many decisions a line stands for (more than 1 for a line that
         // folds one user's decisions of one reason within a window). An app's address lookups are one pending
         // request, which remembers the latest name asked for.
-        Migration(identifier: "2-audit-retention", sql: """
+        Migration(
+            identifier: "2-audit-retention",
+            sql: """
                 ALTER TABLE audit_log ADD COLUMN class INTEGER NOT NULL DEFAULT 1 CHECK (class IN (0, 1));
                 ALTER TABLE audit_log ADD COLUMN uid INTEGER;
                 ALTER TABLE audit_log ADD COLUMN count INTEGER NOT NULL DEFAULT 1 CHECK (count >= 1);
@@ -136,9 +140,11 @@ enum StoreSchema {
                     "\(row.text(at: 0)) row \(row.int64(at: 1)) refers to a missing row of \(row.text(at: 2))"
                 }
                 if !violations.isEmpty {
-                    throw SQLiteError(code: SQLITE_CONSTRAINT | 3 << 8 /* SQLITE_CONSTRAINT_FOREIGNKEY */,
-                                      message: "migration \(migration.identifier) broke foreign keys: "
-                                          + violations.prefix(3).joined(separator: "; "))
+                    // SQLITE_CONSTRAINT_FOREIGNKEY: the primary code with extended code 3.
+                    throw SQLiteError(
+                        code: SQLITE_CONSTRAINT | 3 << 8,
+                        message: "migration \(migration.identifier) broke foreign keys: "
+                            + violations.prefix(3).joined(separator: "; "))
                 }
             }
         }

@@ -47,7 +47,8 @@ package struct ConfigurationFile: Sendable {
                 continue
             }
             guard !section.isEmpty else {
-                problems.append(Problem(line: lineNumber, message: "'\(key)' must be inside a section such as [network]"))
+                problems.append(
+                    Problem(line: lineNumber, message: "'\(key)' must be inside a section such as [network]"))
                 continue
             }
             entries.append(Entry(section: section, key: key, value: value, line: lineNumber))

@@ -138,8 +138,9 @@ package struct DaemonConfiguration: Sendable, Hashable {
         case ("paths", "nss-socket"): nssSocket = try socketPath()
         case ("paths", "mdnsresponder-socket"): mdnsResponderSocket = try socketPath()
         default:
-            throw ConfigurationFile.Problem(line: entry.line,
-                                            message: "unknown setting \(name); the settings are listed in docs/heraldd.conf")
+            throw ConfigurationFile.Problem(
+                line: entry.line,
+                message: "unknown setting \(name); the settings are listed in docs/heraldd.conf")
         }
         if !useIPv4 && !useIPv6 { throw problem("use-ipv4 and use-ipv6 cannot both be no") }
     }
@@ -207,7 +208,8 @@ extension DaemonConfiguration {
         guard let first = bytes.first, bytes.count <= 32, first == UInt8(ascii: "_") || (0x61...0x7A).contains(first)
         else { return false }
         return bytes.dropFirst().allSatisfy {
-            (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+            (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_")
+                || $0 == UInt8(ascii: "-")
         }
     }
 }

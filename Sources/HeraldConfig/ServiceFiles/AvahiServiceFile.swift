@@ -37,9 +37,11 @@ package struct AvahiServiceFile: Sendable {
             root = ServiceXMLNode(try XMLReader(limits: Self.limits).read(Array(data)))
         } catch {
             let message = error.isMalformed ? "not well-formed XML: \(error.message)" : error.message
-            throw ServiceFileError(file: file, problems: [
-                ServiceFileProblem(file: file, line: error.line, element: nil, message: message),
-            ])
+            throw ServiceFileError(
+                file: file,
+                problems: [
+                    ServiceFileProblem(file: file, line: error.line, element: nil, message: message)
+                ])
         }
         let services = Interpreter(file: file, hostName: hostName).services(in: root, problems: &problems)
         if problems.contains(where: { $0.severity == .error }) {
@@ -65,7 +67,9 @@ private struct Interpreter {
     var file: String
     var hostName: String
 
-    func problem(_ node: ServiceXMLNode, _ message: String, _ severity: ServiceFileProblem.Severity = .error) -> ServiceFileProblem {
+    func problem(_ node: ServiceXMLNode, _ message: String, _ severity: ServiceFileProblem.Severity = .error)
+        -> ServiceFileProblem
+    {
         ServiceFileProblem(file: file, line: node.line, element: node.path, severity: severity, message: message)
     }
 
@@ -173,7 +177,9 @@ private struct Interpreter {
                     problems.append(problem(typeNode, "the type \"\(text)\" has a subtype; give subtypes in <subtype>"))
                 } else {
                     type = parsed
-                    for warning in parsed.registrationWarnings { problems.append(problem(typeNode, warning.description, .warning)) }
+                    for warning in parsed.registrationWarnings {
+                        problems.append(problem(typeNode, warning.description, .warning))
+                    }
                 }
             } catch {
                 problems.append(problem(typeNode, "bad service type \"\(text)\": \(error)"))
@@ -191,7 +197,10 @@ private struct Interpreter {
         }
         // The instance and the type (with its domain) must make a name that fits in 255 bytes.
         if let type, !name.isEmpty, (try? ServiceInstanceName(instance: name, type: type)) == nil {
-            problems.append(problem(typeNode ?? node, "the service name \"\(name)\" and the type \(type) make a name longer than 255 bytes"))
+            problems.append(
+                problem(
+                    typeNode ?? node,
+                    "the service name \"\(name)\" and the type \(type) make a name longer than 255 bytes"))
         }
         var host: DNSName?
         if let hostNode {
@@ -240,12 +249,15 @@ private struct Interpreter {
                 // Find the entry at fault for the location.
                 var culprit = node
                 if case .duplicateKey(let key) = error,
-                   let index = entries.indices.dropFirst().first(where: { i in
-                       entries[..<i].contains { $0.key.lowercased() == key.lowercased() } && entries[i].key.lowercased() == key.lowercased()
-                   }) {
+                    let index = entries.indices.dropFirst().first(where: { i in
+                        entries[..<i].contains { $0.key.lowercased() == key.lowercased() }
+                            && entries[i].key.lowercased() == key.lowercased()
+                    })
+                {
                     culprit = entryNodes[index]
                 } else if case .stringTooLong = error,
-                          let index = entries.firstIndex(where: { $0.key.utf8.count + 1 + ($0.value?.count ?? 0) > 255 }) {
+                    let index = entries.firstIndex(where: { $0.key.utf8.count + 1 + ($0.value?.count ?? 0) > 255 })
+                {
                     culprit = entryNodes[index]
                 }
                 problems.append(problem(culprit, "bad TXT record: \(error)"))
@@ -253,8 +265,9 @@ private struct Interpreter {
         }
         let errorsAfter = problems.filter { $0.severity == .error }.count
         guard errorsAfter == errorsBefore, let type, let port else { return nil }
-        return StaticService(name: name, type: type, subtypes: subtypes, host: host, port: port,
-                             txtRecords: [txt], protocol: proto, file: file)
+        return StaticService(
+            name: name, type: type, subtypes: subtypes, host: host, port: port,
+            txtRecords: [txt], protocol: proto, file: file)
     }
 
     func txtEntry(_ node: ServiceXMLNode, problems: inout [ServiceFileProblem]) -> TXTEntry? {
@@ -299,7 +312,8 @@ private struct Interpreter {
             }
             return TXTEntry(key: key, value: bytes)
         default:
-            problems.append(problem(node, "unknown value-format \"\(format)\" (expected text, binary-hex or binary-base64)"))
+            problems.append(
+                problem(node, "unknown value-format \"\(format)\" (expected text, binary-hex or binary-base64)"))
             return nil
         }
     }
@@ -328,7 +342,8 @@ struct ServiceXMLNode {
         for child in element.children {
             let count = (counts[child.name] ?? 0) + 1
             counts[child.name] = count
-            children.append(ServiceXMLNode(child, parentPath: path, step: count == 1 ? child.name : "\(child.name)[\(count)]"))
+            children.append(
+                ServiceXMLNode(child, parentPath: path, step: count == 1 ? child.name : "\(child.name)[\(count)]"))
         }
         self.children = children
     }

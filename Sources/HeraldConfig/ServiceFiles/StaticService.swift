@@ -30,9 +30,11 @@ package struct StaticService: Hashable, Sendable {
     /// Where the service was defined.
     package var file: String
 
-    package init(name: String, type: ServiceType, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
-                priority: UInt16? = nil, weight: UInt16? = nil, txtRecords: [TXTRecord] = [.empty],
-                protocol: StaticServiceProtocol = .any, file: String = "") {
+    package init(
+        name: String, type: ServiceType, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
+        priority: UInt16? = nil, weight: UInt16? = nil, txtRecords: [TXTRecord] = [.empty],
+        protocol: StaticServiceProtocol = .any, file: String = ""
+    ) {
         self.name = name
         self.type = type
         self.subtypes = subtypes
@@ -122,7 +124,8 @@ enum ServiceFileSupport {
             do {
                 let full = try ServiceType(trimmed)
                 guard let subtype = full.subtype else {
-                    return .failure(ProblemText("\"\(trimmed)\" is not a subtype (expected _name or _name._sub.\(type.name))"))
+                    return .failure(
+                        ProblemText("\"\(trimmed)\" is not a subtype (expected _name or _name._sub.\(type.name))"))
                 }
                 guard full.baseType.name.lowercased() == type.name.lowercased(), full.transport == type.transport else {
                     return .failure(ProblemText("the subtype \"\(trimmed)\" is not of the service's type \(type)"))
@@ -168,7 +171,10 @@ enum ServiceFileSupport {
         var values: [UInt8] = []
         var padding = 0
         for c in text.utf8 {
-            if c == UInt8(ascii: "=") { padding += 1; continue }
+            if c == UInt8(ascii: "=") {
+                padding += 1
+                continue
+            }
             if padding > 0 { return nil }
             let v: UInt8
             switch c {

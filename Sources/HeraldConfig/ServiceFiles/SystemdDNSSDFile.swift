@@ -26,12 +26,15 @@ package struct SystemdDNSSDFile: Sendable {
 
     /// Reads a file and its drop-ins (the `.conf` files of `NAME.dnssd.d/`, in name order), which are read after it
     /// and change what it says as later lines do. Problems name the file they are in.
-    package init(contents: String, file: String, dropIns: [(file: String, contents: String)] = [],
-                specifiers: Specifiers) throws(ServiceFileError) {
+    package init(
+        contents: String, file: String, dropIns: [(file: String, contents: String)] = [],
+        specifiers: Specifiers
+    ) throws(ServiceFileError) {
         var problems: [ServiceFileProblem] = []
         var currentFile = file
         func error(_ line: Int, _ message: String, in file: String? = nil) {
-            problems.append(ServiceFileProblem(file: file ?? currentFile, line: line, severity: .error, message: message))
+            problems.append(
+                ServiceFileProblem(file: file ?? currentFile, line: line, severity: .error, message: message))
         }
         func warning(_ line: Int, _ message: String) {
             problems.append(ServiceFileProblem(file: currentFile, line: line, severity: .warning, message: message))
@@ -193,8 +196,9 @@ package struct SystemdDNSSDFile: Sendable {
         guard let serviceType, let port else {
             throw ServiceFileError(file: file, problems: problems)
         }
-        self.service = StaticService(name: instance, type: serviceType, subtypes: subtypeLabels, port: port,
-                                     priority: priority, weight: weight, txtRecords: records, file: file)
+        self.service = StaticService(
+            name: instance, type: serviceType, subtypes: subtypeLabels, port: port,
+            priority: priority, weight: weight, txtRecords: records, file: file)
         self.warnings = problems
     }
 
@@ -292,7 +296,8 @@ package struct SystemdDNSSDFile: Sendable {
                 case UInt8(ascii: "v"): current.append(0x0B)
                 case UInt8(ascii: "x"):
                     guard i + 2 < bytes.count, let h = ServiceFileSupport.hexValue(bytes[i + 1]),
-                          let l = ServiceFileSupport.hexValue(bytes[i + 2]) else {
+                        let l = ServiceFileSupport.hexValue(bytes[i + 2])
+                    else {
                         return .failure(ProblemText("bad \\x escape"))
                     }
                     current.append(h << 4 | l)
@@ -312,7 +317,11 @@ package struct SystemdDNSSDFile: Sendable {
                 quote = b
                 inWord = true
             } else if isSpace(b) {
-                if inWord { words.append(current); current = []; inWord = false }
+                if inWord {
+                    words.append(current)
+                    current = []
+                    inWord = false
+                }
             } else {
                 current.append(b)
                 inWord = true

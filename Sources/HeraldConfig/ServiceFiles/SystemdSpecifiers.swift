@@ -15,8 +15,10 @@ extension SystemdDNSSDFile {
         /// `%M` (IMAGE_ID) and `%A` (IMAGE_VERSION); a field the file does not set expands to nothing, as in systemd.
         package var osRelease: [String: String]
 
-        package init(hostName: String, machineID: String? = nil, bootID: String? = nil, kernelRelease: String? = nil,
-                    architecture: String? = nil, osRelease: [String: String] = [:]) {
+        package init(
+            hostName: String, machineID: String? = nil, bootID: String? = nil, kernelRelease: String? = nil,
+            architecture: String? = nil, osRelease: [String: String] = [:]
+        ) {
             self.hostName = hostName
             self.machineID = machineID
             self.bootID = bootID
@@ -61,7 +63,10 @@ extension SystemdDNSSDFile {
         var result = ""
         var iterator = text.makeIterator()
         while let c = iterator.next() {
-            guard c == "%" else { result.append(c); continue }
+            guard c == "%" else {
+                result.append(c)
+                continue
+            }
             guard let s = iterator.next() else { return .failure(ProblemText("Name= ends with a lone %")) }
             let value: String?
             switch s {
@@ -71,7 +76,10 @@ extension SystemdDNSSDFile {
             case "b": value = specifiers.bootID
             case "B": value = specifiers.osRelease["BUILD_ID"] ?? ""
             case "H": value = specifiers.hostName
-            case "l": value = specifiers.hostName.split(separator: ".", maxSplits: 1).first.map(String.init) ?? specifiers.hostName
+            case "l":
+                value =
+                    specifiers.hostName.split(separator: ".", maxSplits: 1).first.map(String.init)
+                    ?? specifiers.hostName
             case "m": value = specifiers.machineID
             case "M": value = specifiers.osRelease["IMAGE_ID"] ?? ""
             case "o": value = specifiers.osRelease["ID"] ?? ""
@@ -79,7 +87,8 @@ extension SystemdDNSSDFile {
             case "w": value = specifiers.osRelease["VERSION_ID"] ?? ""
             case "W": value = specifiers.osRelease["VARIANT_ID"] ?? ""
             default:
-                return .failure(ProblemText("unknown specifier %\(s) in Name= (known: %a %A %b %B %H %l %m %M %o %v %w %W %%)"))
+                return .failure(
+                    ProblemText("unknown specifier %\(s) in Name= (known: %a %A %b %B %H %l %m %M %o %v %w %W %%)"))
             }
             guard let value else { return .failure(ProblemText("the value of %\(s) is not known on this system")) }
             result += value

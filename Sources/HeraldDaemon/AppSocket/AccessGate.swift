@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CHeraldSystem
 import HeraldBroker
 import HeraldSession
 import HeraldWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Who is on the other end of a socket connection, as the kernel reports it (SO_PEERCRED), with a pidfd
 /// that keeps naming that process even if its pid is reused later.
@@ -21,8 +22,10 @@ package struct ClientIdentity: Hashable, Sendable {
     /// when unknown. With the pid, it names the process for good: a later process given the same pid started later.
     package var startTime: UInt64?
 
-    package init(pid: Int32, uid: UInt32, gid: UInt32, pidfd: Int32? = nil, pidfdIsExact: Bool = false,
-                startTime: UInt64? = nil) {
+    package init(
+        pid: Int32, uid: UInt32, gid: UInt32, pidfd: Int32? = nil, pidfdIsExact: Bool = false,
+        startTime: UInt64? = nil
+    ) {
         self.pid = pid
         self.uid = uid
         self.gid = gid
@@ -36,10 +39,12 @@ package struct ClientIdentity: Hashable, Sendable {
         guard let credentials = UnixSocket.peerCredentials(fd) else { return nil }
         var exact: Int32 = 0
         let pidfd = herald_peer_pidfd(fd, credentials.pid, &exact)
-        var identity = ClientIdentity(pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
-                                      pidfd: pidfd >= 0 ? pidfd : nil, pidfdIsExact: exact == 1)
+        var identity = ClientIdentity(
+            pid: credentials.pid, uid: credentials.uid, gid: credentials.gid,
+            pidfd: pidfd >= 0 ? pidfd : nil, pidfdIsExact: exact == 1)
         if credentials.pid > 0, let started = try? ProcessInspector.system.startTime(of: credentials.pid),
-           identity.processIsAlive {
+            identity.processIsAlive
+        {
             identity.startTime = started
         }
         return identity
@@ -62,7 +67,7 @@ protocol AccessGate: AnyObject {
     /// The caller of one request: its sender, as the kernel attached it to the message; `note` says why it does
     /// not pass as the connection's app, when that is the case.
     func caller(of peer: ClientIdentity, connection: ConnectingProgram?, sender: UnixSocket.Sender?)
-    -> (caller: CallerIdentity, note: String?)
+        -> (caller: CallerIdentity, note: String?)
     /// True while the connecting process runs the program it connected with.
     func stillRuns(_ connection: ConnectingProgram, peer: ClientIdentity) -> Bool
     /// True when `caller` is an operator now (exempt from the per-user shares of connections).
@@ -80,7 +85,8 @@ final class AllowEverything: AccessGate {
     init() {}
     func identifyConnection(_ peer: ClientIdentity, ready: @escaping (ConnectingProgram?) -> Void) { ready(nil) }
     func caller(of peer: ClientIdentity, connection: ConnectingProgram?, sender: UnixSocket.Sender?)
-    -> (caller: CallerIdentity, note: String?) {
+        -> (caller: CallerIdentity, note: String?)
+    {
         (CallerIdentity(pid: sender?.pid ?? peer.pid, uid: sender?.uid ?? peer.uid), nil)
     }
     func stillRuns(_ connection: ConnectingProgram, peer: ClientIdentity) -> Bool { true }

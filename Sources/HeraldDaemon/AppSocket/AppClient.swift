@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldBroker
 import HeraldEngine
 import HeraldIPC
 import HeraldSession
 import HeraldWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One connection to the app socket, as the socket sees it: its descriptor, its frame decoder, the descriptors it
 /// passed, its outgoing bytes and who is on the other end. Its operations are its session's, in the

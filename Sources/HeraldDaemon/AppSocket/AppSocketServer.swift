@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldBroker
 import HeraldEngine
 import HeraldIPC
 import HeraldSession
 import HeraldWire
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Limits that keep one client, one user, or all of them together from taking the daemon down: every resource a
 /// connection can hold has a share per user, a cap for everyone, and a timeout or an end (docs/permissions.md,
@@ -80,16 +81,19 @@ package final class AppSocketServer {
 
     /// Listens on `path`, or on `inherited`, a listening socket passed by the service manager (socket activation),
     /// whose file then belongs to the service manager.
-    init(path: String, inherited: Int32? = nil, loop: EventLoop, network: NetworkService, gate: AccessGate,
-                limits: ClientLimits, logger: Logger) throws(SystemError) {
+    init(
+        path: String, inherited: Int32? = nil, loop: EventLoop, network: NetworkService, gate: AccessGate,
+        limits: ClientLimits, logger: Logger
+    ) throws(SystemError) {
         self.loop = loop
         self.network = network
         self.gate = gate
         self.limits = limits
         self.logger = logger
         sessionGate = SessionGateAdapter(gate: gate, logger: logger)
-        core = SessionCore(limits: limits.sessions, messageSizeLimit: network.engine.configuration.messageSizeLimit,
-                           gate: sessionGate)
+        core = SessionCore(
+            limits: limits.sessions, messageSizeLimit: network.engine.configuration.messageSizeLimit,
+            gate: sessionGate)
         listeners = [try UnixListener(path: path, inherited: inherited, loop: loop)]
         sessionGate.server = self
         listeners[0].accepted = { [unowned self] connections in for fd in connections { self.accept(fd) } }
@@ -122,8 +126,9 @@ package final class AppSocketServer {
         let client = AppClient(id: nextClientID, fd: fd, identity: peer, now: MonotonicClock.milliseconds())
         nextClientID += 1
         let caller = peer.map { CallerIdentity(pid: $0.pid, uid: $0.uid, groups: [$0.gid]) }
-        let admitted = core.open(client.connectionID, user: client.user, pid: peer?.pid, startTime: peer?.startTime,
-                                 isOperator: caller.map { gate.isOperator($0) } ?? false)
+        let admitted = core.open(
+            client.connectionID, user: client.user, pid: peer?.pid, startTime: peer?.startTime,
+            isOperator: caller.map { gate.isOperator($0) } ?? false)
         writeLog()
         guard admitted else {
             client.close()
@@ -131,7 +136,9 @@ package final class AppSocketServer {
         }
         clients[client.id] = client
         // Swept while there are clients; a daemon without any is not woken.
-        if sweepTimer?.deadline == nil { sweepTimer?.schedule(at: MonotonicClock.milliseconds() + Self.sweepMilliseconds) }
+        if sweepTimer?.deadline == nil {
+            sweepTimer?.schedule(at: MonotonicClock.milliseconds() + Self.sweepMilliseconds)
+        }
         guard let peer else {
             startServing(client)
             return
@@ -147,8 +154,10 @@ package final class AppSocketServer {
 
     /// Starts reading a connection, and watches its connecting process, whose exit ends its operations.
     private func startServing(_ client: AppClient) {
-        guard loop.watch(client, server: "app socket", logger: logger, read: { [unowned self] in self.readRequests(from: $0) },
-                         write: { [unowned self] in self.writePending($0) })
+        guard
+            loop.watch(
+                client, server: "app socket", logger: logger, read: { [unowned self] in self.readRequests(from: $0) },
+                write: { [unowned self] in self.writePending($0) })
         else {
             forget(client)
             return
@@ -199,7 +208,9 @@ package final class AppSocketServer {
     /// Ends a connection and every operation it ran (registrations say goodbye).
     func disconnect(_ client: AppClient, reason: String?) {
         guard clients[client.id] != nil else { return }
-        if let reason { logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)") }
+        if let reason {
+            logger.notice("app socket: dropping client \(client.id) (pid \(client.identity?.pid ?? -1)): \(reason)")
+        }
         core.close(client.connectionID)
         forget(client)
         runEngineCommands()
@@ -249,13 +260,17 @@ package final class AppSocketServer {
             return
         }
         if queuedBytesOfUser[client.user, default: 0] > limits.outputBytesPerUser {
-            disconnect(client, reason: "uid \(client.user)'s clients do not read their replies (more than "
-                       + "\(limits.outputBytesPerUser) bytes queued, its share)")
+            disconnect(
+                client,
+                reason: "uid \(client.user)'s clients do not read their replies (more than "
+                    + "\(limits.outputBytesPerUser) bytes queued, its share)")
             return
         }
         if queuedBytes > limits.outputBytesTotal {
-            disconnect(client, reason: "it does not read its replies, and clients hold more than "
-                       + "\(limits.outputBytesTotal) bytes of replies in all")
+            disconnect(
+                client,
+                reason: "it does not read its replies, and clients hold more than "
+                    + "\(limits.outputBytesTotal) bytes of replies in all")
             return
         }
         writePending(client)
@@ -283,8 +298,10 @@ package final class AppSocketServer {
             }
             client.lastActive = now
             if client.programEnded == nil, let connection = client.connection, let peer = client.identity,
-               !gate.stillRuns(connection, peer: peer) {
-                endProgram(of: client, reason: "pid \(peer.pid), which connected, has exited or started another program")
+                !gate.stillRuns(connection, peer: peer)
+            {
+                endProgram(
+                    of: client, reason: "pid \(peer.pid), which connected, has exited or started another program")
             }
         }
         flushReplies()

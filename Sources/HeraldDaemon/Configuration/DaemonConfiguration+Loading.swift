@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldConfig
 import HeraldFiles
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension DaemonConfiguration {
     /// Why a configuration file could not be used.

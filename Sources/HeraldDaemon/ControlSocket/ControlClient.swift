@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldControl
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One connection to the control socket: its line buffer, its queued output, and what it subscribed to.
 final class ControlClient: QueuedWriter {

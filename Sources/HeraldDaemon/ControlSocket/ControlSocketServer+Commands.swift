@@ -1,11 +1,12 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HeraldBroker
 import HeraldControl
 import Logging
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The commands of the control protocol: each request is checked (version, operator) and answered with one
 /// reply; store changes are committed before the reply goes out.
@@ -23,17 +24,22 @@ extension ControlSocketServer {
             return
         }
         guard envelope.version == ControlProtocol.version else {
-            send(.failure(id: envelope.id, .unsupportedVersion,
-                          "this heraldd speaks control protocol version \(ControlProtocol.version), not "
-                              + "\(envelope.version.map(String.init) ?? "(none)"); use herald from the same release"),
-                 to: client)
+            send(
+                .failure(
+                    id: envelope.id, .unsupportedVersion,
+                    "this heraldd speaks control protocol version \(ControlProtocol.version), not "
+                        + "\(envelope.version.map(String.init) ?? "(none)"); use herald from the same release"),
+                to: client)
             return
         }
         // Checked on every request: the peer's credentials, not the socket's mode, decide.
         guard isOperator(client) else {
-            logger.notice("control socket: refused \(envelope.command ?? "a request") from \(actor(client)): not an operator")
-            send(.failure(id: envelope.id, .notOperator,
-                          "only operators may do this: root, or members of the \(operators.groupName) group"), to: client)
+            logger.notice(
+                "control socket: refused \(envelope.command ?? "a request") from \(actor(client)): not an operator")
+            send(
+                .failure(
+                    id: envelope.id, .notOperator,
+                    "only operators may do this: root, or members of the \(operators.groupName) group"), to: client)
             return
         }
         let request: ControlRequest
@@ -41,9 +47,11 @@ extension ControlSocketServer {
             request = try ControlProtocol.decode(ControlRequest.self, from: line)
         } catch {
             let known = ControlRequest.Command.allCases.map(\.rawValue).joined(separator: ", ")
-            send(.failure(id: envelope.id, .malformedRequest,
-                          "cannot read the request (\(envelope.command ?? "no command")); the commands are: \(known)"),
-                 to: client)
+            send(
+                .failure(
+                    id: envelope.id, .malformedRequest,
+                    "cannot read the request (\(envelope.command ?? "no command")); the commands are: \(known)"),
+                to: client)
             return
         }
         send(execute(request, from: client), to: client)
@@ -78,7 +86,8 @@ extension ControlSocketServer {
                 reply.app = try describe(try appID(request))
             case .grant, .deny, .reset:
                 let app = try appID(request)
-                let decision: AppDecision = request.command == .grant ? .granted : request.command == .deny ? .denied : .notDetermined
+                let decision: AppDecision =
+                    request.command == .grant ? .granted : request.command == .deny ? .denied : .notDetermined
                 let change = try storeCall { try broker.decide(app, decision, by: actor(client)) }
                 reply.change = "\(change.current.rawValue) (was \(change.previous.rawValue))"
                 reply.app = try describe(app)
@@ -103,8 +112,9 @@ extension ControlSocketServer {
                 let topics = Set(request.topics ?? ["requests", "decisions", "log"])
                 let unknown = topics.subtracting(["requests", "decisions", "log"])
                 guard unknown.isEmpty else {
-                    throw ControlError(code: .malformedRequest,
-                                       message: "unknown topics \(unknown.sorted()); the topics are requests, decisions, log")
+                    throw ControlError(
+                        code: .malformedRequest,
+                        message: "unknown topics \(unknown.sorted()); the topics are requests, decisions, log")
                 }
                 client.topics = topics
                 if let after = request.after {
@@ -143,16 +153,22 @@ extension ControlSocketServer {
     /// the page was cut by size.
     private func auditPage(after: Int64?, limit: Int) throws(ControlError) -> (lines: [ControlAuditLine], more: Bool) {
         let start: Int64
-        if let after { start = after } else { start = try storeCall { try broker.store.auditSequence(beforeNewest: limit) } }
+        if let after {
+            start = after
+        } else {
+            start = try storeCall { try broker.store.auditSequence(beforeNewest: limit) }
+        }
         var page = Page()
         let records = try storeCall {
-            try broker.store.auditLog(after: start, limit: limit, while: { page.takes(Self.auditLine($0).encodedLengthBound) })
+            try broker.store.auditLog(
+                after: start, limit: limit, while: { page.takes(Self.auditLine($0).encodedLengthBound) })
         }
         return (records.records.map(Self.auditLine), records.more)
     }
 
     private func addApp(_ request: ControlRequest, by actor: String) throws(ControlError)
-    -> (ValidatedManifest, String) {
+        -> (ValidatedManifest, String)
+    {
         guard let text = request.manifest else {
             throw ControlError(code: .malformedRequest, message: "app-add needs the manifest's text")
         }
@@ -162,10 +178,11 @@ extension ControlSocketServer {
         do throws(ManifestError) {
             validated = try ManifestParser.parse(Array(text.utf8), format: format)
         } catch {
-            throw ControlError(code: .invalidManifest,
-                               message: "the manifest is not valid (\(error.problems.count) problem"
-                                   + "\(error.problems.count == 1 ? "" : "s")); nothing was stored",
-                               problems: error.problems.map(\.description))
+            throw ControlError(
+                code: .invalidManifest,
+                message: "the manifest is not valid (\(error.problems.count) problem"
+                    + "\(error.problems.count == 1 ? "" : "s")); nothing was stored",
+                problems: error.problems.map(\.description))
         }
         let change = try storeCall { try broker.register(validated.manifest, by: actor) }
         switch change {
@@ -182,15 +199,19 @@ extension ControlSocketServer {
         do throws(AppIDError) {
             return try AppID(text)
         } catch {
-            throw ControlError(code: .unknownApp, message: "'\(text)' is not an app id (\(error)); "
-                                   + "'herald app list' shows the registered apps")
+            throw ControlError(
+                code: .unknownApp,
+                message: "'\(text)' is not an app id (\(error)); "
+                    + "'herald app list' shows the registered apps")
         }
     }
 
     private func describe(_ id: AppID) throws(ControlError) -> ControlApp {
         guard let stored = try storeCall({ try broker.store.manifest(id) }) else {
-            throw ControlError(code: .unknownApp, message: "no app with id \(id) is registered; "
-                                   + "'herald app list' shows the registered apps")
+            throw ControlError(
+                code: .unknownApp,
+                message: "no app with id \(id) is registered; "
+                    + "'herald app list' shows the registered apps")
         }
         return try describe(stored)
     }
@@ -219,7 +240,8 @@ extension ControlSocketServer {
         } catch let error as ControlError {
             failure = error
         } catch {
-            failure = ControlError(code: .storeFailure, message: "permission store error: \(error); nothing was changed")
+            failure = ControlError(
+                code: .storeFailure, message: "permission store error: \(error); nothing was changed")
         }
         // The operator is told to look here: say what went wrong with the store.
         if failure.code == .storeFailure { logger.error("control socket: \(failure.message)") }
@@ -236,18 +258,20 @@ extension ControlSocketServer {
 
     static func pending(_ stored: StoredPendingRequest) -> ControlPendingRequest {
         let request = stored.request
-        return ControlPendingRequest(app: request.appID.rawValue, appName: request.appName,
-                                     usageDescription: request.usageDescription, operation: request.operation.rawValue,
-                                     serviceType: request.serviceType, subject: request.subject,
-                                     latestSubject: request.latestSubject, firstSeen: stored.firstSeen,
-                                     lastSeen: stored.lastSeen, count: stored.count)
+        return ControlPendingRequest(
+            app: request.appID.rawValue, appName: request.appName,
+            usageDescription: request.usageDescription, operation: request.operation.rawValue,
+            serviceType: request.serviceType, subject: request.subject,
+            latestSubject: request.latestSubject, firstSeen: stored.firstSeen,
+            lastSeen: stored.lastSeen, count: stored.count)
     }
 
     static func auditLine(_ record: AuditRecord) -> ControlAuditLine {
-        ControlAuditLine(sequence: record.sequence, time: record.time, app: record.app,
-                         operation: record.event.operation, serviceType: record.event.serviceType,
-                         decision: record.event.decision, reason: record.event.reason, detail: record.event.detail,
-                         uid: record.uid, count: record.count > 1 ? record.count : nil)
+        ControlAuditLine(
+            sequence: record.sequence, time: record.time, app: record.app,
+            operation: record.event.operation, serviceType: record.event.serviceType,
+            decision: record.event.decision, reason: record.event.reason, detail: record.event.detail,
+            uid: record.uid, count: record.count > 1 ? record.count : nil)
     }
 
     // MARK: - Notifications
@@ -272,7 +296,8 @@ extension ControlSocketServer {
         for client in clients.values where client.topics.contains("requests") && isOperator(client) {
             for app in order {
                 guard let request = newest[app], !client.closed,
-                      client.output.count < Self.pendingEventBacklog else { break }
+                    client.output.count < Self.pendingEventBacklog
+                else { break }
                 var event = ControlReply(id: nil, event: "pending-request")
                 event.request = Self.pending(request)
                 send(event, to: client)
@@ -287,10 +312,11 @@ extension ControlSocketServer {
             event.change = "\(change.current.rawValue) (was \(change.previous.rawValue))"
             event.app = try? describe(change.app)
             if event.app == nil {
-                event.app = ControlApp(id: change.app.rawValue, name: change.app.rawValue, decision: change.current.rawValue,
-                                       decidedBy: nil, decidedAt: nil, executables: [], systemdUnits: [],
-                                       pinnedExecutables: [], serviceTypes: [], usageDescription: nil, entitlements: [],
-                                       addedAt: Date(), updatedAt: Date(), pendingRequests: 0)
+                event.app = ControlApp(
+                    id: change.app.rawValue, name: change.app.rawValue, decision: change.current.rawValue,
+                    decidedBy: nil, decidedAt: nil, executables: [], systemdUnits: [],
+                    pinnedExecutables: [], serviceTypes: [], usageDescription: nil, entitlements: [],
+                    addedAt: Date(), updatedAt: Date(), pendingRequests: 0)
             }
             send(event, to: client)
         }
@@ -312,7 +338,8 @@ extension ControlSocketServer {
                 return
             }
             guard let page = try? auditPage(after: client.lastLogSequence, limit: 1000),
-                  let last = page.lines.last else { return }
+                let last = page.lines.last
+            else { return }
             client.lastLogSequence = last.sequence
             var event = ControlReply(id: nil, event: "log")
             event.log = page.lines

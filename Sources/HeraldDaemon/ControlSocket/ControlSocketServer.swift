@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CHeraldSystem
 import HeraldBroker
 import HeraldControl
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Serves operators on the control socket (docs/permissions.md, "Operators' commands"): app registration,
 /// grant/deny/reset, pending requests, the audit log, status, and live notifications. Only operators get in: the
@@ -29,8 +30,10 @@ package final class ControlSocketServer {
     static let outputLimit = 4 << 20
 
     /// Listens on `path` (or on `inherited`, a socket passed by the service manager).
-    package init(path: String, inherited: Int32? = nil, loop: EventLoop, broker: PermissionBroker, operators: OperatorRule,
-                logger: Logger, status: @escaping () -> ControlStatus) throws(SystemError) {
+    package init(
+        path: String, inherited: Int32? = nil, loop: EventLoop, broker: PermissionBroker, operators: OperatorRule,
+        logger: Logger, status: @escaping () -> ControlStatus
+    ) throws(SystemError) {
         self.loop = loop
         self.broker = broker
         self.operators = operators
@@ -52,15 +55,18 @@ package final class ControlSocketServer {
             let user = client.identity?.uid
             let ofUser = clients.values.reduce(0) { $0 + ($1.identity?.uid == user ? 1 : 0) }
             guard ofUser < Self.nonOperatorClientLimit else {
-                let message = "control socket: refusing a client of uid \(user.map { "\($0)" } ?? "?"), not an operator: "
+                let message =
+                    "control socket: refusing a client of uid \(user.map { "\($0)" } ?? "?"), not an operator: "
                     + "it has \(Self.nonOperatorClientLimit) connections"
                 logger.warning("\(message)")
                 client.close()
                 return
             }
         }
-        if loop.watch(client, server: "control socket", logger: logger,
-                      read: { [unowned self] in self.readRequests(from: $0) }, write: { [unowned self] in self.writePending($0) }) {
+        if loop.watch(
+            client, server: "control socket", logger: logger,
+            read: { [unowned self] in self.readRequests(from: $0) }, write: { [unowned self] in self.writePending($0) })
+        {
             clients[client.id] = client
         }
     }

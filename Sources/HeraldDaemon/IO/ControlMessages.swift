@@ -1,9 +1,10 @@
 import CHeraldSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldEngine
 import HeraldWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Reads and writes the ancillary data (cmsg) of UDP sockets by hand, since glibc's CMSG_* macros do not
 /// reach Swift. Layout on Linux: `struct cmsghdr { size_t len; int level; int type; }` then data, each
@@ -30,12 +31,16 @@ enum ControlMessages {
             let type = Int32(truncatingIfNeeded: readInt(control, offset + MemoryLayout<Int>.size + 4, size: 4))
             guard length >= headerSize, offset + length <= control.count else { return nil }
             let data = offset + headerSize
-            if family == .ipv4, level == Int32(IPPROTO_IP), type == LinuxSocketOptions.ipPacketInfo, length - headerSize >= 12 {
+            if family == .ipv4, level == Int32(IPPROTO_IP), type == LinuxSocketOptions.ipPacketInfo,
+                length - headerSize >= 12
+            {
                 let index = Int(Int32(truncatingIfNeeded: readInt(control, data, size: 4)))
                 let firstOctet = control[data + 8]  // ipi_addr: the header's destination address
                 return PacketInfo(interfaceIndex: index, toMulticast: firstOctet >= 224 && firstOctet <= 239)
             }
-            if family == .ipv6, level == Int32(IPPROTO_IPV6), type == LinuxSocketOptions.ipv6PacketInfo, length - headerSize >= 20 {
+            if family == .ipv6, level == Int32(IPPROTO_IPV6), type == LinuxSocketOptions.ipv6PacketInfo,
+                length - headerSize >= 20
+            {
                 let index = Int(UInt32(truncatingIfNeeded: readInt(control, data + 16, size: 4)))
                 return PacketInfo(interfaceIndex: index, toMulticast: control[data] == 0xFF)
             }
@@ -83,7 +88,8 @@ enum SocketAddressConversion {
             return withUnsafePointer(to: &storage) {
                 $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
                     let value = UInt32(bigEndian: pointer.pointee.sin_addr.s_addr)
-                    return HeraldEngine.SocketAddress(.v4(IPv4Address(value)), port: UInt16(bigEndian: pointer.pointee.sin_port))
+                    return HeraldEngine.SocketAddress(
+                        .v4(IPv4Address(value)), port: UInt16(bigEndian: pointer.pointee.sin_port))
                 }
             }
         case AF_INET6:

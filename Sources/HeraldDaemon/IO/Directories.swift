@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Making directories the way `mkdir -p` does, for the daemon's sockets and its state directory.

@@ -1,6 +1,7 @@
 import CHeraldSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A single-threaded epoll loop: file descriptors with callbacks, and one deadline supplied by the owner.
@@ -31,7 +32,9 @@ package final class EventLoop {
 
     /// Watches `fd`; `handler` runs on the loop with the events that occurred (errors and hang-ups count as readable).
     package func register(_ fd: Int32, for events: Events, handler: @escaping (Events) -> Void) throws(SystemError) {
-        guard herald_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events.rawValue) == 0 else { throw SystemError("epoll_ctl(ADD)") }
+        guard herald_epoll_ctl(epollFD, EPOLL_CTL_ADD, fd, events.rawValue) == 0 else {
+            throw SystemError("epoll_ctl(ADD)")
+        }
         handlers[fd] = handler
     }
 

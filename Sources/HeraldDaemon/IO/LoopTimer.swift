@@ -1,6 +1,7 @@
 import CHeraldSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A one-shot timer on the event loop (a timerfd), for parts of the daemon that keep their own deadlines.

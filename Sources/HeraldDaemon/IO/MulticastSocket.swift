@@ -1,9 +1,10 @@
 import CHeraldSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldEngine
 import HeraldWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A datagram as it arrived: the bytes, who sent it, the interface it came in on, and whether it was sent
 /// to the mDNS group or to one of our own addresses.
@@ -28,7 +29,8 @@ package final class MulticastSocket {
     package init(family: IPFamily, port: UInt16 = HeraldWire.mdnsPort) throws(SystemError) {
         self.family = family
         let domain = family == .ipv4 ? AF_INET : AF_INET6
-        let fd = socket(domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            domain, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError("socket(\(family.rawValue))") }
         self.fd = fd
         do throws(SystemError) {
@@ -45,7 +47,9 @@ package final class MulticastSocket {
                 address.sin_port = port.bigEndian
                 address.sin_addr.s_addr = 0
                 let result = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
                 }
                 guard result == 0 else { throw SystemError("bind(0.0.0.0:\(port))") }
             } else {
@@ -59,7 +63,9 @@ package final class MulticastSocket {
                 address.sin6_family = sa_family_t(AF_INET6)
                 address.sin6_port = port.bigEndian
                 let result = withUnsafePointer(to: &address) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
+                    }
                 }
                 guard result == 0 else { throw SystemError("bind([::]:\(port))") }
             }
@@ -142,10 +148,11 @@ package final class MulticastSocket {
             }
             if received < 0 { return nil }  // EAGAIN, or an error the next read reports again
             guard let source = SocketAddressConversion.address(from: storage),
-                  let info = ControlMessages.packetInfo(in: control, family: family)
+                let info = ControlMessages.packetInfo(in: control, family: family)
             else { continue }
-            return ReceivedDatagram(bytes: Array(receiveBuffer[0..<received]), source: source,
-                                    interfaceIndex: info.interfaceIndex, toUnicast: !info.toMulticast)
+            return ReceivedDatagram(
+                bytes: Array(receiveBuffer[0..<received]), source: source,
+                interfaceIndex: info.interfaceIndex, toUnicast: !info.toMulticast)
         }
     }
 
@@ -158,7 +165,8 @@ package final class MulticastSocket {
         let target: HeraldEngine.SocketAddress
         switch destination {
         case .multicast:
-            target = family == .ipv4
+            target =
+                family == .ipv4
                 ? HeraldEngine.SocketAddress(.v4(HeraldWire.ipv4Group), port: HeraldWire.mdnsPort)
                 : HeraldEngine.SocketAddress(.v6(HeraldWire.ipv6Group), port: HeraldWire.mdnsPort)
         case .unicast(let address):
@@ -169,11 +177,13 @@ package final class MulticastSocket {
         let sent = bytes.withUnsafeBytes { data in
             control.withUnsafeBytes { controlBytes in
                 withUnsafeMutablePointer(to: &storage) { storagePointer -> Int in
-                    var vector = iovec(iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
+                    var vector = iovec(
+                        iov_base: UnsafeMutableRawPointer(mutating: data.baseAddress), iov_len: data.count)
                     return withUnsafeMutablePointer(to: &vector) { vectorPointer in
                         var header = msghdr()
                         header.msg_name = UnsafeMutableRawPointer(storagePointer)
-                        header.msg_namelen = socklen_t(family == .ipv4 ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
+                        header.msg_namelen = socklen_t(
+                            family == .ipv4 ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
                         header.msg_iov = vectorPointer
                         header.msg_iovlen = 1
                         header.msg_control = UnsafeMutableRawPointer(mutating: controlBytes.baseAddress)

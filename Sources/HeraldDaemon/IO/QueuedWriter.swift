@@ -25,9 +25,11 @@ extension EventLoop {
     /// Starts watching a newly accepted connection: `read` runs when it is readable, `write` when it can take more
     /// of its queue. A connection the loop cannot watch is closed, with a warning naming `server`; returns whether
     /// it is watched.
-    func watch<Connection: QueuedWriter>(_ connection: Connection, server: String, logger: Logger,
-                                         read: @escaping (Connection) -> Void,
-                                         write: @escaping (Connection) -> Void) -> Bool {
+    func watch<Connection: QueuedWriter>(
+        _ connection: Connection, server: String, logger: Logger,
+        read: @escaping (Connection) -> Void,
+        write: @escaping (Connection) -> Void
+    ) -> Bool {
         do {
             try register(connection.fd, for: .readable) { events in
                 if events.contains(.writable) { write(connection) }

@@ -1,6 +1,7 @@
 import CHeraldSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Delivers SIGTERM, SIGINT and SIGHUP through a file descriptor (signalfd), so that the event loop handles

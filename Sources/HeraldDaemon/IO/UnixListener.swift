@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A listening Unix stream socket watched by the loop, shared by the app, control and NSS servers.
@@ -16,8 +16,10 @@ final class UnixListener {
     var accepted: ([Int32]) -> Void = { connections in connections.forEach { close($0) } }
 
     /// Listens on `path` with file mode `mode` (and group `group`, if given), or on `inherited`.
-    init(path: String, inherited: Int32? = nil, mode: mode_t = 0o666, group: gid_t? = nil,
-         loop: EventLoop) throws(SystemError) {
+    init(
+        path: String, inherited: Int32? = nil, mode: mode_t = 0o666, group: gid_t? = nil,
+        loop: EventLoop
+    ) throws(SystemError) {
         // An inherited socket is wherever the service manager bound it, which the log and status should say.
         self.path = inherited.flatMap(Self.boundPath(of:)) ?? path
         self.loop = loop

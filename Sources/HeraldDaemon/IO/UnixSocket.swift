@@ -1,6 +1,7 @@
 import CHeraldSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Unix stream sockets: a listening socket at a path, and the reads and writes of accepted connections,
@@ -8,7 +9,8 @@ import Glibc
 package enum UnixSocket {
     /// Creates, binds and listens on `path` with the given permission bits. A stale socket file left by a
     /// previous run is replaced; a path held by a live daemon is refused.
-    package static func listen(at path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> Int32 {
+    package static func listen(at path: String, mode: mode_t = 0o666, backlog: Int32 = 128) throws(SystemError) -> Int32
+    {
         guard path.utf8.count < 108 else { throw SystemError("socket path too long (\(path))", code: ENAMETOOLONG) }
         try makeParentDirectory(of: path)
         if access(path, F_OK) == 0 {
@@ -19,11 +21,14 @@ package enum UnixSocket {
             }
             unlink(path)
         }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError("socket(AF_UNIX)") }
         var address = makeAddress(path)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard bound == 0 else {
             let error = SystemError("bind(\(path))")
@@ -42,12 +47,16 @@ package enum UnixSocket {
     /// Connects to the socket at `path`. Blocking, unless `nonBlocking`: then a listener whose backlog is full
     /// fails the call (EAGAIN) instead of holding the caller.
     package static func connect(to path: String, nonBlocking: Bool = false) throws(SystemError) -> Int32 {
-        let flags = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
+        let flags =
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            | (nonBlocking ? Int32(SOCK_NONBLOCK.rawValue) : 0)
         let fd = socket(AF_UNIX, flags, 0)
         guard fd >= 0 else { throw SystemError("socket(AF_UNIX)") }
         var address = makeAddress(path)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard connected == 0 else {
             let error = SystemError("connect(\(path))")
@@ -219,8 +228,9 @@ package enum UnixSocket {
                         position += 4
                     }
                 case Self.scmCredentials where length >= headerSize + 12:
-                    sender = Sender(pid: int32(at: data), uid: UInt32(bitPattern: int32(at: data + 4)),
-                                    gid: UInt32(bitPattern: int32(at: data + 8)))
+                    sender = Sender(
+                        pid: int32(at: data), uid: UInt32(bitPattern: int32(at: data + 4)),
+                        gid: UInt32(bitPattern: int32(at: data + 8)))
                 case Self.scmPidfd where length >= headerSize + 4:
                     if let earlier = pidfd { close(earlier) }
                     pidfd = int32(at: data)

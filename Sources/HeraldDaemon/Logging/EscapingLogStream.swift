@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldControl
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Where heraldd's log lines go (standard error: the journal under systemd), with every character a terminal or
 /// the journal would act on shown as a visible escape (``OperatorText``). Log lines quote what clients and the

@@ -21,7 +21,8 @@ enum ProcessMemory {
             return "file pages map 64 KiB at a time (the kernel's fault-around): one at a time was not asked for"
         default:
             let reason = String(cString: strerror(error))
-            let hint = error == EINVAL
+            let hint =
+                error == EINVAL
                 ? "; write-protection resolved by the kernel needs Linux 6.7 or later (6.10 on arm64)" : ""
             return "file pages map 64 KiB at a time (the kernel's fault-around): userfaultfd refused: \(reason)\(hint)"
         }

@@ -22,7 +22,8 @@ package enum StartupPages {
     /// nil only before logging is set up.
     package static func release(after step: String, logger: Logger? = nil) {
         let before = ProcessMemory.residentKiB()
-        let line = ProcessMemory.releaseFilePages() == nil
+        let line =
+            ProcessMemory.releaseFilePages() == nil
             ? "start-up: pages not released after \(step): /proc/self/smaps is unreadable"
             : "start-up: pages released after \(step): resident \(before) KiB -> \(ProcessMemory.residentKiB()) KiB"
         guard let logger else {

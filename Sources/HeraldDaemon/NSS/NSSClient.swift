@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One connection to the NSS socket: it sends one request line and gets one reply line.

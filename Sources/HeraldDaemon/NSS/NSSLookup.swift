@@ -64,7 +64,8 @@ final class NSSLookup {
                 update(host: .v6(address), added: added, link: link, at: time)
             case (.reverse, .ptr(let target)):
                 if added {
-                    reverse.add(NSSFoundName(name: target, interfaceIndex: link.interfaceIndex, linkFamily: link.family))
+                    reverse.add(
+                        NSSFoundName(name: target, interfaceIndex: link.interfaceIndex, linkFamily: link.family))
                 } else {
                     reverse.remove(target)
                 }
@@ -86,7 +87,9 @@ final class NSSLookup {
 
     private func update(host address: IPAddress, added: Bool, link: LinkID, at time: Int64) {
         if added {
-            host.add(NSSFoundAddress(address: address, interfaceIndex: link.interfaceIndex, linkFamily: link.family), at: time)
+            host.add(
+                NSSFoundAddress(address: address, interfaceIndex: link.interfaceIndex, linkFamily: link.family),
+                at: time)
         } else {
             host.remove(address)
         }

@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldBroker
 import HeraldEngine
 import HeraldSession
 import HeraldWire
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Limits that keep NSS clients from taking the daemon down.
 package struct NSSLimits: Hashable, Sendable {
@@ -47,8 +48,10 @@ package final class NSSServer {
     private var operationIDs = EngineOperationIDs(owner: .nss)
 
     /// Listens on `path`. Engine events of its own lookups come through the network's router.
-    init(path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, timing: NSSTiming = NSSTiming(),
-                limits: NSSLimits = NSSLimits(), logger: Logger) throws(SystemError) {
+    init(
+        path: String, loop: EventLoop, network: NetworkService, gate: AccessGate, timing: NSSTiming = NSSTiming(),
+        limits: NSSLimits = NSSLimits(), logger: Logger
+    ) throws(SystemError) {
         self.loop = loop
         self.network = network
         self.gate = gate
@@ -75,21 +78,26 @@ package final class NSSServer {
     private func accept(_ connections: [Int32]) {
         for fd in connections {
             let identity = ClientIdentity.ofPeer(fd)
-            let client = NSSClient(id: nextClientID, fd: fd, identity: identity, connectedAt: MonotonicClock.milliseconds())
+            let client = NSSClient(
+                id: nextClientID, fd: fd, identity: identity, connectedAt: MonotonicClock.milliseconds())
             nextClientID += 1
             let user = identity?.uid ?? UInt32.max
-            let isOperator = identity.map { gate.isOperator(CallerIdentity(pid: $0.pid, uid: $0.uid, groups: [$0.gid])) }
+            let isOperator =
+                identity.map { gate.isOperator(CallerIdentity(pid: $0.pid, uid: $0.uid, groups: [$0.gid])) }
                 ?? false
             let ofUser = clients.values.reduce(0) { $0 + ($1.user == user ? 1 : 0) }
-            guard loop.watch(client, server: "nss", logger: logger, read: { [unowned self] in self.read(from: $0) },
-                             write: { [unowned self] in self.writePending($0) })
+            guard
+                loop.watch(
+                    client, server: "nss", logger: logger, read: { [unowned self] in self.read(from: $0) },
+                    write: { [unowned self] in self.writePending($0) })
             else { continue }
             clients[client.id] = client
             if clients.count > limits.clients {
                 logger.warning("nss: refusing a client: the limit of \(limits.clients) clients is reached")
                 reply(.failure(.tooManyClients), to: client)
             } else if !isOperator, ofUser >= limits.clientsPerUser {
-                logger.warning("nss: refusing a client: uid \(user) has \(limits.clientsPerUser) connections, its share")
+                logger.warning(
+                    "nss: refusing a client: uid \(user) has \(limits.clientsPerUser) connections, its share")
                 reply(.failure(.tooManyClients), to: client)
             } else if let identity {
                 // Identified before its request is judged; the request waits in the socket meanwhile.
@@ -128,7 +136,8 @@ package final class NSSServer {
             case .incomplete: break
             case .line(let line): handle(line: line, from: client)
             case .tooLong:
-                logger.notice("nss: client \(client.id) (pid \(client.identity?.pid ?? -1)) sent a line that is too long")
+                logger.notice(
+                    "nss: client \(client.id) (pid \(client.identity?.pid ?? -1)) sent a line that is too long")
                 reply(.failure(.invalidOperation), to: client)
             }
         }
@@ -253,8 +262,10 @@ package final class NSSServer {
         case .host(let name):
             switch lookup.host.outcome(for: families, at: time, timing: timing) {
             case .answer(let found):
-                reply(.hostAddress(interfaceIndex: found.interfaceIndex, protocol: found.linkFamily, name: name,
-                                   address: found.address), to: client)
+                reply(
+                    .hostAddress(
+                        interfaceIndex: found.interfaceIndex, protocol: found.linkFamily, name: name,
+                        address: found.address), to: client)
             case .denied:
                 logger.debug("nss: \(name) has no \(families) address: its owner says so (NSEC)")
                 reply(.failure(.timeout), to: client)
@@ -267,7 +278,9 @@ package final class NSSServer {
         case .reverse:
             switch lookup.reverse.outcome(at: time, timing: timing) {
             case .answer(let found):
-                reply(.addressName(interfaceIndex: found.interfaceIndex, protocol: found.linkFamily, name: found.name), to: client)
+                reply(
+                    .addressName(interfaceIndex: found.interfaceIndex, protocol: found.linkFamily, name: found.name),
+                    to: client)
             case .notFound, .denied:
                 reply(.failure(.timeout), to: client)
             case .waitUntil(let deadline):
@@ -335,7 +348,8 @@ package final class NSSServer {
             }
         }.filter { families.accepts($0.address.family) }
         guard let best = NSSHostLookupProgress.best(candidates, for: families) else { return nil }
-        return .hostAddress(interfaceIndex: best.interfaceIndex, protocol: best.linkFamily, name: name, address: best.address)
+        return .hostAddress(
+            interfaceIndex: best.interfaceIndex, protocol: best.linkFamily, name: name, address: best.address)
     }
 
     /// This host's name for one of its own addresses.
@@ -343,7 +357,8 @@ package final class NSSServer {
         guard network.engine.configuration.publishAddresses else { return nil }
         for interface in network.interfaces.values.sorted(by: { $0.index < $1.index })
         where interface.addresses.contains(where: { $0.address == address }) {
-            return .addressName(interfaceIndex: interface.index, protocol: address.family, name: network.engine.hostName)
+            return .addressName(
+                interfaceIndex: interface.index, protocol: address.family, name: network.engine.hostName)
         }
         return nil
     }

@@ -1,9 +1,10 @@
 import CHeraldSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldEngine
 import HeraldWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One network interface as the daemon sees it.
 package struct NetworkInterface: Hashable, Sendable {
@@ -61,14 +62,17 @@ package final class InterfaceMonitor {
 
     /// Opens the netlink socket subscribed to link, IPv4-address and IPv6-address events.
     package init() {
-        let fd = socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(
+            AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         if fd >= 0 {
             var address = sockaddr_nl()
             address.nl_family = sa_family_t(AF_NETLINK)
             // RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR
             address.nl_groups = 0x1 | 0x10 | 0x100
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_nl>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_nl>.size))
+                }
             }
             if bound != 0 {
                 close(fd)
@@ -117,7 +121,8 @@ package final class InterfaceMonitor {
             guard let address = entry.pointee.ifa_addr else { continue }
             if let parsed = Self.address(address), let mask = entry.pointee.ifa_netmask {
                 if case .v6(let v6) = parsed,
-                   unusable.contains(TentativeAddresses.Entry(interfaceIndex: byName[name]!.index, address: v6)) {
+                    unusable.contains(TentativeAddresses.Entry(interfaceIndex: byName[name]!.index, address: v6))
+                {
                     continue
                 }
                 let prefix = Self.prefixLength(mask)
@@ -163,7 +168,9 @@ package final class InterfaceMonitor {
     private static func prefixLength(_ mask: UnsafeMutablePointer<sockaddr>) -> Int {
         switch Int32(mask.pointee.sa_family) {
         case AF_INET:
-            return mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr.nonzeroBitCount }
+            return mask.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                $0.pointee.sin_addr.s_addr.nonzeroBitCount
+            }
         case AF_INET6:
             return mask.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
                 withUnsafeBytes(of: pointer.pointee.sin6_addr) { $0.reduce(0) { $0 + $1.nonzeroBitCount } }

@@ -37,9 +37,11 @@ package final class NetworkService {
     /// The host name last seen published, to report conflict renames (RFC 6762 §9).
     private var publishedHostName: DNSName?
 
-    package init(configuration: EngineConfiguration, policy: InterfacePolicy, loop: EventLoop, logger: Logger,
-                port: UInt16 = HeraldWire.mdnsPort, families: [IPFamily] = IPFamily.allCases,
-                rateLimiter: SourceRateLimiter = SourceRateLimiter(rate: 1000, burst: 1000)) throws(SystemError) {
+    package init(
+        configuration: EngineConfiguration, policy: InterfacePolicy, loop: EventLoop, logger: Logger,
+        port: UInt16 = HeraldWire.mdnsPort, families: [IPFamily] = IPFamily.allCases,
+        rateLimiter: SourceRateLimiter = SourceRateLimiter(rate: 1000, burst: 1000)
+    ) throws(SystemError) {
         self.engine = MDNSEngine(configuration: configuration)
         self.rateLimiter = rateLimiter
         self.loop = loop
@@ -112,7 +114,9 @@ package final class NetworkService {
         guard !dropped.isEmpty else { return }
         lastDropReport = time
         let worst = dropped.sorted { $0.value > $1.value }.prefix(3).map { "\($0.key) (\($0.value))" }
-        logger.warning("rate limit: dropped \(dropped.values.reduce(0, +)) packets from \(dropped.count) sources, most from \(worst.joined(separator: ", "))")
+        logger.warning(
+            "rate limit: dropped \(dropped.values.reduce(0, +)) packets from \(dropped.count) sources, most from \(worst.joined(separator: ", "))"
+        )
     }
 
     private func performActions() {
@@ -165,13 +169,17 @@ package final class NetworkService {
                 guard linksInUse.contains(link) else {
                     do {
                         try socket.join(interfaceIndex: interface.index)
-                        logger.info("using \(interface.name) (\(link.family.rawValue), MTU \(mtu)): \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                        logger.info(
+                            "using \(interface.name) (\(link.family.rawValue), MTU \(mtu)): \(addresses.map { $0.address.description }.joined(separator: ", "))"
+                        )
                         linksInUse.insert(link)
                         failedJoins.remove(link)
                         engine.addLink(link, addresses: addresses, mtu: mtu, at: time)
                     } catch {
                         if failedJoins.insert(link).inserted {
-                            logger.warning("cannot join the mDNS group on \(interface.name) (\(link.family.rawValue)), trying again at each interface change and every \(JoinRetry.longestDelay / 1000) s at most: \(error)")
+                            logger.warning(
+                                "cannot join the mDNS group on \(interface.name) (\(link.family.rawValue)), trying again at each interface change and every \(JoinRetry.longestDelay / 1000) s at most: \(error)"
+                            )
                         }
                     }
                     continue
@@ -181,7 +189,9 @@ package final class NetworkService {
                     engine.updateMTU(link, mtu: mtu)
                 }
                 if oldLinks[link] != addresses {
-                    logger.info("addresses of \(interface.name) (\(link.family.rawValue)) changed: \(addresses.map { $0.address.description }.joined(separator: ", "))")
+                    logger.info(
+                        "addresses of \(interface.name) (\(link.family.rawValue)) changed: \(addresses.map { $0.address.description }.joined(separator: ", "))"
+                    )
                     engine.updateAddresses(link, addresses: addresses, at: time)
                 }
             }
@@ -201,12 +211,16 @@ package final class NetworkService {
             if policy.deny.contains(name) {
                 reason = "the configuration also denies it (deny-interfaces)"
             } else if let interface = all.first(where: { $0.name == name }) {
-                reason = interface.isLoopback ? "it is a loopback interface"
+                reason =
+                    interface.isLoopback
+                    ? "it is a loopback interface"
                     : !interface.supportsMulticast ? "it cannot send multicast" : "it is down"
             } else {
                 reason = "there is no interface of that name"
             }
-            logger.warning("not using interface \(name), which the configuration names: \(reason); it is used as soon as it can be")
+            logger.warning(
+                "not using interface \(name), which the configuration names: \(reason); it is used as soon as it can be"
+            )
         }
         warnedUnusable.formIntersection(policy.allow.filter { name in !used.contains { $0.name == name } })
     }

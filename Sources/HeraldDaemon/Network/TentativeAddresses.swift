@@ -1,8 +1,9 @@
 import CHeraldSystem
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldWire
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// IPv6 addresses that cannot be used yet: still tentative while duplicate address detection runs (RFC 4862 §5.4),
 /// or found to be duplicates. Sending from one fails, so mDNS leaves them out until the kernel reports them ready

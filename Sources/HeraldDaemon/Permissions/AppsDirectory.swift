@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldBroker
 import HeraldFiles
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The apps directory (`--apps-dir`): manifest files (`*.json`, `*.plist`) that operators drop in instead of
 /// running `herald app add`. Read at start and on SIGHUP; each valid file is registered (a changed file updates
@@ -83,7 +84,8 @@ package struct AppsDirectory {
             return "is owned by uid \(info.st_uid), not root; run: chown root \(path)"
         }
         if info.st_mode & (S_IWGRP | S_IWOTH) != 0 {
-            return "can be written by other users (mode \(String(info.st_mode & 0o7777, radix: 8))); run: chmod go-w \(path)"
+            return
+                "can be written by other users (mode \(String(info.st_mode & 0o7777, radix: 8))); run: chmod go-w \(path)"
         }
         return nil
     }

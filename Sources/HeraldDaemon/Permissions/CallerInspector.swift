@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CHeraldSystem
 import HeraldBroker
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Establishes who is asking from the kernel's records only (docs/permissions.md, "Who is asking").
 ///
@@ -28,7 +29,7 @@ final class CallerInspector {
         // Without a pidfd, nothing tells the process that connected from a later one given its pid.
         guard peer.pid > 0, peer.pidfd != nil, peer.processIsAlive else { return nil }
         guard let image = try? processes.programImage(of: peer.pid),
-              let credentials = try? processes.credentials(of: peer.pid)
+            let credentials = try? processes.credentials(of: peer.pid)
         else { return nil }
         var executable = try? processes.executable(of: peer.pid)
         if executable != nil, let settings = processes.loaderSettings(of: peer.pid, readMemory: Self.readMemory) {
@@ -56,23 +57,26 @@ final class CallerInspector {
         }
         // Everything read above belongs to the connecting process only if it still runs that program now.
         guard peer.processIsAlive, (try? processes.programImage(of: peer.pid)) == image else { return nil }
-        let caller = CallerIdentity(pid: peer.pid, uid: credentials.uid, groups: credentials.groups,
-                                    executable: executable, executableSHA256: digest, systemdUnit: unit)
-        return ConnectingProgram(caller: caller, image: image, needsHashing: needsHashing,
-                                 digestUnavailable: digestUnavailable)
+        let caller = CallerIdentity(
+            pid: peer.pid, uid: credentials.uid, groups: credentials.groups,
+            executable: executable, executableSHA256: digest, systemdUnit: unit)
+        return ConnectingProgram(
+            caller: caller, image: image, needsHashing: needsHashing,
+            digestUnavailable: digestUnavailable)
     }
 
     /// The caller of one request: the process that sent it (`sender`, as the kernel attached it), judged as the
     /// connection's app only when it is the connecting process still running the program it connected with.
     func caller(of peer: ClientIdentity, connection: ConnectingProgram?, sender: UnixSocket.Sender?)
-    -> (caller: CallerIdentity, note: String?) {
+        -> (caller: CallerIdentity, note: String?)
+    {
         guard let sender else {
             // Sent before the daemon asked the kernel for senders: on a socket the service manager made without
             // PassCredentials=yes, before the daemon started. Who wrote it is unknown, so it is judged as no app,
             // with the connecting process's current credentials for the operator rule.
             let note = "the request came without its sender (a socket passed without PassCredentials=yes)"
             guard peer.pid > 0, peer.processIsAlive, let credentials = try? processes.credentials(of: peer.pid),
-                  peer.processIsAlive
+                peer.processIsAlive
             else { return (CallerIdentity(pid: nil, uid: UInt32.max), note) }
             return (CallerIdentity(pid: peer.pid, uid: credentials.uid, groups: credentials.groups), note)
         }
@@ -92,10 +96,13 @@ final class CallerInspector {
         }
         // Another process: the connection's app does not pass to it. Its credentials are read where its pidfd
         // proves the pid still names it, else the kernel's word at sending time stands.
-        let note = sender.pid == peer.pid ? "pid \(peer.pid), which connected, has exited"
+        let note =
+            sender.pid == peer.pid
+            ? "pid \(peer.pid), which connected, has exited"
             : "sent by pid \(sender.pid), not by pid \(peer.pid), which connected"
         if let pidfd = sender.pidfd, let credentials = try? processes.credentials(of: sender.pid),
-           herald_pidfd_alive(pidfd) == 1 {
+            herald_pidfd_alive(pidfd) == 1
+        {
             return (CallerIdentity(pid: sender.pid, uid: credentials.uid, groups: credentials.groups), note)
         }
         return (CallerIdentity(pid: sender.pid, uid: sender.uid, groups: [sender.gid]), note)
@@ -129,4 +136,3 @@ struct ConnectingProgram {
     /// Why a pinned executable's digest will not be computed, for the log.
     var digestUnavailable: String?
 }
-

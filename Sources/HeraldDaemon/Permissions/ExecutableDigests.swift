@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldBroker
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The SHA-256 of executables whose path a manifest pins, computed once per file and never on the loop's time in
 /// one piece: a file is read and hashed a chunk per turn of the event loop, so that a huge binary delays only the

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HeraldBroker
 import HeraldSession
 import HeraldWire
 import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The permission broker inside the daemon: the access gate of the app socket (the rules of docs/permissions.md,
 /// "Deciding", decided by ``PermissionPolicy`` against a snapshot of the store), and the operators' actions on the
@@ -41,10 +42,13 @@ package final class PermissionBroker: AccessGate {
     package var onAuditLogGrew: () -> Void = {}
 
     /// Opens the store in `stateDirectory` (created if missing; an existing store is never recreated).
-    package convenience init(stateDirectory: String, policy: PermissionPolicy, options: PermissionStore.Options = .init(),
-                            logger: Logger) throws(PermissionStoreError) {
-        try self.init(store: Self.openStore(stateDirectory: stateDirectory, options: options), policy: policy,
-                      logger: logger)
+    package convenience init(
+        stateDirectory: String, policy: PermissionPolicy, options: PermissionStore.Options = .init(),
+        logger: Logger
+    ) throws(PermissionStoreError) {
+        try self.init(
+            store: Self.openStore(stateDirectory: stateDirectory, options: options), policy: policy,
+            logger: logger)
     }
 
     /// The broker of an open store, which must pass SQLite's integrity check.
@@ -62,7 +66,8 @@ package final class PermissionBroker: AccessGate {
     /// Opens the store in `stateDirectory`, creating the directory (mode 0700) and the store if missing; only its
     /// owner may read the files.
     package static func openStore(stateDirectory: String, options: PermissionStore.Options = .init())
-    throws(PermissionStoreError) -> PermissionStore {
+        throws(PermissionStoreError) -> PermissionStore
+    {
         // A directory that cannot be made is reported by opening the store in it.
         try? Directories.make(stateDirectory, mode: 0o700, parentMode: 0o755)
         let store = try PermissionStore(stateDirectory: stateDirectory, options: options)
@@ -78,19 +83,22 @@ package final class PermissionBroker: AccessGate {
 
     func identifyConnection(_ peer: ClientIdentity, ready: @escaping (ConnectingProgram?) -> Void) {
         let registry = snapshot.registry
-        guard var connection = callers.identifyConnection(peer, needsDigest: { registry.needsDigest(forExecutable: $0) })
+        guard
+            var connection = callers.identifyConnection(peer, needsDigest: { registry.needsDigest(forExecutable: $0) })
         else {
             ready(nil)
             return
         }
         if connection.caller.executable == nil, unreadableExecutables.insert(peer.uid).inserted {
-            let message = "permissions: cannot read the executable of pid \(peer.pid) (uid \(peer.uid)); its app "
+            let message =
+                "permissions: cannot read the executable of pid \(peer.pid) (uid \(peer.uid)); its app "
                 + "can be recognised by systemd unit only. Reading /proc/PID/exe of other users' processes needs "
                 + "CAP_SYS_PTRACE, which heraldd.service grants"
             logger.notice("\(message)")
         }
         if let reason = connection.digestUnavailable, let executable = connection.caller.executable {
-            logger.notice("permissions: pid \(peer.pid) runs \(executable), whose manifest pins its content, but \(reason)")
+            logger.notice(
+                "permissions: pid \(peer.pid) runs \(executable), whose manifest pins its content, but \(reason)")
         }
         guard connection.needsHashing else {
             ready(connection)
@@ -105,7 +113,8 @@ package final class PermissionBroker: AccessGate {
     }
 
     func caller(of peer: ClientIdentity, connection: ConnectingProgram?, sender: UnixSocket.Sender?)
-    -> (caller: CallerIdentity, note: String?) {
+        -> (caller: CallerIdentity, note: String?)
+    {
         callers.caller(of: peer, connection: connection, sender: sender)
     }
 
@@ -186,7 +195,8 @@ package final class PermissionBroker: AccessGate {
     /// Grants, denies or resets an app's access; running and parked operations follow at once.
     @discardableResult
     package func decide(_ id: AppID, _ decision: AppDecision, by actor: String) throws(PermissionStoreError)
-    -> DecisionChange {
+        -> DecisionChange
+    {
         let change: DecisionChange
         switch decision {
         case .granted: change = try store.grant(id, by: actor)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An exclusive lock on the state directory, held for as long as the daemon runs: two daemons sharing one
@@ -21,8 +21,9 @@ package final class StateDirectoryLock {
             do {
                 try Directories.make(directory, mode: 0o700, parentMode: 0o777)
             } catch {
-                throw DaemonStartError("cannot create the state directory \(directory): \(String(cString: strerror(error.code))); "
-                                       + "create it (mode 0700), or give heraldd another one (--state-dir)")
+                throw DaemonStartError(
+                    "cannot create the state directory \(directory): \(String(cString: strerror(error.code))); "
+                        + "create it (mode 0700), or give heraldd another one (--state-dir)")
             }
         }
         let path = directory + "/" + Self.fileName
@@ -39,15 +40,17 @@ package final class StateDirectoryLock {
             fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
                 self.fd = -1
-                self.unavailable = "cannot create \(path) (\(reason)): nothing keeps a second heraldd off this state directory"
+                self.unavailable =
+                    "cannot create \(path) (\(reason)): nothing keeps a second heraldd off this state directory"
                 return
             }
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let holder = Self.recordedPID(fd).map { " (pid \($0))" } ?? ""
             close(fd)
-            throw DaemonStartError("another heraldd\(holder) is using the state directory \(directory); stop it, or "
-                                   + "give this one a state directory of its own (--state-dir)")
+            throw DaemonStartError(
+                "another heraldd\(holder) is using the state directory \(directory); stop it, or "
+                    + "give this one a state directory of its own (--state-dir)")
         }
         if writable {
             let pid = Array("\(getpid())\n".utf8)
@@ -64,7 +67,9 @@ package final class StateDirectoryLock {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = pread(fd, &buffer, buffer.count, 0)
         guard count > 0 else { return nil }
-        return Int32(String(decoding: buffer[..<count].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") },
-                            as: UTF8.self))
+        return Int32(
+            String(
+                decoding: buffer[..<count].prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") },
+                as: UTF8.self))
     }
 }

@@ -1,12 +1,13 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HeraldConfig
 import HeraldEngine
 import HeraldFiles
 import HeraldWire
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A `services.d` directory: every `*.service` (Avahi XML) and `*.dnssd` (systemd-resolved) file in it.
 package enum ServiceDirectory {
@@ -49,11 +50,13 @@ package enum ServiceDirectory {
             contents.problems.append(ServiceFileProblem(file: path, message: "cannot read the directory: \(failure)"))
             return contents
         }
-        for name in names.sorted() where !name.hasPrefix(".") && (name.hasSuffix(".service") || name.hasSuffix(".dnssd")) {
+        for name in names.sorted()
+        where !name.hasPrefix(".") && (name.hasSuffix(".service") || name.hasSuffix(".dnssd")) {
             let filePath = PathName.joined(path, name)
             guard let kind = try? FileKind.of(filePath).get(), kind != .directory else { continue }
             guard case .success(let bytes) = FileContents.read(filePath) else {
-                contents.problems.append(ServiceFileProblem(file: filePath, message: "cannot read the file (check its permissions)"))
+                contents.problems.append(
+                    ServiceFileProblem(file: filePath, message: "cannot read the file (check its permissions)"))
                 continue
             }
             do {
@@ -63,11 +66,13 @@ package enum ServiceDirectory {
                     contents.problems += parsed.warnings
                 } else {
                     guard let text = String(validating: bytes, as: UTF8.self) else {
-                        contents.problems.append(ServiceFileProblem(file: filePath, message: "the file is not UTF-8 text"))
+                        contents.problems.append(
+                            ServiceFileProblem(file: filePath, message: "the file is not UTF-8 text"))
                         continue
                     }
                     let dropIns = Self.dropIns(of: filePath, problems: &contents.problems)
-                    let parsed = try SystemdDNSSDFile(contents: text, file: filePath, dropIns: dropIns, specifiers: specifiers)
+                    let parsed = try SystemdDNSSDFile(
+                        contents: text, file: filePath, dropIns: dropIns, specifiers: specifiers)
                     contents.services += parsed.services
                     contents.problems += parsed.warnings
                 }
@@ -79,18 +84,24 @@ package enum ServiceDirectory {
     }
 
     /// The drop-ins of a `.dnssd` file: the `.conf` files of `FILE.d/` in name order (systemd.dnssd(5)).
-    static func dropIns(of filePath: String, problems: inout [ServiceFileProblem]) -> [(file: String, contents: String)] {
+    static func dropIns(of filePath: String, problems: inout [ServiceFileProblem]) -> [(file: String, contents: String)]
+    {
         let directory = filePath + ".d"
         guard let names = try? DirectoryEntries.names(in: directory).get() else { return [] }
         var result: [(file: String, contents: String)] = []
         for name in names.sorted() where name.hasSuffix(".conf") && !name.hasPrefix(".") {
             let path = directory + "/" + name
             guard case .success(let bytes) = FileContents.read(path) else {
-                problems.append(ServiceFileProblem(file: path, severity: .warning, message: "cannot read the drop-in (check its permissions); ignored"))
+                problems.append(
+                    ServiceFileProblem(
+                        file: path, severity: .warning,
+                        message: "cannot read the drop-in (check its permissions); ignored"))
                 continue
             }
             guard let text = String(validating: bytes, as: UTF8.self) else {
-                problems.append(ServiceFileProblem(file: path, severity: .warning, message: "the drop-in is not UTF-8 text; ignored"))
+                problems.append(
+                    ServiceFileProblem(
+                        file: path, severity: .warning, message: "the drop-in is not UTF-8 text; ignored"))
                 continue
             }
             result.append((path, text))

@@ -8,8 +8,9 @@ extension StaticService {
     /// record set, the SRV priority and weight the file gives (0 otherwise), on the links of the family its
     /// `protocol` names.
     package func registration(autoRename: Bool = true, interfaceIndex: Int? = nil) -> ServiceRegistration {
-        var registration = ServiceRegistration(instance: name, type: type.baseTypeName, subtypes: subtypes, host: host,
-                                               port: port, txt: txt, autoRename: autoRename, interfaceIndex: interfaceIndex)
+        var registration = ServiceRegistration(
+            instance: name, type: type.baseTypeName, subtypes: subtypes, host: host,
+            port: port, txt: txt, autoRename: autoRename, interfaceIndex: interfaceIndex)
         switch self.protocol {
         case .any: registration.family = nil
         case .ipv4: registration.family = .ipv4
@@ -23,8 +24,10 @@ extension StaticService {
     }
 
     /// Registrations for a list of services, in order.
-    package static func registrations(for services: [StaticService], autoRename: Bool = true,
-                                     interfaceIndex: Int? = nil) -> [ServiceRegistration] {
+    package static func registrations(
+        for services: [StaticService], autoRename: Bool = true,
+        interfaceIndex: Int? = nil
+    ) -> [ServiceRegistration] {
         services.map { $0.registration(autoRename: autoRename, interfaceIndex: interfaceIndex) }
     }
 }

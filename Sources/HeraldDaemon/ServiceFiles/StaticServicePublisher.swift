@@ -32,14 +32,19 @@ final class StaticServicePublisher {
     func reload() {
         let contents = ServiceDirectory.load(path: directory, hostName: network.engine.hostLabel)
         for problem in contents.problems {
-            if problem.severity == .error { logger.error("services: \(problem)") } else { logger.warning("services: \(problem)") }
+            if problem.severity == .error {
+                logger.error("services: \(problem)")
+            } else {
+                logger.warning("services: \(problem)")
+            }
         }
         var wanted: [String: ServiceRegistration] = [:]
         let largestTXT = network.engine.configuration.messageSizeLimit.largestServiceRecordData
         for registration in contents.registrations() {
             let most = largestTXT(registration.type)
             guard registration.txt.rdata.count <= most else {
-                logger.error("""
+                logger.error(
+                    """
                     services: \(Self.key(registration)): its TXT record of \(registration.txt.rdata.count) bytes cannot go out \
                     in one mDNS message (at most \(most) bytes for this type); not published: shorten its TXT entries
                     """)

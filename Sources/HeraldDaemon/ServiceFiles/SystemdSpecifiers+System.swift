@@ -12,16 +12,17 @@ extension SystemdDNSSDFile.Specifiers {
             return line?.isEmpty == false ? line : nil
         }
         #if arch(x86_64)
-        let architecture: String? = "x86-64"
+            let architecture: String? = "x86-64"
         #elseif arch(arm64)
-        let architecture: String? = "arm64"
+            let architecture: String? = "arm64"
         #elseif arch(i386)
-        let architecture: String? = "x86"
+            let architecture: String? = "x86"
         #else
-        let architecture: String? = nil
+            let architecture: String? = nil
         #endif
         // os-release(5): /etc/os-release, or /usr/lib/os-release when the first is missing.
-        let osRelease = ["/etc/os-release", "/usr/lib/os-release"].lazy
+        let osRelease =
+            ["/etc/os-release", "/usr/lib/os-release"].lazy
             .compactMap { try? FileContents.read($0).get() }.first
             .map { parseOSRelease(String(decoding: $0, as: UTF8.self)) } ?? [:]
         return Self(

@@ -60,8 +60,9 @@ package struct SystemdNotifier: Sendable, Equatable {
     /// ignores): a reload has begun; send `ready()` when it is done.
     @discardableResult
     package func reloading(status: String? = nil) throws -> Bool {
-        try send(["RELOADING=1", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"]
-            + (status.map { ["STATUS=\($0)"] } ?? []))
+        try send(
+            ["RELOADING=1", "MONOTONIC_USEC=\(Self.monotonicMicroseconds())"]
+                + (status.map { ["STATUS=\($0)"] } ?? []))
     }
 
     /// `STOPPING=1`: shutdown has begun.

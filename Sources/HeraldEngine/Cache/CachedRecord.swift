@@ -20,8 +20,10 @@ package struct CachedRecord: Sendable {
     /// Who sent it (nil for this host's own records).
     package var source: IPAddress?
 
-    init(record: ResourceRecord, dataHash: UInt32, receivedAt: Instant, expiresAt: Instant, source: IPAddress?,
-         isLocal: Bool, refreshJitter: UInt8) {
+    init(
+        record: ResourceRecord, dataHash: UInt32, receivedAt: Instant, expiresAt: Instant, source: IPAddress?,
+        isLocal: Bool, refreshJitter: UInt8
+    ) {
         self.record = record
         self.isLocal = isLocal
         self.refreshJitter = refreshJitter
@@ -104,7 +106,8 @@ package struct CachedRecord: Sendable {
         /// ASCII letters among eight bytes lowered (as DNS names compare).
         private static func lowered(_ word: UInt64) -> UInt64 {
             let low7 = word & 0x7F7F_7F7F_7F7F_7F7F
-            let upper = (low7 &+ 0x3F3F_3F3F_3F3F_3F3F) & ~(low7 &+ 0x2525_2525_2525_2525) & ~word & 0x8080_8080_8080_8080
+            let upper =
+                (low7 &+ 0x3F3F_3F3F_3F3F_3F3F) & ~(low7 &+ 0x2525_2525_2525_2525) & ~word & 0x8080_8080_8080_8080
             return word | upper >> 2
         }
     }

@@ -37,11 +37,15 @@ struct FailureObserver: Sendable {
     /// A peer asked `key` on `link`, listing `knownAnswers`: every remote cached record
     /// that answers it and is not among them is watched. `counted` holds the records this query already counted for
     /// (another of its questions asked for them too).
-    mutating func queryObserved(_ key: RecordKey, knownAnswers: KnownAnswers, cache: RecordCache?, on link: LinkID,
-                                at now: Instant, counted: inout Set<RecordCache.Handle>) {
+    mutating func queryObserved(
+        _ key: RecordKey, knownAnswers: KnownAnswers, cache: RecordCache?, on link: LinkID,
+        at now: Instant, counted: inout Set<RecordCache.Handle>
+    ) {
         guard let cache else { return }
         cache.forEachAnswer(to: key) { handle, cached in
-            guard !cached.pointee.isLocal, !knownAnswers.contains(cached), counted.insert(handle).inserted else { return }
+            guard !cached.pointee.isLocal, !knownAnswers.contains(cached), counted.insert(handle).inserted else {
+                return
+            }
             let watched = Watched(link: link, record: handle)
             if Self.count(&watches[watched], at: now) {
                 deadlines.insert(Deadline(at: now + MDNSConstants.failureObservationWindow, watched: watched))
@@ -67,7 +71,8 @@ struct FailureObserver: Sendable {
     mutating func reconfirm(_ record: RecordCache.Handle, on link: LinkID, at now: Instant) -> Bool {
         let watched = Watched(link: link, record: record)
         if let current = watches[watched], now - current.firstQuery < MDNSConstants.failureObservationWindow,
-           current.queries >= MDNSConstants.failureObservationQueries {
+            current.queries >= MDNSConstants.failureObservationQueries
+        {
             return false
         }
         watches[watched] = Watch(firstQuery: now, queries: MDNSConstants.failureObservationQueries)
@@ -87,7 +92,8 @@ struct FailureObserver: Sendable {
         while let first = deadlines.min, first.at <= now {
             _ = deadlines.removeMin()
             guard let watch = watches[first.watched],
-                  watch.firstQuery + MDNSConstants.failureObservationWindow == first.at else { continue }  // stale
+                watch.firstQuery + MDNSConstants.failureObservationWindow == first.at
+            else { continue }  // stale
             watches[first.watched] = nil
             if watch.queries >= MDNSConstants.failureObservationQueries {
                 failed.append((first.watched.link, first.watched.record))

@@ -15,7 +15,8 @@ struct KnownAnswers {
         let hashes = records.map { CachedRecord.dataHash($0.data) }
         self.records = records
         self.hashes = hashes
-        positionsByHash = records.count > Self.indexedLength ? Dictionary(grouping: hashes.indices, by: { hashes[$0] }) : nil
+        positionsByHash =
+            records.count > Self.indexedLength ? Dictionary(grouping: hashes.indices, by: { hashes[$0] }) : nil
     }
 
     var isEmpty: Bool { records.isEmpty }

@@ -1,5 +1,5 @@
-import HeraldWire
 import HeapModule
+import HeraldWire
 
 /// What goes when the cache is full (RFC 6762 §10 leaves the policy to us; a hostile or busy LAN must not exhaust
 /// memory).
@@ -11,8 +11,10 @@ extension RecordCache {
     /// `MDNSConstants.evictionCandidates` entries closest to expiry are looked at; when they are all wanted, a wanted
     /// newcomer takes the place of an unwanted record found further on (``unwantedSlot(except:isWanted:)``), and of
     /// the wanted record closest to expiry only if there is none. Returns true when a record was evicted.
-    mutating func evictOne(except protected: RecordKey, newcomerExpiry: Instant, keepNewcomer: Bool,
-                           isWanted: (RecordKey) -> Bool) -> Bool {
+    mutating func evictOne(
+        except protected: RecordKey, newcomerExpiry: Instant, keepNewcomer: Bool,
+        isWanted: (RecordKey) -> Bool
+    ) -> Bool {
         var setAside: [Deadline] = []
         var fallback: Deadline?
         // Whatever was looked at and kept goes back into the heap (a record without its entry would never expire).
@@ -42,7 +44,9 @@ extension RecordCache {
             return true
         }
         guard keepNewcomer else { return false }
-        if setAside.count >= MDNSConstants.evictionCandidates, let victim = unwantedSlot(except: protected, isWanted: isWanted) {
+        if setAside.count >= MDNSConstants.evictionCandidates,
+            let victim = unwantedSlot(except: protected, isWanted: isWanted)
+        {
             remove(victim)
             return true
         }

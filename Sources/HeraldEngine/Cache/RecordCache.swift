@@ -28,7 +28,9 @@ package struct RecordCache: Sendable {
         var slot: Int32
         var generation: UInt32
 
-        func hash(into hasher: inout Hasher) { hasher.combine(UInt64(UInt32(bitPattern: slot)) << 32 | UInt64(generation)) }
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(UInt64(UInt32(bitPattern: slot)) << 32 | UInt64(generation))
+        }
     }
 
     /// Where one record lives, linked to the previous and next records of its name.
@@ -112,7 +114,8 @@ package struct RecordCache: Sendable {
     func forEachAnswer(to question: RecordKey, _ body: (Handle, UnsafePointer<CachedRecord>) -> Void) {
         forEachRecord(named: question.name) { handle, cached in
             if (question.type == .any || question.type == cached.pointee.record.type)
-                && (question.recordClass == .any || question.recordClass == cached.pointee.record.recordClass) {
+                && (question.recordClass == .any || question.recordClass == cached.pointee.record.recordClass)
+            {
                 body(handle, cached)
             }
         }
@@ -128,9 +131,10 @@ package struct RecordCache: Sendable {
         var listed = false
         forEachRecord(named: question.name) { _, cached in
             guard !cached.pointee.isLocal, cached.pointee.expiresAt > now,
-                  Int(cached.pointee.record.ttl) * 1000 <= MDNSConstants.queryIntervalMax,
-                  question.recordClass == .any || cached.pointee.record.recordClass == question.recordClass,
-                  case .nsec(_, let types) = cached.pointee.record.data else { return }
+                Int(cached.pointee.record.ttl) * 1000 <= MDNSConstants.queryIntervalMax,
+                question.recordClass == .any || cached.pointee.record.recordClass == question.recordClass,
+                case .nsec(_, let types) = cached.pointee.record.data
+            else { return }
             if types.contains(question.type) {
                 listed = true
             } else {
@@ -190,8 +194,10 @@ package struct RecordCache: Sendable {
     /// when this host withdraws its own the peer's takes its place as it stands (see `removeLocal`). Returns false,
     /// doing nothing, when this host's copy is not cached here (not announced on this link yet, or published on
     /// another link only): the peer's record is then cached like any other.
-    mutating func notePeerCopy(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
-                               refreshJitter: Int) -> Bool {
+    mutating func notePeerCopy(
+        _ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        refreshJitter: Int
+    ) -> Bool {
         guard let chain = chains[incoming.name] else { return false }
         let slot = find(incoming, hash: CachedRecord.dataHash(incoming.data), from: chain.first)
         guard slot >= 0, slots[Int(slot)].record.isLocal else { return false }
@@ -223,9 +229,11 @@ package struct RecordCache: Sendable {
     /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries. `isWanted` says
     /// which record sets some operation is asking for: when the cache is full they are the last to go.
     @discardableResult
-    mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
-                         isLocal: Bool = false, refreshJitter: Int = 0, isWanted: (RecordKey) -> Bool = { _ in false },
-                         changes: inout [CacheChange]) -> (handle: Handle, nextRefresh: Instant?)? {
+    mutating func insert(
+        _ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        isLocal: Bool = false, refreshJitter: Int = 0, isWanted: (RecordKey) -> Bool = { _ in false },
+        changes: inout [CacheChange]
+    ) -> (handle: Handle, nextRefresh: Instant?)? {
         let hash = CachedRecord.dataHash(incoming.data)
         let graceEnd = now + MDNSConstants.cacheFlushGrace
         var found: Int32 = -1
@@ -239,7 +247,8 @@ package struct RecordCache: Sendable {
                     let cached = slots[index].record
                     if cached.record.type == incoming.type && cached.record.recordClass == incoming.recordClass
                         && !cached.isLocal && !(cached.dataHash == hash && cached.record.data == incoming.data)
-                        && now - cached.receivedAt > MDNSConstants.cacheFlushGrace && cached.expiresAt > graceEnd {
+                        && now - cached.receivedAt > MDNSConstants.cacheFlushGrace && cached.expiresAt > graceEnd
+                    {
                         slots[index].record.expiresAt = graceEnd
                         schedule(slot)
                     }
@@ -258,23 +267,28 @@ package struct RecordCache: Sendable {
             // Full: make room, or drop the newcomer when it is itself the junk to go.
             let key = RecordKey(incoming)
             let keepNewcomer = isLocal || isWanted(key)
-            let evicted = evictOne(except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
+            let evicted = evictOne(
+                except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
             guard evicted || isLocal else { return nil }
         }
-        let record = CachedRecord(record: stored(incoming), dataHash: hash, receivedAt: now, expiresAt: expiresAt,
-                                  source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
+        let record = CachedRecord(
+            record: stored(incoming), dataHash: hash, receivedAt: now, expiresAt: expiresAt,
+            source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
         let slot = append(record)
         changes.append(.added(record.record))
         return (Handle(slot: slot, generation: slots[Int(slot)].generation), slots[Int(slot)].record.nextRefresh)
     }
 
     /// Adds or refreshes a record, returning the changes (for callers that do not collect them).
-    package mutating func insert(_ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
-                                isLocal: Bool = false, refreshJitter: Int = 0,
-                                isWanted: (RecordKey) -> Bool = { _ in false }) -> [CacheChange] {
+    package mutating func insert(
+        _ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        isLocal: Bool = false, refreshJitter: Int = 0,
+        isWanted: (RecordKey) -> Bool = { _ in false }
+    ) -> [CacheChange] {
         var changes: [CacheChange] = []
-        insert(incoming, from: source, at: now, isLocal: isLocal, refreshJitter: refreshJitter, isWanted: isWanted,
-               changes: &changes)
+        insert(
+            incoming, from: source, at: now, isLocal: isLocal, refreshJitter: refreshJitter, isWanted: isWanted,
+            changes: &changes)
         return changes
     }
 
@@ -354,7 +368,8 @@ package struct RecordCache: Sendable {
                 let index = Int(slot)
                 if slots[index].record.dataHash == hash && slots[index].record.record.type == record.type
                     && slots[index].record.record.recordClass == record.recordClass
-                    && slots[index].record.record.data == record.data {
+                    && slots[index].record.record.data == record.data
+                {
                     return slot
                 }
                 slot = slots[index].next
@@ -377,14 +392,17 @@ package struct RecordCache: Sendable {
 
     /// A record's new TTL, arrival and sender. A goodbye shortens its life to one second (RFC 6762 §10.1). This
     /// host's own records change only through their owner.
-    private mutating func refresh(_ slot: Int32, with incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
-                                  isLocal: Bool, refreshJitter: Int) {
+    private mutating func refresh(
+        _ slot: Int32, with incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        isLocal: Bool, refreshJitter: Int
+    ) {
         let index = Int(slot)
         guard !slots[index].record.isLocal || isLocal else { return }
         // Only a shared record is another host's as much as ours; a unique one (cache-flush bit) heard back from
         // elsewhere is an echo of ours (a reflector, a sleep proxy), not kept.
         if isLocal && !slots[index].record.isLocal && !slots[index].record.record.cacheFlush
-            && slots[index].record.expiresAt > now {
+            && slots[index].record.expiresAt > now
+        {
             peerCopies[slot] = slots[index].record
         }
         if incoming.ttl == 0 {
@@ -427,7 +445,9 @@ package struct RecordCache: Sendable {
     }
 
     private mutating func storedName(_ name: DNSName) -> DNSName {
-        if let index = chains.index(forKey: name), chains.keys[index].isIdentical(to: name) { return chains.keys[index] }
+        if let index = chains.index(forKey: name), chains.keys[index].isIdentical(to: name) {
+            return chains.keys[index]
+        }
         if let recent = recentNames.first(where: { $0.isIdentical(to: name) }) { return recent }
         let compacted = name.compacted()
         recentNames[nextRecentName] = compacted

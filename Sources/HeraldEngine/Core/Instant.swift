@@ -10,7 +10,9 @@ package struct Instant: Hashable, Comparable, Sendable, CustomStringConvertible 
     package static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.milliseconds < rhs.milliseconds }
 
     /// This instant moved by `milliseconds` (which may be negative).
-    package func adding(_ milliseconds: Int) -> Instant { Instant(milliseconds: self.milliseconds + Int64(milliseconds)) }
+    package func adding(_ milliseconds: Int) -> Instant {
+        Instant(milliseconds: self.milliseconds + Int64(milliseconds))
+    }
 
     package static func + (lhs: Instant, rhs: Int) -> Instant { lhs.adding(rhs) }
     package static func - (lhs: Instant, rhs: Int) -> Instant { lhs.adding(-rhs) }

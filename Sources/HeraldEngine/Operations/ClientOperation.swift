@@ -37,7 +37,8 @@ struct ClientOperation: Sendable {
         switch kind {
         case .query(let key): return [key]
         case .browse(let type): return [RecordKey(name: type, type: .ptr)]
-        case .resolve(let instance): return [RecordKey(name: instance, type: .srv), RecordKey(name: instance, type: .txt)]
+        case .resolve(let instance):
+            return [RecordKey(name: instance, type: .srv), RecordKey(name: instance, type: .txt)]
         }
     }
 

@@ -27,12 +27,15 @@ struct Querier: Sendable {
     /// Adds an operation's interest in a question on a link. A new question is first asked after a random
     /// delay; joining a question already being asked changes nothing on the wire. Answers already cached are
     /// refreshed from now on.
-    mutating func subscribe(_ operation: OperationID, to key: RecordKey, on link: LinkID, at now: Instant,
-                            random: inout EngineRandom, cache: RecordCache?) {
+    mutating func subscribe(
+        _ operation: OperationID, to key: RecordKey, on link: LinkID, at now: Instant,
+        random: inout EngineRandom, cache: RecordCache?
+    ) {
         if queries[link, default: [:]][key] == nil {
             let delay = random.milliseconds(in: firstQueryDelay)
-            queries[link, default: [:]][key] = ContinuousQuery(key: key, link: link, firstQueryAt: now + delay,
-                                                               earliest: now + firstQueryDelay.lowerBound)
+            queries[link, default: [:]][key] = ContinuousQuery(
+                key: key, link: link, firstQueryAt: now + delay,
+                earliest: now + firstQueryDelay.lowerBound)
             lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
         }
         queries[link]![key]!.subscribers.insert(operation)
@@ -58,7 +61,8 @@ struct Querier: Sendable {
     /// True when someone asks for a record set on a link (a question for it, or ANY for its name).
     func isAsked(_ key: RecordKey, on link: LinkID) -> Bool {
         guard let linkQueries = queries[link] else { return false }
-        return linkQueries[key] != nil || linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil
+        return linkQueries[key] != nil
+            || linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil
     }
 
     /// Who wants answers matching a record on a link (questions for its set, or ANY for its name).
@@ -85,7 +89,9 @@ struct Querier: Sendable {
 
     /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`.
     mutating func noteRefresh(at refresh: Instant?, of record: ResourceRecord, on link: LinkID) {
-        guard let refresh, refresh < refreshBound[link] ?? .distantFuture, isAsked(RecordKey(record), on: link) else { return }
+        guard let refresh, refresh < refreshBound[link] ?? .distantFuture, isAsked(RecordKey(record), on: link) else {
+            return
+        }
         refreshBound[link] = refresh
     }
 
@@ -111,8 +117,10 @@ struct Querier: Sendable {
     /// record recently can reply at once, by unicast, instead of after the 20–120 ms that a multicast reply to a
     /// shared record waits. Retransmissions are ordinary (QM) questions. `askedForUnicast` lists the links on
     /// which a QU question went out, so that unicast replies are accepted there.
-    mutating func sendDue(at now: Instant, cache: inout [LinkID: RecordCache], mtus: [LinkID: Int],
-                          askedForUnicast: inout Set<LinkID>) -> [OutgoingPacket] {
+    mutating func sendDue(
+        at now: Instant, cache: inout [LinkID: RecordCache], mtus: [LinkID: Int],
+        askedForUnicast: inout Set<LinkID>
+    ) -> [OutgoingPacket] {
         var packets: [OutgoingPacket] = []
         for link in queries.keys.sorted() {
             var questions: [DNSQuestion] = []
@@ -151,7 +159,8 @@ struct Querier: Sendable {
                         continue
                     }
                     send = true
-                    unicastResponse = unicastFirstQueries && query.lastSentAt == nil
+                    unicastResponse =
+                        unicastFirstQueries && query.lastSentAt == nil
                         && !(cache[link]?.hasAnswer(to: key) ?? false)
                     query.markSent(at: now)
                     if query.expectsUniqueAnswer && (cache[link]?.hasAnswer(to: key) ?? false) {
@@ -167,23 +176,28 @@ struct Querier: Sendable {
                     send = true
                     cache[link]?.update(handle) { record in
                         // Skip the refresh points already passed, so a late tick sends one query, not several.
-                        repeat { record.refreshesSent += 1 } while (record.nextRefresh.map { $0 <= now } ?? false)
+                        repeat { record.refreshesSent += 1 } while record.nextRefresh.map { $0 <= now } ?? false
                     }
                 }
                 queries[link]![key] = query
                 guard send else { continue }
-                questions.append(DNSQuestion(name: key.name, type: key.type, recordClass: key.recordClass,
-                                             unicastResponse: unicastResponse))
+                questions.append(
+                    DNSQuestion(
+                        name: key.name, type: key.type, recordClass: key.recordClass,
+                        unicastResponse: unicastResponse))
                 if unicastResponse { askedForUnicast.insert(link) }
                 knownAnswers += self.knownAnswers(for: key, in: cache[link], at: now)
             }
             if refreshesDue {
                 // Every refresh due has gone out: the bound becomes exact again, and later than now.
                 refreshBound[link] = nil
-                for key in queries[link]!.keys { lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache[link]), on: link) }
+                for key in queries[link]!.keys {
+                    lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache[link]), on: link)
+                }
             }
             guard !questions.isEmpty else { continue }
-            let limit = sizeLimit.sharedPayloadLimit(ipv6: link.family == .ipv6, mtu: mtus[link] ?? MessageSizeLimit.ethernetMTU)
+            let limit = sizeLimit.sharedPayloadLimit(
+                ipv6: link.family == .ipv6, mtu: mtus[link] ?? MessageSizeLimit.ethernetMTU)
             for bytes in QueryPacker.pack(questions: questions, knownAnswers: knownAnswers, limit: limit) {
                 packets.append(OutgoingPacket(link: link, destination: .multicast, bytes: bytes))
             }
@@ -209,8 +223,10 @@ struct Querier: Sendable {
     /// known answers are all ones we would list too, counts as our own query. "About to": in the second half of
     /// the wait before our next one, so that it stands in for that query only. Counted whenever it came, a few
     /// one-shot queries from peers would each double the back-off, pushing this host's next query out by minutes.
-    mutating func observe(peerQuery message: DNSMessage, knownAnswers: KnownAnswers, on link: LinkID, at now: Instant,
-                          cache: RecordCache?) {
+    mutating func observe(
+        peerQuery message: DNSMessage, knownAnswers: KnownAnswers, on link: LinkID, at now: Instant,
+        cache: RecordCache?
+    ) {
         guard let linkQueries = queries[link] else { return }
         for question in message.questions where !question.unicastResponse {
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
@@ -230,11 +246,14 @@ struct Querier: Sendable {
 
     /// The cache lost an answer to `key` on `link` (expiry, goodbye, flush). A question that had stopped asking
     /// because a unique answer was known starts again, from the beginning of its back-off (RFC 6762 §5.2).
-    mutating func answerRemoved(_ key: RecordKey, on link: LinkID, cache: RecordCache?, at now: Instant,
-                                random: inout EngineRandom) {
+    mutating func answerRemoved(
+        _ key: RecordKey, on link: LinkID, cache: RecordCache?, at now: Instant,
+        random: inout EngineRandom
+    ) {
         for questionKey in [key, RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] {
             guard let query = queries[link]?[questionKey], query.nextQueryAt == nil,
-                  !(cache?.hasAnswer(to: questionKey) ?? false) else { continue }
+                !(cache?.hasAnswer(to: questionKey) ?? false)
+            else { continue }
             queries[link]![questionKey]!.interval = MDNSConstants.queryIntervalInitial
             queries[link]![questionKey]!.nextQueryAt = now + random.milliseconds(in: firstQueryDelay)
         }

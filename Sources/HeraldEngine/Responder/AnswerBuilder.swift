@@ -31,29 +31,38 @@ struct AnswerBuilder {
     /// `wantsUnicast` marks a query sent straight to this host (RFC 6762 §5.5), answered as if every question
     /// were QU: by unicast, unless the record has not been multicast on the link for a quarter of its TTL (§5.4).
     /// An asker not `askerOnLink` (outside the link's subnets) gets every answer by multicast (§11).
-    func reply(to message: DNSMessage, skipping: Set<DNSName>, wantsUnicast: Bool, askerOnLink: Bool = true,
-               scheduler: ResponseScheduler, at now: Instant) -> Reply {
+    func reply(
+        to message: DNSMessage, skipping: Set<DNSName>, wantsUnicast: Bool, askerOnLink: Bool = true,
+        scheduler: ResponseScheduler, at now: Instant
+    ) -> Reply {
         var reply = Reply()
         var seen = Set<RecordIdentity>()
         var questions = 0
         var allUnique = true
         for question in message.questions where skipping.isEmpty || !skipping.contains(question.name) {
             // Every record here is of class IN: a question of another class (CH, HS, …) has no answer at all.
-            guard question.recordClass == .internet || question.recordClass == .any else { allUnique = false; continue }
+            guard question.recordClass == .internet || question.recordClass == .any else {
+                allUnique = false
+                continue
+            }
             questions += 1
             let key = RecordKey(name: question.name, type: question.type, recordClass: question.recordClass)
             let owned = authority.records(answering: key, on: link)
             var answers = owned.map(\.record).filter { !Self.isSuppressed($0, by: message.answers) }
             if owned.isEmpty {
                 // A name this host owns, without the type asked for: say so (RFC 6762 §6.1), unless the asker knows.
-                guard question.type != .any, let nsec = nsec(for: question.name) else { allUnique = false; continue }
+                guard question.type != .any, let nsec = nsec(for: question.name) else {
+                    allUnique = false
+                    continue
+                }
                 answers = Self.isSuppressed(nsec, by: message.answers) ? [] : [nsec]
             }
             if owned.contains(where: { !$0.isUnique }) { allUnique = false }
             for answer in answers where seen.insert(RecordIdentity(answer)).inserted {
                 let quarterTTL = Int(answer.ttl) * 250
                 if (question.unicastResponse || wantsUnicast) && askerOnLink
-                    && scheduler.wasMulticast(answer, on: link, within: quarterTTL, of: now) {
+                    && scheduler.wasMulticast(answer, on: link, within: quarterTTL, of: now)
+                {
                     reply.unicast.append(answer)
                 } else {
                     reply.multicast.append(answer)
@@ -77,7 +86,9 @@ struct AnswerBuilder {
         }
         func addAll(named name: DNSName, types: [RecordType]) {
             for type in types {
-                for record in authority.records(answering: RecordKey(name: name, type: type), on: link) { add(record.record) }
+                for record in authority.records(answering: RecordKey(name: name, type: type), on: link) {
+                    add(record.record)
+                }
             }
         }
         var hosts: [DNSName] = []
@@ -101,7 +112,8 @@ struct AnswerBuilder {
         for host in hosts {
             addAll(named: host, types: [.a, .aaaa])
             if let nsec = nsec(for: host), case .nsec(_, let types) = nsec.data,
-               !(types.types.contains(.a) && types.types.contains(.aaaa)) {
+                !(types.types.contains(.a) && types.types.contains(.aaaa))
+            {
                 add(nsec)
             }
         }
@@ -114,24 +126,29 @@ struct AnswerBuilder {
     /// form, the name itself as next name, never the NSEC bit).
     func nsec(for name: DNSName) -> ResourceRecord? {
         guard let types = authority.ownedTypes(at: name, on: link) else { return nil }
-        let ttl = authority.answers(to: RecordKey(name: name, type: .any), on: link).map(\.record.record.ttl).min()
+        let ttl =
+            authority.answers(to: RecordKey(name: name, type: .any), on: link).map(\.record.record.ttl).min()
             ?? MDNSConstants.hostRecordTTL
-        return ResourceRecord(name: name, ttl: ttl, data: .nsec(next: name, types: TypeBitmap(types: types)),
-                              cacheFlush: true)
+        return ResourceRecord(
+            name: name, ttl: ttl, data: .nsec(next: name, types: TypeBitmap(types: types)),
+            cacheFlush: true)
     }
 
     /// Writes answers (and, in the last packet, as many additionals as fit) into packets of `room.shared` bytes at
     /// most, each record once. An answer too big to share a packet goes alone in one of up to `room.alone` bytes,
     /// which may be fragmented (RFC 6762 §17 allows one record in a fragmented datagram); a bigger one is left out.
-    static func pack(answers: [ResourceRecord], additionals: [ResourceRecord], room: MessageRoom, id: UInt16 = 0,
-                     questions: [DNSQuestion] = [],
-                     recordDataCompression: MessageWriter.RecordDataCompression = .multicastDNS) -> [[UInt8]] {
+    static func pack(
+        answers: [ResourceRecord], additionals: [ResourceRecord], room: MessageRoom, id: UInt16 = 0,
+        questions: [DNSQuestion] = [],
+        recordDataCompression: MessageWriter.RecordDataCompression = .multicastDNS
+    ) -> [[UInt8]] {
         var seen = Set<RecordIdentity>()
         let answers = answers.filter { seen.insert(RecordIdentity($0)).inserted }
         let additionals = additionals.filter { seen.insert(RecordIdentity($0)).inserted }
         func message(limit: Int) -> MessageWriter {
-            var writer = MessageWriter(id: id, flags: .authoritativeResponse, limit: limit,
-                                       recordDataCompression: recordDataCompression)
+            var writer = MessageWriter(
+                id: id, flags: .authoritativeResponse, limit: limit,
+                recordDataCompression: recordDataCompression)
             for question in questions { writer.append(question) }
             return writer
         }

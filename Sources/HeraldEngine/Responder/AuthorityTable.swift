@@ -18,7 +18,8 @@ struct AuthorityTable: Sendable {
         remove(owner: owner, on: link)
         for record in records {
             let key = RecordKey(record.record)
-            byLink[link, default: [:]][key, default: []].append(Entry(record: record, owner: owner, announced: announced))
+            byLink[link, default: [:]][key, default: []].append(
+                Entry(record: record, owner: owner, announced: announced))
             namesByLink[link, default: [:]][key.name, default: []].insert(key)
         }
     }
@@ -59,7 +60,8 @@ struct AuthorityTable: Sendable {
     /// True when an owner other than `owner` publishes the same record on the link: a shared record outlives
     /// one of its owners, and gets no goodbye until the last one withdraws it.
     func isPublished(_ record: ResourceRecord, on link: LinkID, byOtherThan owner: OperationID) -> Bool {
-        byLink[link]?[RecordKey(record)]?.contains { $0.owner != owner && $0.record.record.hasSameData(as: record) } ?? false
+        byLink[link]?[RecordKey(record)]?.contains { $0.owner != owner && $0.record.record.hasSameData(as: record) }
+            ?? false
     }
 
     /// True when an owner other than `owner` publishes any record at `name` on the link.
@@ -93,7 +95,8 @@ struct AuthorityTable: Sendable {
             return byLink.keys.contains { ownedTypes(at: record.name, on: $0) == types.types }
         }
         let key = RecordKey(record)
-        for table in byLink.values where table[key]?.contains(where: { $0.record.record.hasSameData(as: record) }) ?? false {
+        for table in byLink.values
+        where table[key]?.contains(where: { $0.record.record.hasSameData(as: record) }) ?? false {
             return true
         }
         return false

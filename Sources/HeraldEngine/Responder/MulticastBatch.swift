@@ -26,7 +26,9 @@ struct MulticastBatch: Sendable {
     mutating func sayGoodbye(_ records: [ResourceRecord]) { Self.add(records, to: &goodbyes, replacing: &announced) }
 
     /// Adds `records` to `list`, each once, and takes them out of `other`.
-    private static func add(_ records: [ResourceRecord], to list: inout [ResourceRecord], replacing other: inout [ResourceRecord]) {
+    private static func add(
+        _ records: [ResourceRecord], to list: inout [ResourceRecord], replacing other: inout [ResourceRecord]
+    ) {
         let identities = Set(records.map(RecordIdentity.init))
         other.removeAll { identities.contains(RecordIdentity($0)) }
         let present = Set(list.map(RecordIdentity.init))
@@ -43,10 +45,12 @@ struct MulticastBatch: Sendable {
             // The most probes from `start` on that fit in one message: guesses double until one fails, then the
             // gap between the largest that fits and the smallest that does not is halved.
             let remaining = probes.count - start
-            var fitting = 0, failing = remaining + 1, guess = 1
+            var fitting = 0
+            var failing = remaining + 1
+            var guess = 1
             var message: [UInt8]?
             while fitting + 1 < failing {
-                if let written = write(probes[start ..< start + guess], limit: room.shared) {
+                if let written = write(probes[start..<start + guess], limit: room.shared) {
                     fitting = guess
                     message = written
                 } else {

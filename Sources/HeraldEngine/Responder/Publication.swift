@@ -90,7 +90,9 @@ package struct RecordRegistration: Hashable, Sendable {
     /// Publish only on this interface (nil: every interface).
     package var interfaceIndex: Int?
 
-    package init(name: DNSName, type: RecordType, data: RecordData, ttl: UInt32, unique: Bool, interfaceIndex: Int? = nil) {
+    package init(
+        name: DNSName, type: RecordType, data: RecordData, ttl: UInt32, unique: Bool, interfaceIndex: Int? = nil
+    ) {
         self.name = name
         self.type = type
         self.data = data
@@ -127,8 +129,10 @@ package struct ServiceRegistration: Hashable, Sendable {
     /// Records added to the registration by the client (`DNSServiceAddRecord`), published at the instance name.
     package var extraRecords: [ServiceExtraRecord] = []
 
-    package init(instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
-                txt: TXTRecord = .empty, autoRename: Bool = true, interfaceIndex: Int? = nil) {
+    package init(
+        instance: String, type: DNSName, subtypes: [String] = [], host: DNSName? = nil, port: UInt16,
+        txt: TXTRecord = .empty, autoRename: Bool = true, interfaceIndex: Int? = nil
+    ) {
         self.instance = instance
         self.type = type
         self.subtypes = subtypes
@@ -170,7 +174,9 @@ struct Publication: Sendable {
     /// The names whose probed records this publication claims on a link.
     func claimedNames(on link: LinkID) -> [DNSName] {
         var names: [DNSName] = []
-        for record in probedRecords(on: link) where !names.contains(record.record.name) { names.append(record.record.name) }
+        for record in probedRecords(on: link) where !names.contains(record.record.name) {
+            names.append(record.record.name)
+        }
         return names
     }
 }

@@ -40,8 +40,9 @@ struct ResponseScheduler: Sendable {
 
         /// A random delay in `range` milliseconds, with RFC 6762 §6.4's aggregation slack.
         static func delayed(_ now: Instant, _ range: ClosedRange<Int>, random: inout EngineRandom) -> Window {
-            Window(earliest: now + range.lowerBound, preferred: now + random.milliseconds(in: range),
-                   latest: now + range.upperBound, slack: MDNSConstants.aggregationSlack)
+            Window(
+                earliest: now + range.lowerBound, preferred: now + random.milliseconds(in: range),
+                latest: now + range.upperBound, slack: MDNSConstants.aggregationSlack)
         }
     }
 
@@ -76,8 +77,10 @@ struct ResponseScheduler: Sendable {
 
     /// Queues answers asked at `now`. They join a pending response for the same destination whose window overlaps
     /// theirs (moving it within both windows), or start a new one at the window's preferred time.
-    mutating func schedule(_ records: [ResourceRecord], on link: LinkID, to destination: PacketDestination, within window: Window,
-                           askedAt now: Instant, knownAnswerSource: IPAddress? = nil, defendsProbe: Bool = false) {
+    mutating func schedule(
+        _ records: [ResourceRecord], on link: LinkID, to destination: PacketDestination, within window: Window,
+        askedAt now: Instant, knownAnswerSource: IPAddress? = nil, defendsProbe: Bool = false
+    ) {
         guard !records.isEmpty else { return }
         let answers = records.map { Answer(record: $0, askedAt: now, defendsProbe: defendsProbe) }
         for index in pending.indices
@@ -94,15 +97,18 @@ struct ResponseScheduler: Sendable {
             for answer in answers { Self.add(answer, to: &pending[index].answers) }
             return
         }
-        var entry = Pending(link: link, destination: destination, sendAt: window.preferred, notBefore: window.earliest,
-                            notAfter: window.latest + window.slack, answers: [], knownAnswerSource: knownAnswerSource)
+        var entry = Pending(
+            link: link, destination: destination, sendAt: window.preferred, notBefore: window.earliest,
+            notAfter: window.latest + window.slack, answers: [], knownAnswerSource: knownAnswerSource)
         for answer in answers { Self.add(answer, to: &entry.answers) }
         pending.append(entry)
     }
 
     /// Adds an answer unless the response has it already (then the later question and a defence count).
     private static func add(_ answer: Answer, to answers: inout [Answer]) {
-        if let index = answers.firstIndex(where: { $0.record.name == answer.record.name && $0.record.hasSameData(as: answer.record) }) {
+        if let index = answers.firstIndex(where: {
+            $0.record.name == answer.record.name && $0.record.hasSameData(as: answer.record)
+        }) {
             answers[index].askedAt = max(answers[index].askedAt, answer.askedAt)
             answers[index].defendsProbe = answers[index].defendsProbe || answer.defendsProbe
         } else {
@@ -188,7 +194,8 @@ struct ResponseScheduler: Sendable {
                         continue
                     }
                     if last >= answer.askedAt { continue }  // went out after the question: the asker has it
-                    let limit = answer.defendsProbe ? MDNSConstants.probeDefenseRateLimit : MDNSConstants.multicastRateLimit
+                    let limit =
+                        answer.defendsProbe ? MDNSConstants.probeDefenseRateLimit : MDNSConstants.multicastRateLimit
                     if now - last < limit {
                         postponed.append((entry, answer, last + limit))
                     } else {
@@ -201,8 +208,9 @@ struct ResponseScheduler: Sendable {
             if !entry.answers.isEmpty { result.append(entry) }
         }
         for (entry, answer, at) in postponed {
-            schedule([answer.record], on: entry.link, to: entry.destination, within: .immediate(at), askedAt: answer.askedAt,
-                     knownAnswerSource: entry.knownAnswerSource, defendsProbe: answer.defendsProbe)
+            schedule(
+                [answer.record], on: entry.link, to: entry.destination, within: .immediate(at), askedAt: answer.askedAt,
+                knownAnswerSource: entry.knownAnswerSource, defendsProbe: answer.defendsProbe)
         }
         return result
     }

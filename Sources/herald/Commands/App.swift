@@ -1,14 +1,15 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HeraldControl
 import HeraldFiles
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `herald app`: register, remove, list and show app manifests (operators only).
 struct App: ParsableCommand {
@@ -35,15 +36,18 @@ struct App: ParsableCommand {
             guard stat(file, &info) == 0 else {
                 let failure = errno
                 if failure == ENOENT || failure == ENOTDIR {
-                    throw CommandFailure("no such file; give the path of the app's manifest (JSON or property list)",
-                                         exitCode: ExitStatus.badInput)
+                    throw CommandFailure(
+                        "no such file; give the path of the app's manifest (JSON or property list)",
+                        exitCode: ExitStatus.badInput)
                 }
-                throw CommandFailure("cannot read the file: \(String(cString: strerror(failure))); run herald as a user "
-                                     + "who may read it (an operator usually is root)", exitCode: ExitStatus.badInput)
+                throw CommandFailure(
+                    "cannot read the file: \(String(cString: strerror(failure))); run herald as a user "
+                        + "who may read it (an operator usually is root)", exitCode: ExitStatus.badInput)
             }
             if info.st_mode & S_IFMT == S_IFDIR {
-                throw CommandFailure("this is a directory; give the manifest file in it (for example \(file)/app.json)",
-                                     exitCode: ExitStatus.badInput)
+                throw CommandFailure(
+                    "this is a directory; give the manifest file in it (for example \(file)/app.json)",
+                    exitCode: ExitStatus.badInput)
             }
             let data: [UInt8]
             switch FileContents.read(file) {
@@ -52,8 +56,9 @@ struct App: ParsableCommand {
                 throw CommandFailure("cannot read the file: \(failure)", exitCode: ExitStatus.badInput)
             }
             guard let decoded = String(validating: data, as: UTF8.self) else {
-                throw CommandFailure("the file is not UTF-8 text; save the manifest as UTF-8 JSON or XML",
-                                     exitCode: ExitStatus.badInput)
+                throw CommandFailure(
+                    "the file is not UTF-8 text; save the manifest as UTF-8 JSON or XML",
+                    exitCode: ExitStatus.badInput)
             }
             text = decoded
             let reply = try ControlSession(options: options).call(
@@ -101,8 +106,10 @@ struct App: ParsableCommand {
             }
             var table = Table(titles: ["ID", "DECISION", "PENDING", "TYPES", "NAME"])
             for app in apps {
-                table.append([app.id, app.decision, String(app.pendingRequests),
-                              app.serviceTypes.joined(separator: ",").ifEmpty("-"), ControlOutput.quoted(app.name)])
+                table.append([
+                    app.id, app.decision, String(app.pendingRequests),
+                    app.serviceTypes.joined(separator: ",").ifEmpty("-"), ControlOutput.quoted(app.name),
+                ])
             }
             table.print()
         }
@@ -120,7 +127,11 @@ struct App: ParsableCommand {
 
         func execute() throws {
             guard let app = try ControlSession(options: options).call(.appShow, app: id).app else { return }
-            if options.json { ControlOutput.json(app) } else { ControlOutput.describe(app).forEach(StandardOutput.line) }
+            if options.json {
+                ControlOutput.json(app)
+            } else {
+                ControlOutput.describe(app).forEach(StandardOutput.line)
+            }
         }
     }
 }

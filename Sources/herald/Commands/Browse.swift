@@ -1,8 +1,8 @@
 import ArgumentParser
-import OrderedCollections
+import HeraldClient
 import HeraldIPC
 import HeraldWire
-import HeraldClient
+import OrderedCollections
 
 /// `herald browse TYPE`: streams `+`/`-` events for the instances of a service type (or, with `--all`, for
 /// the service types in use), optionally resolving each instance.
@@ -27,8 +27,9 @@ struct Browse: HeraldCommand {
               herald browse --all --timeout 3 --json
             """)
 
-    @Argument(help: ArgumentHelp(
-        "The service type, such as _http._tcp, or a subtype, such as _printer._sub._http._tcp.", valueName: "type"))
+    @Argument(
+        help: ArgumentHelp(
+            "The service type, such as _http._tcp, or a subtype, such as _printer._sub._http._tcp.", valueName: "type"))
     var type: String?
 
     @Flag(help: "List the service types in use on the network instead of the instances of one type.")
@@ -40,10 +41,14 @@ struct Browse: HeraldCommand {
     @Flag(help: "Print one JSON object per line instead of text.")
     var json = false
 
-    @Option(help: ArgumentHelp("Stop after this many seconds and exit 0. Default: run until interrupted.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Stop after this many seconds and exit 0. Default: run until interrupted.", valueName: "seconds"))
     var timeout: Double?
 
-    @Flag(name: .customLong("no-wait"), help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
+    @Flag(
+        name: .customLong("no-wait"),
+        help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
     var noWait = false
 
     @OptionGroup var connection: ConnectionOptions
@@ -54,7 +59,8 @@ struct Browse: HeraldCommand {
         try validateTimeout(timeout)
         switch (type, all) {
         case (nil, false):
-            throw ValidationError("give a service type to browse, such as _http._tcp, or --all to list the types in use")
+            throw ValidationError(
+                "give a service type to browse, such as _http._tcp, or --all to list the types in use")
         case (.some(let type), true):
             throw ValidationError("give either a service type ('\(type)') or --all, not both")
         case (nil, true):
@@ -64,8 +70,9 @@ struct Browse: HeraldCommand {
             do {
                 parsed = try ServiceType(text)
             } catch {
-                throw ValidationError("\(error). Types look like _http._tcp, "
-                                      + "subtypes like _printer._sub._http._tcp")
+                throw ValidationError(
+                    "\(error). Types look like _http._tcp, "
+                        + "subtypes like _printer._sub._http._tcp")
             }
             guard parsed.domain == ServiceType.defaultDomain else {
                 throw ValidationError("'\(text)' is in the domain \(parsed.domain); Herald browses only local.")
@@ -101,8 +108,9 @@ struct Browse: HeraldCommand {
             defer { shown.removeAll() }
             for fields in shown {
                 printer.browse(fields, added: false)
-                try tracker?.stop(ResolutionTracker.Instance(name: fields.name, type: fields.type, domain: fields.domain),
-                                  interfaceIndex: fields.interfaceIndex)
+                try tracker?.stop(
+                    ResolutionTracker.Instance(name: fields.name, type: fields.type, domain: fields.domain),
+                    interfaceIndex: fields.interfaceIndex)
             }
         }
         while true {
@@ -111,11 +119,13 @@ struct Browse: HeraldCommand {
                 if received.context == browse, case .browse(let reply) = received.reply {
                     if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
                     let added = reply.flags.contains(.add)
-                    let fields = BrowseReplyFields(interfaceIndex: reply.interfaceIndex, name: reply.name,
-                                                   type: reply.regtype, domain: reply.domain)
+                    let fields = BrowseReplyFields(
+                        interfaceIndex: reply.interfaceIndex, name: reply.name,
+                        type: reply.regtype, domain: reply.domain)
                     if added { shown.append(fields) } else { shown.remove(fields) }
                     printer.browse(fields, added: added)
-                    let instance = ResolutionTracker.Instance(name: reply.name, type: reply.regtype, domain: reply.domain)
+                    let instance = ResolutionTracker.Instance(
+                        name: reply.name, type: reply.regtype, domain: reply.domain)
                     if added {
                         try tracker?.resolve(instance, interfaceIndex: reply.interfaceIndex)
                     } else {
@@ -146,7 +156,8 @@ struct Browse: HeraldCommand {
             guard context == browse else { return }
             defer { shown.removeAll() }
             for fields in shown {
-                printer.serviceType(fields.type, interfaceIndex: fields.interfaceIndex, domain: fields.domain, added: false)
+                printer.serviceType(
+                    fields.type, interfaceIndex: fields.interfaceIndex, domain: fields.domain, added: false)
             }
         }
         while let received = try session.next(until: deadline, onParked: revoked) {

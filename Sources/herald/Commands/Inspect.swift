@@ -38,8 +38,11 @@ struct Inspect: ParsableCommand {
         for (index, message) in messages.prefix(limit ?? messages.count).enumerated() {
             do {
                 let parsed = try DNSMessage(parsing: message)
-                print(json ? OperatorText.jsonEscaped(MessageFormatter.json(parsed, index: index))
-                           : OperatorText.escapedKeepingLines(MessageFormatter.text(parsed, index: index, size: message.count)))
+                print(
+                    json
+                        ? OperatorText.jsonEscaped(MessageFormatter.json(parsed, index: index))
+                        : OperatorText.escapedKeepingLines(
+                            MessageFormatter.text(parsed, index: index, size: message.count)))
             } catch {
                 failures += 1
                 printError("herald: inspect: message \(index + 1) (\(message.count) bytes) is malformed \(error)")
@@ -48,4 +51,3 @@ struct Inspect: ParsableCommand {
         if failures > 0 { throw ExitCode(65) }
     }
 }
-

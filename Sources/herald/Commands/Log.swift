@@ -9,7 +9,9 @@ struct Log: HeraldCommand {
     @Flag(name: .shortAndLong, help: "Keep printing new lines as they are recorded.")
     var follow = false
 
-    @Option(name: [.customShort("n"), .long], help: ArgumentHelp("How many recent lines to show first (as tail -n).", valueName: "n"))
+    @Option(
+        name: [.customShort("n"), .long],
+        help: ArgumentHelp("How many recent lines to show first (as tail -n).", valueName: "n"))
     var lines = 50
 
     @OptionGroup var options: ControlOptions
@@ -40,7 +42,8 @@ struct Log: HeraldCommand {
         let app = line.app ?? "-"
         let type = line.serviceType.map { " \($0)" } ?? ""
         let count = line.count.map { " ×\($0)" } ?? ""
-        StandardOutput.line("\(ControlOutput.time(line.time))  \(app)  \(line.operation)\(type)\(count)  "
-                            + "\(line.decision) (\(line.reason))  \(line.detail)")
+        StandardOutput.line(
+            "\(ControlOutput.time(line.time))  \(app)  \(line.operation)\(type)\(count)  "
+                + "\(line.decision) (\(line.reason))  \(line.detail)")
     }
 }

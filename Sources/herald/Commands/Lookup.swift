@@ -1,7 +1,7 @@
 import ArgumentParser
+import HeraldClient
 import HeraldIPC
 import HeraldWire
-import HeraldClient
 
 /// `herald lookup HOST.local`: the addresses of a host.
 struct Lookup: HeraldCommand {
@@ -26,8 +26,6 @@ struct Lookup: HeraldCommand {
     @Flag(help: "Only IPv6 addresses (AAAA records).")
     var ipv6 = false
 
-
-
     @OptionGroup var answers: AnswerOptions
 
     @OptionGroup var connection: ConnectionOptions
@@ -49,12 +47,14 @@ struct Lookup: HeraldCommand {
             throw ValidationError("'\(host)' is not a host name: \(error)")
         }
         guard name.isInLocalDomain else {
-            throw ValidationError("'\(host)' is not in .local; Herald looks up multicast DNS names only (such as printer.local)")
+            throw ValidationError(
+                "'\(host)' is not in .local; Herald looks up multicast DNS names only (such as printer.local)")
         }
     }
 
     func execute() throws {
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
+        let session = try DaemonSession(
+            socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
         let families: DNSServiceProtocol = ipv4 ? .ipv4 : ipv6 ? .ipv6 : [.ipv4, .ipv6]
         try session.start(.addrInfo(AddrInfoRequest(protocol: families, hostname: hostName)), describedAs: label)
         var found: [AddressJSON] = []
@@ -63,9 +63,10 @@ struct Lookup: HeraldCommand {
             if let received = try session.next(until: window.endsAt), case .addrInfo(let reply) = received.reply {
                 if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
                 guard let address = AddressText.text(of: reply.rdata) else { continue }
-                let entry = AddressJSON(host: reply.hostname, interface: InterfaceNames.name(of: reply.interfaceIndex),
-                                        interfaceIndex: reply.interfaceIndex, family: AddressText.family(of: reply.rdata),
-                                        address: address, ttl: reply.ttl)
+                let entry = AddressJSON(
+                    host: reply.hostname, interface: InterfaceNames.name(of: reply.interfaceIndex),
+                    interfaceIndex: reply.interfaceIndex, family: AddressText.family(of: reply.rdata),
+                    address: address, ttl: reply.ttl)
                 found.removeAll { $0.address == address && $0.interfaceIndex == reply.interfaceIndex }
                 if reply.flags.contains(.add) { found.append(entry) }
                 window.answered()
@@ -75,9 +76,10 @@ struct Lookup: HeraldCommand {
         session.close()
         if found.isEmpty {
             try session.requirePermission(waited: session.wasInterrupted ? nil : answers.timeout)
-            throw CommandFailure("no address within \(DaemonSession.seconds(answers.timeout)); check the host name "
-                                 + "(herald browse --all shows who is around) or wait longer with --timeout",
-                                 exitCode: ExitStatus.failure)
+            throw CommandFailure(
+                "no address within \(DaemonSession.seconds(answers.timeout)); check the host name "
+                    + "(herald browse --all shows who is around) or wait longer with --timeout",
+                exitCode: ExitStatus.failure)
         }
         if answers.json {
             found.forEach(JSONLine.print)

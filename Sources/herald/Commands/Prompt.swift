@@ -1,10 +1,11 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HeraldControl
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `herald prompt`: answers apps' requests as they arrive, like the permission dialog of a phone.
 struct Prompt: HeraldCommand {
@@ -76,15 +77,18 @@ struct Prompt: HeraldCommand {
             return
         }
         StandardOutput.line("")
-        StandardOutput.line("\(ControlOutput.quoted(request.appName)) would like to find and connect to devices on your local network.")
+        StandardOutput.line(
+            "\(ControlOutput.quoted(request.appName)) would like to find and connect to devices on your local network.")
         for line in request.usageDescription.split(separator: "\n", omittingEmptySubsequences: false) {
             StandardOutput.line("  \(line)")
         }
-        let times = "\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen))"
+        let times =
+            "\(request.count) time\(request.count == 1 ? "" : "s"), last at \(ControlOutput.time(request.lastSeen))"
         if let latest = request.latestSubject {
             // An app's address lookups, folded into one request.
-            StandardOutput.line("  app \(request.app) asked to look up addresses on the local network (\(times), "
-                                + "latest \(latest))")
+            StandardOutput.line(
+                "  app \(request.app) asked to look up addresses on the local network (\(times), "
+                    + "latest \(latest))")
         } else {
             StandardOutput.line("  app \(request.app) asked to \(request.operation) \(request.subject) (\(times))")
         }
@@ -129,9 +133,9 @@ private struct PromptAnswerJSON: Encodable {
     var change: String
 }
 
-private extension String {
+extension String {
     /// Without the spaces and tabs around it.
-    var trimmed: Substring {
+    fileprivate var trimmed: Substring {
         let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
         guard let first = firstIndex(where: { !isBlank($0) }), let last = lastIndex(where: { !isBlank($0) }) else {
             return ""

@@ -1,7 +1,7 @@
 import ArgumentParser
+import HeraldClient
 import HeraldIPC
 import HeraldWire
-import HeraldClient
 
 /// `herald query NAME RRTYPE`: any record.
 struct Query: HeraldCommand {
@@ -18,13 +18,15 @@ struct Query: HeraldCommand {
               herald query printer.local ANY --json
             """)
 
-    @Argument(help: ArgumentHelp("The owner name, such as printer.local or 'My Service._http._tcp.local'.", valueName: "name"))
+    @Argument(
+        help: ArgumentHelp("The owner name, such as printer.local or 'My Service._http._tcp.local'.", valueName: "name")
+    )
     var name: String
 
-    @Argument(help: ArgumentHelp("The record type: A, AAAA, PTR, SRV, TXT, HINFO, NSEC, ANY, TYPEnnn or a number.", valueName: "rrtype"))
+    @Argument(
+        help: ArgumentHelp(
+            "The record type: A, AAAA, PTR, SRV, TXT, HINFO, NSEC, ANY, TYPEnnn or a number.", valueName: "rrtype"))
     var rrtype: String
-
-
 
     @OptionGroup var answers: AnswerOptions
 
@@ -41,8 +43,9 @@ struct Query: HeraldCommand {
 
     func validate() throws {
         guard recordType != nil else {
-            throw ValidationError("'\(rrtype)' is not a record type; use a name such as A, AAAA, PTR, SRV, TXT or ANY, "
-                                  + "TYPEnnn, or a number from 0 to 65535")
+            throw ValidationError(
+                "'\(rrtype)' is not a record type; use a name such as A, AAAA, PTR, SRV, TXT or ANY, "
+                    + "TYPEnnn, or a number from 0 to 65535")
         }
         let parsed: DNSName
         do {
@@ -51,14 +54,16 @@ struct Query: HeraldCommand {
             throw ValidationError("'\(name)' is not a domain name: \(error)")
         }
         guard parsed.isMulticastDNSName else {
-            throw ValidationError("'\(name)' is not a multicast DNS name; Herald answers names in .local "
-                                  + "(and reverse names in in-addr.arpa and ip6.arpa)")
+            throw ValidationError(
+                "'\(name)' is not a multicast DNS name; Herald answers names in .local "
+                    + "(and reverse names in in-addr.arpa and ip6.arpa)")
         }
     }
 
     func execute() throws {
         let type = recordType!
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
+        let session = try DaemonSession(
+            socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
         try session.start(.query(QueryRecordRequest(name: ownerName, rrtype: type.rawValue)), describedAs: label)
         var found: [RecordJSON] = []
         var window = AnswerWindow(timeout: answers.timeout)
@@ -66,13 +71,16 @@ struct Query: HeraldCommand {
             if let received = try session.next(until: window.endsAt), case .query(let reply) = received.reply {
                 if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
                 let record = RecordJSON(
-                    name: DNSName.readable(dnssdFullName: reply.fullname), interface: InterfaceNames.name(of: reply.interfaceIndex),
-                    interfaceIndex: reply.interfaceIndex, type: RecordText.typeName(reply.rrtype), typeCode: reply.rrtype,
+                    name: DNSName.readable(dnssdFullName: reply.fullname),
+                    interface: InterfaceNames.name(of: reply.interfaceIndex),
+                    interfaceIndex: reply.interfaceIndex, type: RecordText.typeName(reply.rrtype),
+                    typeCode: reply.rrtype,
                     recordClass: reply.rrclass, ttl: reply.ttl,
                     data: RecordText.presentation(type: reply.rrtype, recordClass: reply.rrclass, rdata: reply.rdata),
                     rdataHex: TXTText.hex(reply.rdata))
                 found.removeAll {
-                    $0.interfaceIndex == record.interfaceIndex && $0.typeCode == record.typeCode && $0.rdataHex == record.rdataHex
+                    $0.interfaceIndex == record.interfaceIndex && $0.typeCode == record.typeCode
+                        && $0.rdataHex == record.rdataHex
                         && $0.name.lowercased() == record.name.lowercased()
                 }
                 if reply.flags.contains(.add) { found.append(record) }
@@ -83,16 +91,19 @@ struct Query: HeraldCommand {
         session.close()
         if found.isEmpty {
             try session.requirePermission(waited: session.wasInterrupted ? nil : answers.timeout)
-            throw CommandFailure("no record within \(DaemonSession.seconds(answers.timeout)); check the name and type, "
-                                 + "or wait longer with --timeout", exitCode: ExitStatus.failure)
+            throw CommandFailure(
+                "no record within \(DaemonSession.seconds(answers.timeout)); check the name and type, "
+                    + "or wait longer with --timeout", exitCode: ExitStatus.failure)
         }
         if answers.json {
             found.forEach(JSONLine.print)
         } else {
             var table = Table(titles: ["Name", "TTL", "Class", "Type", "Data", "Interface"])
             for record in found {
-                table.append([record.name, String(record.ttl), RecordText.className(record.recordClass), record.type,
-                              record.data, record.interface])
+                table.append([
+                    record.name, String(record.ttl), RecordText.className(record.recordClass), record.type,
+                    record.data, record.interface,
+                ])
             }
             table.print()
         }

@@ -1,7 +1,7 @@
 import ArgumentParser
+import HeraldClient
 import HeraldIPC
 import HeraldWire
-import HeraldClient
 
 /// `herald register NAME TYPE PORT [KEY=VALUE …]`: advertises a service until interrupted.
 struct Register: HeraldCommand {
@@ -24,9 +24,10 @@ struct Register: HeraldCommand {
               herald register Printer _ipp._tcp 631 txtvers=1 --subtype _universal
             """)
 
-    @Argument(help: ArgumentHelp(
-        "The instance name people see, such as \"Living Room Printer\" (at most 63 bytes; spaces and dots allowed; empty for the host's name).",
-        valueName: "name"))
+    @Argument(
+        help: ArgumentHelp(
+            "The instance name people see, such as \"Living Room Printer\" (at most 63 bytes; spaces and dots allowed; empty for the host's name).",
+            valueName: "name"))
     var name: String
 
     @Argument(help: ArgumentHelp("The service type, such as _http._tcp.", valueName: "type"))
@@ -38,26 +39,34 @@ struct Register: HeraldCommand {
     @Argument(help: ArgumentHelp("TXT record entries: KEY=VALUE, KEY= or KEY.", valueName: "key=value"))
     var txt: [String] = []
 
-    @Option(name: .customLong("subtype"), help: ArgumentHelp(
-        "Also advertise under this subtype, such as _printer (repeatable; _printer._sub._http._tcp works too).",
-        valueName: "subtype"))
+    @Option(
+        name: .customLong("subtype"),
+        help: ArgumentHelp(
+            "Also advertise under this subtype, such as _printer (repeatable; _printer._sub._http._tcp works too).",
+            valueName: "subtype"))
     var subtypes: [String] = []
 
-    @Option(help: ArgumentHelp(
-        "The host that offers the service (the SRV target), such as printer.local. Default: this host.", valueName: "host"))
+    @Option(
+        help: ArgumentHelp(
+            "The host that offers the service (the SRV target), such as printer.local. Default: this host.",
+            valueName: "host"))
     var host: String?
 
     @Flag(name: .customLong("no-rename"), help: "Fail (exit 1) when the name is taken instead of picking a free one.")
     var noRename = false
 
-    @Option(help: ArgumentHelp("Withdraw the service and exit after this many seconds. Default: run until interrupted.",
-                               valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Withdraw the service and exit after this many seconds. Default: run until interrupted.",
+            valueName: "seconds"))
     var timeout: Double?
 
     @Flag(help: "Print one JSON object per event instead of text.")
     var json = false
 
-    @Flag(name: .customLong("no-wait"), help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
+    @Flag(
+        name: .customLong("no-wait"),
+        help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
     var noWait = false
 
     @OptionGroup var connection: ConnectionOptions
@@ -73,8 +82,9 @@ struct Register: HeraldCommand {
             throw ValidationError("\(error). Types look like _http._tcp")
         }
         guard !parsed.hasSubtype else {
-            throw ValidationError("give the type without its subtype and the subtype with --subtype: "
-                                  + "\(parsed.baseType) --subtype \(DNSName.presentation(ofLabel: parsed.subtype!))")
+            throw ValidationError(
+                "give the type without its subtype and the subtype with --subtype: "
+                    + "\(parsed.baseType) --subtype \(DNSName.presentation(ofLabel: parsed.subtype!))")
         }
         guard parsed.domain == ServiceType.defaultDomain else {
             throw ValidationError("'\(type)' is in the domain \(parsed.domain); Herald advertises only in local.")
@@ -93,8 +103,9 @@ struct Register: HeraldCommand {
         // Even at the largest message size (9000 bytes, the default), the TXT record must go out in one message.
         let most = MessageSizeLimit.default.largestServiceRecordData(type: parsed.fullName)
         guard record.rdata.count <= most else {
-            throw ValidationError("the TXT record would be \(record.rdata.count) bytes, more than one mDNS message holds "
-                                  + "(at most \(most) bytes for \(parsed.baseType)); give fewer or shorter entries")
+            throw ValidationError(
+                "the TXT record would be \(record.rdata.count) bytes, more than one mDNS message holds "
+                    + "(at most \(most) bytes for \(parsed.baseType)); give fewer or shorter entries")
         }
         _ = try subtypeLabels(of: parsed)
         if let host {
@@ -113,15 +124,18 @@ struct Register: HeraldCommand {
             var label = text
             if text.contains("._sub.") {
                 guard let full = try? ServiceType(text), let subtype = full.subtype, full.baseType == type else {
-                    throw ValidationError("--subtype '\(text)' is not a subtype of \(type); give a label such as _printer")
+                    throw ValidationError(
+                        "--subtype '\(text)' is not a subtype of \(type); give a label such as _printer")
                 }
                 label = String(decoding: subtype, as: UTF8.self)
             } else if !label.hasPrefix("_") {
                 label = "_" + label
             }
-            guard (2...63).contains(label.utf8.count), !label.contains(","), !label.contains("\\"), !label.contains(".") else {
-                throw ValidationError("--subtype '\(text)' must be one label of 1–62 characters after its underscore, "
-                                      + "without dots, commas or backslashes, such as _printer")
+            guard (2...63).contains(label.utf8.count), !label.contains(","), !label.contains("\\"), !label.contains(".")
+            else {
+                throw ValidationError(
+                    "--subtype '\(text)' must be one label of 1–62 characters after its underscore, "
+                        + "without dots, commas or backslashes, such as _printer")
             }
             labels.append(label)
         }
@@ -149,8 +163,9 @@ struct Register: HeraldCommand {
         // A deny (or a removed manifest) withdraws a running registration: say so when it happens.
         let withdrawn = { (context: ClientContext) in
             guard context == registration, let shown = registered else { return }
-            printer.registration(name: shown.name, requestedName: name, type: shown.regtype, domain: shown.domain,
-                                 port: UInt16(port), added: false)
+            printer.registration(
+                name: shown.name, requestedName: name, type: shown.regtype, domain: shown.domain,
+                port: UInt16(port), added: false)
             registered = nil
         }
         while let received = try session.next(until: deadline, onParked: withdrawn) {
@@ -158,14 +173,16 @@ struct Register: HeraldCommand {
             if reply.error != .noError { throw DaemonSession.failure(for: reply.error, operation: label) }
             guard reply.flags.contains(.add) else { continue }
             registered = reply
-            printer.registration(name: reply.name, requestedName: name, type: reply.regtype, domain: reply.domain,
-                                 port: UInt16(port), added: true)
+            printer.registration(
+                name: reply.name, requestedName: name, type: reply.regtype, domain: reply.domain,
+                port: UInt16(port), added: true)
         }
         // Closing the connection ends the registration: the daemon sends goodbyes at once.
         session.close()
         if let registered {
-            printer.registration(name: registered.name, requestedName: name, type: registered.regtype,
-                                 domain: registered.domain, port: UInt16(port), added: false)
+            printer.registration(
+                name: registered.name, requestedName: name, type: registered.regtype,
+                domain: registered.domain, port: UInt16(port), added: false)
         }
         try session.requirePermission(waited: session.wasInterrupted ? nil : timeout)
     }

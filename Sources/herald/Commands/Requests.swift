@@ -11,7 +11,9 @@ struct Requests: HeraldCommand {
     var label: String { "requests" }
 
     func execute() throws {
-        let requests = try ControlSession(options: options).list(.requests, key: { [$0.app, $0.operation, $0.subject] }) {
+        let requests = try ControlSession(options: options).list(
+            .requests, key: { [$0.app, $0.operation, $0.subject] }
+        ) {
             $0.requests
         }
         if options.json {
@@ -24,8 +26,10 @@ struct Requests: HeraldCommand {
         }
         var table = Table(titles: ["LAST SEEN", "APP", "OPERATION", "SUBJECT", "COUNT", "NAME", "USAGE DESCRIPTION"])
         for request in requests {
-            table.append([ControlOutput.time(request.lastSeen), request.app, request.operation, ControlOutput.subject(request),
-                          String(request.count), ControlOutput.quoted(request.appName), request.usageDescription])
+            table.append([
+                ControlOutput.time(request.lastSeen), request.app, request.operation, ControlOutput.subject(request),
+                String(request.count), ControlOutput.quoted(request.appName), request.usageDescription,
+            ])
         }
         table.print()
     }

@@ -1,7 +1,7 @@
 import ArgumentParser
+import HeraldClient
 import HeraldIPC
 import HeraldWire
-import HeraldClient
 
 /// `herald resolve NAME TYPE`: one instance's host, port, addresses and TXT record.
 struct Resolve: HeraldCommand {
@@ -20,13 +20,12 @@ struct Resolve: HeraldCommand {
               herald resolve 'My Service' _http._tcp --json
             """)
 
-    @Argument(help: ArgumentHelp("The instance name as browse shows it, such as \"Living Room Printer\".", valueName: "name"))
+    @Argument(
+        help: ArgumentHelp("The instance name as browse shows it, such as \"Living Room Printer\".", valueName: "name"))
     var name: String
 
     @Argument(help: ArgumentHelp("The service type, such as _ipp._tcp.", valueName: "type"))
     var type: String
-
-
 
     @OptionGroup var answers: AnswerOptions
 
@@ -53,14 +52,17 @@ struct Resolve: HeraldCommand {
 
     func execute() throws {
         let type = try ServiceType(self.type)
-        let session = try DaemonSession(socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
+        let session = try DaemonSession(
+            socketPath: connection.socket, label: label, noWait: answers.noWait, timeout: answers.timeout)
         let tracker = ResolutionTracker(session: session, settleTime: .milliseconds(200))
         try tracker.resolve(ResolutionTracker.Instance(name: name, type: type.description + ".", domain: "local."))
         var window = AnswerWindow(timeout: answers.timeout)
         while !window.isOver {
             if let received = try session.next(until: window.endsAt) {
                 if try tracker.handle(received) {
-                    if received.reply.error != .noError { throw DaemonSession.failure(for: received.reply.error, operation: label) }
+                    if received.reply.error != .noError {
+                        throw DaemonSession.failure(for: received.reply.error, operation: label)
+                    }
                     window.answered()
                 }
             }
@@ -70,8 +72,9 @@ struct Resolve: HeraldCommand {
         let results = tracker.all
         if results.isEmpty {
             try session.requirePermission(waited: session.wasInterrupted ? nil : answers.timeout)
-            throw CommandFailure("no answer within \(DaemonSession.seconds(answers.timeout)); check the name and type with: "
-                                 + "herald browse \(type) (or wait longer with --timeout)", exitCode: ExitStatus.failure)
+            throw CommandFailure(
+                "no answer within \(DaemonSession.seconds(answers.timeout)); check the name and type with: "
+                    + "herald browse \(type) (or wait longer with --timeout)", exitCode: ExitStatus.failure)
         }
         show(results)
     }
@@ -94,7 +97,8 @@ struct Resolve: HeraldCommand {
         for (number, (result, interfaces)) in groups.enumerated() {
             if number > 0 { StandardOutput.line("") }
             StandardOutput.line(result.fullName)
-            let lines = [("interface", interfaces.map(InterfaceNames.name(of:)).joined(separator: ", "))]
+            let lines =
+                [("interface", interfaces.map(InterfaceNames.name(of:)).joined(separator: ", "))]
                 + ResolutionText.details(result)
             for (label, value) in lines {
                 StandardOutput.line("  " + label.padding(ResolutionText.labelWidth) + "  " + value)

@@ -20,21 +20,28 @@ struct Status: HeraldCommand {
         StandardOutput.line("heraldd \(status.version), host name \(status.hostName), up \(status.uptimeSeconds) s")
         var table = Table(titles: ["INTERFACE", "INDEX", "MTU", "CACHED", "ADDRESSES"])
         for interface in status.interfaces {
-            table.append([interface.name, String(interface.index), interface.mtu.map(String.init) ?? "-", String(interface.cachedRecords),
-                          interface.addresses.joined(separator: " ")])
+            table.append([
+                interface.name, String(interface.index), interface.mtu.map(String.init) ?? "-",
+                String(interface.cachedRecords),
+                interface.addresses.joined(separator: " "),
+            ])
         }
         table.print()
         StandardOutput.line("cached records: \(status.cachedRecords)")
-        StandardOutput.line("clients: \(status.clients), operations: \(status.operations) "
-                            + "(\(status.parkedOperations) waiting for permission), registrations: \(status.registrations), "
-                            + "static services: \(status.staticServices)")
-        StandardOutput.line("apps: \(status.apps) (\(status.grantedApps) granted, \(status.deniedApps) denied), "
-                            + "pending requests: \(status.pendingRequests)")
-        StandardOutput.line("packets: \(status.packetsReceived) received (\(status.malformedPackets) malformed, "
-                            + "\(status.unicastResponsesReceived) unicast replies), \(status.packetsSent) sent; "
-                            + "conflicts: \(status.conflicts)")
-        StandardOutput.line("memory: \(Self.mebibytes(status.residentKiB)) resident, "
-                            + "\(Self.mebibytes(status.heapInUseKiB)) heap in use")
+        StandardOutput.line(
+            "clients: \(status.clients), operations: \(status.operations) "
+                + "(\(status.parkedOperations) waiting for permission), registrations: \(status.registrations), "
+                + "static services: \(status.staticServices)")
+        StandardOutput.line(
+            "apps: \(status.apps) (\(status.grantedApps) granted, \(status.deniedApps) denied), "
+                + "pending requests: \(status.pendingRequests)")
+        StandardOutput.line(
+            "packets: \(status.packetsReceived) received (\(status.malformedPackets) malformed, "
+                + "\(status.unicastResponsesReceived) unicast replies), \(status.packetsSent) sent; "
+                + "conflicts: \(status.conflicts)")
+        StandardOutput.line(
+            "memory: \(Self.mebibytes(status.residentKiB)) resident, "
+                + "\(Self.mebibytes(status.heapInUseKiB)) heap in use")
     }
 
     /// `21.4 MiB`.

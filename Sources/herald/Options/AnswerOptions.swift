@@ -8,7 +8,9 @@ struct AnswerOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Give up after this many seconds without an answer.", valueName: "seconds"))
     var timeout: Double = 5
 
-    @Flag(name: .customLong("no-wait"), help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
+    @Flag(
+        name: .customLong("no-wait"),
+        help: "Exit 77 at once instead of waiting when the daemon holds the request for permission.")
     var noWait = false
 
     func validate() throws {

@@ -25,8 +25,10 @@ struct EventPrinter {
     /// Column titles, only on a terminal.
     func header(nameTitle: String = "Name") {
         guard !json, Terminal.standardOutputIsTerminal else { return }
-        let line = ["Time        ", "A/R".padding(1), "Interface".padding(interfaceWidth),
-                    "Domain".padding(Self.domainWidth), "Type".padding(typeWidth), nameTitle].joined(separator: "  ")
+        let line = [
+            "Time        ", "A/R".padding(1), "Interface".padding(interfaceWidth),
+            "Domain".padding(Self.domainWidth), "Type".padding(typeWidth), nameTitle,
+        ].joined(separator: "  ")
             .trimmingTrailingSpaces()
         StandardOutput.line([Painted(line, .dim)])
     }
@@ -35,12 +37,16 @@ struct EventPrinter {
     func browse(_ reply: BrowseReplyFields, added: Bool) {
         let time = Timestamp()
         if json {
-            JSONLine.print(BrowseEventJSON(
-                time: time.iso8601, event: added ? "add" : "remove", interface: InterfaceNames.name(of: reply.interfaceIndex),
-                interfaceIndex: reply.interfaceIndex, domain: reply.domain, type: reply.type, name: reply.name))
+            JSONLine.print(
+                BrowseEventJSON(
+                    time: time.iso8601, event: added ? "add" : "remove",
+                    interface: InterfaceNames.name(of: reply.interfaceIndex),
+                    interfaceIndex: reply.interfaceIndex, domain: reply.domain, type: reply.type, name: reply.name))
         } else {
-            StandardOutput.line(line(time, added ? "+" : "-", interfaceIndex: reply.interfaceIndex, domain: reply.domain,
-                                     type: reply.type, name: reply.name))
+            StandardOutput.line(
+                line(
+                    time, added ? "+" : "-", interfaceIndex: reply.interfaceIndex, domain: reply.domain,
+                    type: reply.type, name: reply.name))
         }
     }
 
@@ -48,11 +54,14 @@ struct EventPrinter {
     func serviceType(_ type: String, interfaceIndex: UInt32, domain: String, added: Bool) {
         let time = Timestamp()
         if json {
-            JSONLine.print(BrowseEventJSON(
-                time: time.iso8601, event: added ? "add" : "remove", interface: InterfaceNames.name(of: interfaceIndex),
-                interfaceIndex: interfaceIndex, domain: domain, type: type, name: nil))
+            JSONLine.print(
+                BrowseEventJSON(
+                    time: time.iso8601, event: added ? "add" : "remove",
+                    interface: InterfaceNames.name(of: interfaceIndex),
+                    interfaceIndex: interfaceIndex, domain: domain, type: type, name: nil))
         } else {
-            StandardOutput.line(line(time, added ? "+" : "-", interfaceIndex: interfaceIndex, domain: domain, type: type, name: ""))
+            StandardOutput.line(
+                line(time, added ? "+" : "-", interfaceIndex: interfaceIndex, domain: domain, type: type, name: ""))
         }
     }
 
@@ -63,8 +72,10 @@ struct EventPrinter {
             JSONLine.print(ResolutionJSON(resolution, time: time))
             return
         }
-        StandardOutput.line(line(time, "=", interfaceIndex: resolution.interfaceIndex, domain: resolution.domain,
-                                 type: resolution.type, name: resolution.name))
+        StandardOutput.line(
+            line(
+                time, "=", interfaceIndex: resolution.interfaceIndex, domain: resolution.domain,
+                type: resolution.type, name: resolution.name))
         let indent = String(repeating: " ", count: 12 + 2 + 1 + 2)
         for (label, value) in ResolutionText.details(resolution) {
             StandardOutput.line(indent + label.padding(ResolutionText.labelWidth) + "  " + value)
@@ -76,22 +87,32 @@ struct EventPrinter {
         let time = Timestamp()
         let renamed = name != requestedName && !requestedName.isEmpty
         if json {
-            JSONLine.print(RegistrationJSON(
-                time: time.iso8601, event: added ? "registered" : "withdrawn", name: name, requestedName: requestedName,
-                renamed: renamed, type: type, domain: domain, port: port))
+            JSONLine.print(
+                RegistrationJSON(
+                    time: time.iso8601, event: added ? "registered" : "withdrawn", name: name,
+                    requestedName: requestedName,
+                    renamed: renamed, type: type, domain: domain, port: port))
             return
         }
         var text = "  " + [domain.padding(Self.domainWidth), type.padding(typeWidth), name].joined(separator: "  ")
-        if added && renamed { text += "  (renamed: \"\(requestedName)\" is taken, on the network or by another service of this host)" }
+        if added && renamed {
+            text += "  (renamed: \"\(requestedName)\" is taken, on the network or by another service of this host)"
+        }
         StandardOutput.line([Painted(time.clock + "  "), Self.sign(added ? "+" : "-"), Painted(text)])
     }
 
-    private func line(_ time: Timestamp, _ sign: String, interfaceIndex: UInt32, domain: String, type: String,
-                      name: String) -> [Painted] {
-        let columns = [InterfaceNames.name(of: interfaceIndex).padding(interfaceWidth), domain.padding(Self.domainWidth),
-                       name.isEmpty ? type : type.padding(typeWidth), name]
-        return [Painted(time.clock + "  "), Self.sign(sign),
-                Painted(("  " + columns.joined(separator: "  ")).trimmingTrailingSpaces())]
+    private func line(
+        _ time: Timestamp, _ sign: String, interfaceIndex: UInt32, domain: String, type: String,
+        name: String
+    ) -> [Painted] {
+        let columns = [
+            InterfaceNames.name(of: interfaceIndex).padding(interfaceWidth), domain.padding(Self.domainWidth),
+            name.isEmpty ? type : type.padding(typeWidth), name,
+        ]
+        return [
+            Painted(time.clock + "  "), Self.sign(sign),
+            Painted(("  " + columns.joined(separator: "  ")).trimmingTrailingSpaces()),
+        ]
     }
 
     private static func sign(_ sign: String) -> Painted {
@@ -118,7 +139,10 @@ enum ResolutionText {
     static func details(_ resolution: ServiceResolution) -> [(String, String)] {
         [
             ("host", "\(resolution.host):\(resolution.port)"),
-            ("addresses", resolution.addresses.isEmpty ? "(none known yet)" : resolution.addresses.joined(separator: ", ")),
+            (
+                "addresses",
+                resolution.addresses.isEmpty ? "(none known yet)" : resolution.addresses.joined(separator: ", ")
+            ),
             ("txt", TXTText.human(resolution.txt)),
         ]
     }

@@ -12,7 +12,9 @@ enum MessageFormatter {
             lines.append(";; QUESTION")
             lines += message.questions.map { "  \($0)" }
         }
-        for (title, records) in [("ANSWER", message.answers), ("AUTHORITY", message.authorities), ("ADDITIONAL", message.additionals)]
+        for (title, records) in [
+            ("ANSWER", message.answers), ("AUTHORITY", message.authorities), ("ADDITIONAL", message.additionals),
+        ]
         where !records.isEmpty {
             lines.append(";; \(title)")
             lines += records.map { "  \($0)" }

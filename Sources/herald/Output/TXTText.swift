@@ -25,7 +25,9 @@ enum TXTText {
     /// `text` as one shell word: as it is when the shell would keep it so, else in single quotes (a single
     /// quote inside becomes `'\''`).
     static func shellQuoted(_ text: String) -> String {
-        guard text.utf8.contains(where: { shellMetacharacters.contains($0) || $0 == UInt8(ascii: "\\") }) else { return text }
+        guard text.utf8.contains(where: { shellMetacharacters.contains($0) || $0 == UInt8(ascii: "\\") }) else {
+            return text
+        }
         return "'" + text.replacing("'", with: "'\\''") + "'"
     }
 
@@ -82,7 +84,8 @@ enum TXTText {
         guard length > 0, bytes.count >= length else { return nil }
         let slice = bytes[bytes.startIndex..<(bytes.startIndex + length)]
         guard let text = String(validating: slice, as: UTF8.self), let scalar = text.unicodeScalars.first,
-              text.unicodeScalars.count == 1, !isControl(scalar) else { return nil }
+            text.unicodeScalars.count == 1, !isControl(scalar)
+        else { return nil }
         return (scalar, length)
     }
 

@@ -20,7 +20,9 @@ struct Table {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
         }
         for (number, row) in all.enumerated() {
-            let cells = row.enumerated().map { index, cell in index == row.count - 1 ? cell : cell.padding(widths[index]) }
+            let cells = row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(widths[index])
+            }
             let line = cells.joined(separator: "  ").trimmingTrailingSpaces()
             let isTitle = Terminal.standardOutputIsTerminal && number == 0
             StandardOutput.line([Painted(line, isTitle ? .dim : nil)])

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import HeraldControl
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// What standard output is connected to, and the colours used only when it is a terminal.
 enum Terminal {
@@ -54,10 +55,11 @@ enum StandardOutput {
 
     /// One line of text for people, some of it painted.
     static func line(_ pieces: [Painted]) {
-        write(pieces.map { piece in
-            let text = OperatorText.escaped(piece.text)
-            return piece.colour.map { Terminal.paint(text, $0) } ?? text
-        }.joined())
+        write(
+            pieces.map { piece in
+                let text = OperatorText.escaped(piece.text)
+                return piece.colour.map { Terminal.paint(text, $0) } ?? text
+            }.joined())
     }
 
     /// One line of JSON (`--json`): still valid JSON, with the characters JSON leaves raw escaped.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The wall-clock time of an event: `HH:MM:SS.mmm` in local time for people, ISO 8601 in UTC for JSON.

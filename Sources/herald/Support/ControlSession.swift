@@ -1,20 +1,23 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HeraldClient
 import HeraldControl
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
 /// How to reach the daemon's control socket: shared by the operator commands.
 struct ControlOptions: ParsableArguments {
-    @Option(name: .customLong("control-socket"),
-            help: ArgumentHelp("The daemon's control socket. Default: $HERALD_CONTROL_SOCKET when set, else "
-                                   + "\(ControlConnection.defaultPath).", valueName: "path"))
+    @Option(
+        name: .customLong("control-socket"),
+        help: ArgumentHelp(
+            "The daemon's control socket. Default: $HERALD_CONTROL_SOCKET when set, else "
+                + "\(ControlConnection.defaultPath).", valueName: "path"))
     var controlSocket: String?
 
     @Flag(name: .long, help: "Print one JSON object per line.")
@@ -27,7 +30,8 @@ struct ControlSession {
     let connection: ControlConnection
 
     init(options: ControlOptions) throws {
-        let path = ControlConnection.path(explicit: options.controlSocket, environment: ProcessInfo.processInfo.environment)
+        let path = ControlConnection.path(
+            explicit: options.controlSocket, environment: ProcessInfo.processInfo.environment)
         do {
             connection = try ControlConnection(path: path)
         } catch .permissionDenied {
@@ -42,10 +46,13 @@ struct ControlSession {
 
     /// Sends a request and returns its successful reply; a failed reply ends the command with its message.
     @discardableResult
-    func call(_ command: ControlRequest.Command, app: String? = nil, manifest: String? = nil, fileName: String? = nil,
-              after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil, offset: Int? = nil) throws -> ControlReply {
-        let request = ControlRequest(id: 0, command: command, app: app, manifest: manifest, fileName: fileName,
-                                     after: after, limit: limit, topics: topics, offset: offset)
+    func call(
+        _ command: ControlRequest.Command, app: String? = nil, manifest: String? = nil, fileName: String? = nil,
+        after: Int64? = nil, limit: Int? = nil, topics: [String]? = nil, offset: Int? = nil
+    ) throws -> ControlReply {
+        let request = ControlRequest(
+            id: 0, command: command, app: app, manifest: manifest, fileName: fileName,
+            after: after, limit: limit, topics: topics, offset: offset)
         let reply: ControlReply
         do {
             reply = try connection.call(request)
@@ -58,8 +65,10 @@ struct ControlSession {
 
     /// A whole list (`requests`, `app-list`), asked for page by page while the daemon says there is `more`. The
     /// list may change between pages: an item seen twice (`key`) is kept once.
-    func list<Item, Key: Hashable>(_ command: ControlRequest.Command, key: (Item) -> Key,
-                                   _ items: (ControlReply) -> [Item]?) throws -> [Item] {
+    func list<Item, Key: Hashable>(
+        _ command: ControlRequest.Command, key: (Item) -> Key,
+        _ items: (ControlReply) -> [Item]?
+    ) throws -> [Item] {
         var all: [Item] = []
         var received = 0
         var seen: Set<Key> = []
@@ -111,8 +120,9 @@ struct ControlSession {
         case .unsupportedVersion, .malformedRequest:
             return CommandFailure(message, exitCode: ExitStatus.usage)
         case .storeFailure:
-            return CommandFailure(message + "; check heraldd's log (journalctl -u heraldd)",
-                                  exitCode: ExitStatus.daemonUnavailable)
+            return CommandFailure(
+                message + "; check heraldd's log (journalctl -u heraldd)",
+                exitCode: ExitStatus.daemonUnavailable)
         }
     }
 }
@@ -154,9 +164,11 @@ enum ControlOutput {
             "  usage:         " + (app.usageDescription ?? "(none: every request is refused, no-usage-description)"),
         ]
         if !app.executables.isEmpty {
-            lines.append("  executables:   " + app.executables.map {
-                app.pinnedExecutables.contains($0) ? $0 + " (SHA-256 pinned)" : $0
-            }.joined(separator: " "))
+            lines.append(
+                "  executables:   "
+                    + app.executables.map {
+                        app.pinnedExecutables.contains($0) ? $0 + " (SHA-256 pinned)" : $0
+                    }.joined(separator: " "))
         }
         if !app.systemdUnits.isEmpty { lines.append("  systemd units: " + app.systemdUnits.joined(separator: " ")) }
         if !app.entitlements.isEmpty { lines.append("  entitlements:  " + app.entitlements.joined(separator: " ")) }

@@ -1,11 +1,12 @@
 import ArgumentParser
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import HeraldClient
 import HeraldIPC
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One command's conversation with the daemon: a shared connection on which every operation of the
 /// command runs, the permission state of each operation, and waiting that Ctrl-C can interrupt.
@@ -39,7 +40,8 @@ final class DaemonSession {
         do {
             connection = try DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
             if let timeout {
-                connection.statusTimeout = min(connection.statusTimeout, .milliseconds(Int64((timeout * 1000).rounded(.up))))
+                connection.statusTimeout = min(
+                    connection.statusTimeout, .milliseconds(Int64((timeout * 1000).rounded(.up))))
             }
             let status = try connection.startSharedConnection()
             if status != .noError { throw DaemonSession.failure(for: status, operation: label) }
@@ -64,8 +66,9 @@ final class DaemonSession {
             throw DaemonSession.failure(for: error)
         }
         if status == .noAuth, let why = permissionExplanation() {
-            throw CommandFailure("not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(why.text)",
-                                 exitCode: ExitStatus.notPermitted, operation: description)
+            throw CommandFailure(
+                "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(why.text)",
+                exitCode: ExitStatus.notPermitted, operation: description)
         }
         guard status == .noError else { throw DaemonSession.failure(for: status, operation: description) }
         descriptions[context] = description
@@ -94,8 +97,10 @@ final class DaemonSession {
     /// command ends with 77 under `--no-wait`), and `onParked` learns which operation the daemon holds (at
     /// its start, or because its permission was taken back while it ran; it may hear of one more than once).
     /// Replies of cancelled operations are dropped.
-    func next(until deadline: ContinuousClock.Instant?,
-              onParked: (ClientContext) throws -> Void = { _ in }) throws -> ReceivedReply? {
+    func next(
+        until deadline: ContinuousClock.Instant?,
+        onParked: (ClientContext) throws -> Void = { _ in }
+    ) throws -> ReceivedReply? {
         while true {
             if Interruption.signal != nil {
                 wasInterrupted = true
@@ -132,18 +137,22 @@ final class DaemonSession {
     /// Ends the command with 77 if an operation is still waiting for permission (after `--timeout`, or
     /// when interrupted).
     func requirePermission(waited: Double?) throws {
-        guard let context = parked.min(by: { $0.rawValue < $1.rawValue }), let description = descriptions[context] else { return }
-        let how = waited.map { "still waiting for an operator's decision after \(DaemonSession.seconds($0))" }
+        guard let context = parked.min(by: { $0.rawValue < $1.rawValue }), let description = descriptions[context]
+        else { return }
+        let how =
+            waited.map { "still waiting for an operator's decision after \(DaemonSession.seconds($0))" }
             ?? "still waiting for an operator's decision"
         if let why = permissionExplanation() {
             // Only an undecided app waits for a decision: say what a denial or a removed manifest did instead.
-            let state = switch why.reason {
-            case "not-determined": how
-            case "denied": "denied by an operator"
-            default: "no longer allowed"
-            }
-            throw CommandFailure("not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(state): \(why.text)",
-                                 exitCode: ExitStatus.notPermitted, operation: description)
+            let state =
+                switch why.reason {
+                case "not-determined": how
+                case "denied": "denied by an operator"
+                default: "no longer allowed"
+                }
+            throw CommandFailure(
+                "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(state): \(why.text)",
+                exitCode: ExitStatus.notPermitted, operation: description)
         }
         throw CommandFailure(
             "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue)): \(how); "
@@ -158,17 +167,20 @@ final class DaemonSession {
             throw CommandFailure(
                 "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue)\(why.map { ", " + $0.reason } ?? "")): the daemon "
                     + "holds the request until an operator decides, and --no-wait was given; "
-                    + (why?.text ?? "an operator can allow it with: herald grant APP-ID (herald requests lists the waiting apps)"),
+                    + (why?.text
+                        ?? "an operator can allow it with: herald grant APP-ID (herald requests lists the waiting apps)"),
                 exitCode: ExitStatus.notPermitted, operation: description)
         }
         if let why = permissionExplanation() {
-            printError("waiting for permission: \(description) (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): "
-                       + "\(why.text). Still waiting…")
+            printError(
+                "waiting for permission: \(description) (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): "
+                    + "\(why.text). Still waiting…")
             return
         }
-        printError("waiting for permission: \(description) is held until an operator decides "
-                   + "(NoAuth \(DNSServiceError.noAuth.rawValue)); an operator can allow it with: herald grant APP-ID "
-                   + "(herald requests lists the waiting apps). Still waiting…")
+        printError(
+            "waiting for permission: \(description) is held until an operator decides "
+                + "(NoAuth \(DNSServiceError.noAuth.rawValue)); an operator can allow it with: herald grant APP-ID "
+                + "(herald requests lists the waiting apps). Still waiting…")
     }
 
     // MARK: - Messages
@@ -176,11 +188,13 @@ final class DaemonSession {
     /// Why the daemon answered this process NoAuth, asked on a connection of its own (Herald's
     /// `HeraldPermissionExplanation` property): the reason code and the explanation with its fix.
     private func permissionExplanation() -> (reason: String, text: String)? {
-        guard let connection = try? DNSSDConnection(explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
+        guard
+            let connection = try? DNSSDConnection(
+                explicitPath: socketPath, environment: ProcessInfo.processInfo.environment)
         else { return nil }
         defer { connection.close() }
         guard let reply = try? connection.property(named: IPCConstants.permissionExplanationProperty),
-              reply.status == .noError, !reply.value.isEmpty
+            reply.status == .noError, !reply.value.isEmpty
         else { return nil }
         let text = String(decoding: reply.value, as: UTF8.self)
         guard let colon = text.firstRange(of: ": ") else { return ("refused", text) }
@@ -213,7 +227,8 @@ final class DaemonSession {
             return CommandFailure("\(error)", exitCode: ExitStatus.failure)
         }
         let (option, variable) = socket.setting
-        let howToStart = "start it with: systemctl start heraldd (or run heraldd), or give its \(socket.name) with \(option) PATH or \(variable)"
+        let howToStart =
+            "start it with: systemctl start heraldd (or run heraldd), or give its \(socket.name) with \(option) PATH or \(variable)"
         switch error {
         case .daemonNotRunning:
             return CommandFailure("\(error); \(howToStart)", exitCode: ExitStatus.daemonUnavailable)
@@ -223,17 +238,21 @@ final class DaemonSession {
                     + "(root, or a member of the herald group), or ask an operator to fix the socket's mode",
                 exitCode: ExitStatus.notPermitted)
         case .connectionFailed:
-            return CommandFailure("\(error); check that \(option) or \(variable) names heraldd's \(socket.name)",
-                                  exitCode: ExitStatus.daemonUnavailable)
+            return CommandFailure(
+                "\(error); check that \(option) or \(variable) names heraldd's \(socket.name)",
+                exitCode: ExitStatus.daemonUnavailable)
         case .disconnected:
-            return CommandFailure("\(error) (it stopped, restarted or dropped this client); check its log "
-                                  + "(journalctl -u heraldd) and try again", exitCode: ExitStatus.daemonUnavailable)
+            return CommandFailure(
+                "\(error) (it stopped, restarted or dropped this client); check its log "
+                    + "(journalctl -u heraldd) and try again", exitCode: ExitStatus.daemonUnavailable)
         case .statusTimedOut:
-            return CommandFailure("\(error); it may be overloaded or stuck: check journalctl -u heraldd",
-                                  exitCode: ExitStatus.daemonUnavailable)
+            return CommandFailure(
+                "\(error); it may be overloaded or stuck: check journalctl -u heraldd",
+                exitCode: ExitStatus.daemonUnavailable)
         case .malformedReply:
-            return CommandFailure("\(error); check that the socket belongs to heraldd and that herald and heraldd come "
-                                  + "from the same release", exitCode: ExitStatus.daemonUnavailable)
+            return CommandFailure(
+                "\(error); check that the socket belongs to heraldd and that herald and heraldd come "
+                    + "from the same release", exitCode: ExitStatus.daemonUnavailable)
         case .unencodableRequest:
             return CommandFailure("\(error); shorten or fix the names and TXT entries", exitCode: ExitStatus.badInput)
         case .systemCall, .closed:
@@ -252,24 +271,31 @@ final class DaemonSession {
                     + "or use an app whose manifest declares the service type (herald app add FILE)",
                 exitCode: ExitStatus.notPermitted, operation: operation)
         case .badParam, .invalid, .badFlags, .badInterfaceIndex:
-            return CommandFailure("the daemon rejected the request (\(code)): \(status.meaning); "
-                                  + "check the names, type and TXT entries", exitCode: ExitStatus.badInput, operation: operation)
+            return CommandFailure(
+                "the daemon rejected the request (\(code)): \(status.meaning); "
+                    + "check the names, type and TXT entries", exitCode: ExitStatus.badInput, operation: operation)
         case .unsupported:
-            return CommandFailure("the daemon does not support this request (\(code)); "
-                                  + "Herald serves only the .local. domain", exitCode: ExitStatus.badInput, operation: operation)
+            return CommandFailure(
+                "the daemon does not support this request (\(code)); "
+                    + "Herald serves only the .local. domain", exitCode: ExitStatus.badInput, operation: operation)
         case .nameConflict:
-            return CommandFailure("the name is already taken on the network (\(code)); "
-                                  + "choose another name, or leave out --no-rename so that Herald picks a free one",
-                                  exitCode: ExitStatus.failure, operation: operation)
+            return CommandFailure(
+                "the name is already taken on the network (\(code)); "
+                    + "choose another name, or leave out --no-rename so that Herald picks a free one",
+                exitCode: ExitStatus.failure, operation: operation)
         case .noMemory:
-            return CommandFailure("the daemon refused the request (\(code)): it has reached its limit "
-                                  + "of clients or operations; try again later", exitCode: ExitStatus.daemonUnavailable, operation: operation)
+            return CommandFailure(
+                "the daemon refused the request (\(code)): it has reached its limit "
+                    + "of clients or operations; try again later", exitCode: ExitStatus.daemonUnavailable,
+                operation: operation)
         case .serviceNotRunning, .defunctConnection:
-            return CommandFailure("\(status.meaning) (\(code)); start it with: systemctl start heraldd",
-                                  exitCode: ExitStatus.daemonUnavailable, operation: operation)
+            return CommandFailure(
+                "\(status.meaning) (\(code)); start it with: systemctl start heraldd",
+                exitCode: ExitStatus.daemonUnavailable, operation: operation)
         default:
-            return CommandFailure("the daemon reported an error (\(code)): \(status.meaning)",
-                                  exitCode: ExitStatus.failure, operation: operation)
+            return CommandFailure(
+                "the daemon reported an error (\(code)): \(status.meaning)",
+                exitCode: ExitStatus.failure, operation: operation)
         }
     }
 }

@@ -22,9 +22,11 @@ enum DashedValue {
 
     /// The message for `argument`: what it is not, and how to pass it as a value.
     static func message(for argument: String) -> String {
-        let message = "'\(argument)' is not an option. A name or value that starts with '-' goes after '--' (options before it), "
+        let message =
+            "'\(argument)' is not an option. A name or value that starts with '-' goes after '--' (options before it), "
             + "as in: herald register --json -- '\(argument)' _http._tcp 8080"
         // -1 may be a name, or a mistaken count or time.
-        return Double(argument) == nil ? message : message + ". Counts, ports and times (--timeout, -n) cannot be negative"
+        return Double(argument) == nil
+            ? message : message + ". Counts, ports and times (--timeout, -n) cannot be negative"
     }
 }

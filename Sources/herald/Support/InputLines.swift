@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Lines of standard input, read with read(2) into a buffer of its own, so that a command busy waiting for

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Ctrl-C and `kill`: SIGINT and SIGTERM only set a flag (all a handler may safely do), and interrupt the
 /// poll the command is waiting in, so that it can withdraw, close its connection and exit cleanly.

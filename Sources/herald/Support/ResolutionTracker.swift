@@ -56,9 +56,11 @@ final class ResolutionTracker {
 
     /// Starts resolving `instance` on one interface (0: every interface).
     func resolve(_ instance: Instance, interfaceIndex: UInt32 = 0) throws {
-        guard !resolves.values.contains(where: { $0.instance == instance && $0.interfaceIndex == interfaceIndex }) else { return }
-        let request = ResolveRequest(interfaceIndex: interfaceIndex, name: instance.name, regtype: instance.type,
-                                     domain: instance.domain)
+        guard !resolves.values.contains(where: { $0.instance == instance && $0.interfaceIndex == interfaceIndex })
+        else { return }
+        let request = ResolveRequest(
+            interfaceIndex: interfaceIndex, name: instance.name, regtype: instance.type,
+            domain: instance.domain)
         let context = try session.start(.resolve(request), describedAs: "resolve \"\(instance.name)\" \(instance.type)")
         resolves[context] = (instance, interfaceIndex)
     }
@@ -78,7 +80,8 @@ final class ResolutionTracker {
         if let (instance, _) = resolves[received.context] {
             guard case .resolve(let reply) = received.reply else { return true }
             let key = ResultKey(instance: instance, interfaceIndex: reply.interfaceIndex)
-            let fullName = DNSName.readable(dnssdFullName: reply.fullname), host = DNSName.readable(dnssdFullName: reply.hostTarget)
+            let fullName = DNSName.readable(dnssdFullName: reply.fullname)
+            let host = DNSName.readable(dnssdFullName: reply.hostTarget)
             var result = results[key] ?? Result(fullName: fullName, host: host, port: reply.port, txt: reply.txt)
             result.fullName = fullName
             result.host = host
@@ -91,7 +94,9 @@ final class ResolutionTracker {
             return true
         }
         if let hostKey = lookupKeys[received.context] {
-            guard case .addrInfo(let reply) = received.reply, let address = AddressText.text(of: reply.rdata) else { return true }
+            guard case .addrInfo(let reply) = received.reply, let address = AddressText.text(of: reply.rdata) else {
+                return true
+            }
             var lookup = lookups[hostKey]!
             if reply.flags.contains(.add) {
                 if !lookup.addresses.contains(address) { lookup.addresses.append(address) }
@@ -99,7 +104,8 @@ final class ResolutionTracker {
                 lookup.addresses.removeAll { $0 == address }
             }
             lookups[hostKey] = lookup
-            for (key, result) in results where key.interfaceIndex == hostKey.interfaceIndex && result.host.lowercased() == hostKey.host {
+            for (key, result) in results
+            where key.interfaceIndex == hostKey.interfaceIndex && result.host.lowercased() == hostKey.host {
                 changed(key)
             }
             return true
@@ -134,7 +140,8 @@ final class ResolutionTracker {
     // MARK: - Internals
 
     private func resolution(_ key: ResultKey, _ result: Result) -> ServiceResolution {
-        let addresses = lookups[HostKey(host: result.host.lowercased(), interfaceIndex: key.interfaceIndex)]?.addresses ?? []
+        let addresses =
+            lookups[HostKey(host: result.host.lowercased(), interfaceIndex: key.interfaceIndex)]?.addresses ?? []
         return ServiceResolution(
             interfaceIndex: key.interfaceIndex, name: key.instance.name, type: key.instance.type,
             domain: key.instance.domain, fullName: result.fullName, host: result.host, port: result.port,

@@ -22,7 +22,8 @@ struct ServiceResolution: Equatable {
 
     /// Same service, same answer (the interface aside): used to merge identical answers from two interfaces.
     func hasSameAnswer(as other: ServiceResolution) -> Bool {
-        name == other.name && type.lowercased() == other.type.lowercased() && host.lowercased() == other.host.lowercased()
+        name == other.name && type.lowercased() == other.type.lowercased()
+            && host.lowercased() == other.host.lowercased()
             && port == other.port && txt == other.txt && Set(addresses) == Set(other.addresses)
     }
 }

@@ -11,8 +11,10 @@ import HeraldWire
 enum TXTArguments {
     /// The TXT rdata for the entries, in order; empty entries give the empty record (one zero byte). `warn` hears
     /// of entries that break RFC 6763 §6.4.
-    static func record(from arguments: [String],
-                       warn: (String) -> Void = { printError("herald: warning: \($0)") }) throws(ValidationError) -> TXTRecord {
+    static func record(
+        from arguments: [String],
+        warn: (String) -> Void = { printError("herald: warning: \($0)") }
+    ) throws(ValidationError) -> TXTRecord {
         var strings: [[UInt8]] = []
         var seen = Set<[UInt8]>()
         for argument in arguments {
@@ -26,10 +28,14 @@ enum TXTArguments {
             if key.isEmpty {
                 warn("TXT entry '\(argument)' has an empty key; clients ignore it (RFC 6763 §6.4)")
             } else if key.contains(where: { $0 < 0x20 || $0 > 0x7E }) {
-                warn("TXT entry '\(argument)' has a key that is not printable ASCII, as RFC 6763 §6.4 asks; published as given")
+                warn(
+                    "TXT entry '\(argument)' has a key that is not printable ASCII, as RFC 6763 §6.4 asks; published as given"
+                )
             }
             if !key.isEmpty, !seen.insert(key.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }).inserted {
-                warn("TXT key '\(String(decoding: key, as: UTF8.self))' is given more than once; clients read only the first (RFC 6763 §6.4)")
+                warn(
+                    "TXT key '\(String(decoding: key, as: UTF8.self))' is given more than once; clients read only the first (RFC 6763 §6.4)"
+                )
             }
             strings.append(string)
         }
@@ -40,8 +46,9 @@ enum TXTArguments {
             throw ValidationError("bad TXT entry: \(error). Give entries as KEY=VALUE, KEY= or KEY")
         }
         if record.rdata.count > Int(UInt16.max) {
-            throw ValidationError("the TXT record would be \(record.rdata.count) bytes, more than the 65535 allowed; "
-                                  + "give fewer or shorter entries (a few hundred bytes is the sensible limit)")
+            throw ValidationError(
+                "the TXT record would be \(record.rdata.count) bytes, more than the 65535 allowed; "
+                    + "give fewer or shorter entries (a few hundred bytes is the sensible limit)")
         }
         return record
     }
@@ -61,11 +68,13 @@ enum TXTArguments {
                 bytes.append(UInt8(ascii: "\\"))
                 index += 2
             } else if index + 3 < input.count, input[index + 1] == UInt8(ascii: "x"),
-                      let byte = UInt8(String(decoding: input[(index + 2)...(index + 3)], as: UTF8.self), radix: 16) {
+                let byte = UInt8(String(decoding: input[(index + 2)...(index + 3)], as: UTF8.self), radix: 16)
+            {
                 bytes.append(byte)
                 index += 4
             } else {
-                throw ValidationError("TXT entry '\(argument)' has a backslash that is not \\\\ or \\xHH (two hex digits)")
+                throw ValidationError(
+                    "TXT entry '\(argument)' has a backslash that is not \\\\ or \\xHH (two hex digits)")
             }
         }
         return bytes

@@ -6,46 +6,46 @@ import Testing
 
 /// The example manifest of docs/permissions.md ("The app manifest"), as JSON.
 let ticTacToeJSON = """
-{
-  "id": "org.example.tictactoe",
-  "name": "Tic Tac Toe",
-  "executables": ["/usr/bin/tictactoe"],
-  "systemdUnits": ["tictactoe.service"],
-  "NSBonjourServices": ["_tictactoe._tcp"],
-  "NSLocalNetworkUsageDescription": "Tic Tac Toe looks for players on your local network.",
-  "entitlements": ["com.apple.developer.networking.multicast"]
-}
-"""
+    {
+      "id": "org.example.tictactoe",
+      "name": "Tic Tac Toe",
+      "executables": ["/usr/bin/tictactoe"],
+      "systemdUnits": ["tictactoe.service"],
+      "NSBonjourServices": ["_tictactoe._tcp"],
+      "NSLocalNetworkUsageDescription": "Tic Tac Toe looks for players on your local network.",
+      "entitlements": ["com.apple.developer.networking.multicast"]
+    }
+    """
 
 /// The same manifest as an XML property list, as an iOS developer would copy it from an Info.plist.
 let ticTacToePlist = """
-<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-<plist version="1.0">
-<dict>
-    <key>id</key>
-    <string>org.example.tictactoe</string>
-    <key>name</key>
-    <string>Tic Tac Toe</string>
-    <key>executables</key>
-    <array>
-        <string>/usr/bin/tictactoe</string>
-    </array>
-    <key>systemdUnits</key>
-    <array><string>tictactoe.service</string></array>
-    <key>NSBonjourServices</key>
-    <array>
-        <string>_tictactoe._tcp</string>
-    </array>
-    <key>NSLocalNetworkUsageDescription</key>
-    <string>Tic Tac Toe looks for players on your local network.</string>
-    <key>entitlements</key>
-    <array>
-        <string>com.apple.developer.networking.multicast</string>
-    </array>
-</dict>
-</plist>
-"""
+    <?xml version="1.0" encoding="UTF-8"?>
+    <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+    <plist version="1.0">
+    <dict>
+        <key>id</key>
+        <string>org.example.tictactoe</string>
+        <key>name</key>
+        <string>Tic Tac Toe</string>
+        <key>executables</key>
+        <array>
+            <string>/usr/bin/tictactoe</string>
+        </array>
+        <key>systemdUnits</key>
+        <array><string>tictactoe.service</string></array>
+        <key>NSBonjourServices</key>
+        <array>
+            <string>_tictactoe._tcp</string>
+        </array>
+        <key>NSLocalNetworkUsageDescription</key>
+        <string>Tic Tac Toe looks for players on your local network.</string>
+        <key>entitlements</key>
+        <array>
+            <string>com.apple.developer.networking.multicast</string>
+        </array>
+    </dict>
+    </plist>
+    """
 
 /// Parses JSON text into a validated manifest, failing the test on any problem.
 func manifest(json text: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> Manifest {

@@ -19,7 +19,9 @@ enum Fixture {
     static func txt(_ pairs: KeyValuePairs<String, [UInt8]?>) -> TXTRecord { try! TXTRecord(pairs) }
 
     /// A peer's SRV record for `instance`, unique (cache-flush) with TTL 120 s.
-    static func srv(_ instance: DNSName, port: UInt16 = 9, target: DNSName = "evil.local.", ttl: UInt32 = 120) -> ResourceRecord {
+    static func srv(_ instance: DNSName, port: UInt16 = 9, target: DNSName = "evil.local.", ttl: UInt32 = 120)
+        -> ResourceRecord
+    {
         ResourceRecord(name: instance, ttl: ttl, data: .srv(SRVData(port: port, target: target)), cacheFlush: true)
     }
 
@@ -55,11 +57,15 @@ enum Fixture {
     static func reflector(of host: Int, delay: Int = 2) -> (SimulatedLAN.WirePacket) -> [SimulatedLAN.Injection] {
         { packet in
             guard packet.sender == host, packet.destination == .multicast else { return [] }
-            let source = packet.link.family == .ipv4
+            let source =
+                packet.link.family == .ipv4
                 ? SocketAddress(.v4(IPv4Address(10, 0, 0, 99)), port: 5353)
                 : SocketAddress(.v6(IPv6Address(high: 0xFE80_0000_0000_0000, low: 0x99)), port: 5353)
-            return [SimulatedLAN.Injection(bytes: packet.bytes, source: source, delay: delay, family: packet.link.family,
-                                           receiver: host)]
+            return [
+                SimulatedLAN.Injection(
+                    bytes: packet.bytes, source: source, delay: delay, family: packet.link.family,
+                    receiver: host)
+            ]
         }
     }
 }

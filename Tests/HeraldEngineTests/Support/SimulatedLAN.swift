@@ -91,7 +91,9 @@ struct SimulatedLAN {
 
     /// Adds a host whose engine uses `hostName` and the addresses 10.0.0.n / fe80::n on interface 1.
     @discardableResult
-    mutating func addHost(_ hostName: String, seed: UInt64? = nil, configure: (inout EngineConfiguration) -> Void = { _ in })
+    mutating func addHost(
+        _ hostName: String, seed: UInt64? = nil, configure: (inout EngineConfiguration) -> Void = { _ in }
+    )
         -> Int
     {
         let index = hosts.count
@@ -142,15 +144,21 @@ struct SimulatedLAN {
     }
 
     /// Sends a crafted packet from a scripted peer (not an engine) to every host on the segment, or to one.
-    mutating func inject(_ bytes: [UInt8], from source: SocketAddress, link: LinkID = Self.ipv4Link, to receiver: Int? = nil,
-                         toUnicast: Bool = false, after delay: Int = 0) {
-        schedule(Injection(bytes: bytes, source: source, delay: delay, family: link.family, receiver: receiver,
-                           toUnicast: toUnicast))
+    mutating func inject(
+        _ bytes: [UInt8], from source: SocketAddress, link: LinkID = Self.ipv4Link, to receiver: Int? = nil,
+        toUnicast: Bool = false, after delay: Int = 0
+    ) {
+        schedule(
+            Injection(
+                bytes: bytes, source: source, delay: delay, family: link.family, receiver: receiver,
+                toUnicast: toUnicast))
     }
 
     /// Sends a crafted message from a scripted peer.
-    mutating func inject(_ message: DNSMessage, from source: SocketAddress, to receiver: Int? = nil, toUnicast: Bool = false,
-                         after delay: Int = 0) {
+    mutating func inject(
+        _ message: DNSMessage, from source: SocketAddress, to receiver: Int? = nil, toUnicast: Bool = false,
+        after delay: Int = 0
+    ) {
         inject(message.wire, from: source, to: receiver, toUnicast: toUnicast, after: delay)
     }
 
@@ -158,9 +166,11 @@ struct SimulatedLAN {
         let receivers = injection.receiver.map { [$0] } ?? Array(hosts.indices)
         for index in receivers {
             for attachment in hosts[index].attachments where attachment.link.family == injection.family {
-                inFlight.append(InFlight(deliverAt: now + injection.delay + latency, sequence: nextSequence(), receiver: index,
-                                         link: attachment.link, source: injection.source, toUnicast: injection.toUnicast,
-                                         bytes: injection.bytes))
+                inFlight.append(
+                    InFlight(
+                        deliverAt: now + injection.delay + latency, sequence: nextSequence(), receiver: index,
+                        link: attachment.link, source: injection.source, toUnicast: injection.toUnicast,
+                        bytes: injection.bytes))
             }
         }
     }
@@ -173,11 +183,14 @@ struct SimulatedLAN {
             guard let next = [nextDelivery, nextTimer].compactMap({ $0 }).min(), next <= deadline else { break }
             now = max(now, next)
             // Deliveries first, in send order, then timers.
-            let due = inFlight.filter { $0.deliverAt <= now }.sorted { ($0.deliverAt, $0.sequence) < ($1.deliverAt, $1.sequence) }
+            let due = inFlight.filter { $0.deliverAt <= now }.sorted {
+                ($0.deliverAt, $0.sequence) < ($1.deliverAt, $1.sequence)
+            }
             inFlight.removeAll { $0.deliverAt <= now }
             for packet in due {
-                hosts[packet.receiver].engine.receive(packet.bytes, from: packet.source, on: packet.link,
-                                                      toUnicast: packet.toUnicast, at: now)
+                hosts[packet.receiver].engine.receive(
+                    packet.bytes, from: packet.source, on: packet.link,
+                    toUnicast: packet.toUnicast, at: now)
                 collect(from: packet.receiver)
             }
             for index in hosts.indices where (hosts[index].engine.nextDeadline.map { $0 <= now } ?? false) {
@@ -202,20 +215,24 @@ struct SimulatedLAN {
             case .deliver(let operation, let event):
                 hosts[index].events.append((now, operation, event))
             case .send(let packet):
-                let address = hosts[index].attachments.first { $0.link == packet.link }?.address
+                let address =
+                    hosts[index].attachments.first { $0.link == packet.link }?.address
                     ?? hosts[index].attachments.first { $0.link.family == packet.link.family }!.address
                 let source = SocketAddress(address, port: 5353)
-                let sent = WirePacket(time: now, sender: index, link: packet.link, source: source,
-                                      destination: packet.destination, bytes: packet.bytes)
+                let sent = WirePacket(
+                    time: now, sender: index, link: packet.link, source: source,
+                    destination: packet.destination, bytes: packet.bytes)
                 wire.append(sent)
                 for (receiver, link) in receivers(of: packet, from: index) {
                     if Int.random(in: 0..<100, using: &random) < lossPercent { continue }
                     let copies = Int.random(in: 0..<100, using: &random) < duplicatePercent ? 2 : 1
                     for _ in 0..<copies {
                         let jitter = reorderJitter > 0 ? Int.random(in: 0...reorderJitter, using: &random) : 0
-                        inFlight.append(InFlight(deliverAt: now + latency + jitter, sequence: nextSequence(), receiver: receiver,
-                                                 link: link, source: source, toUnicast: packet.destination != .multicast,
-                                                 bytes: packet.bytes))
+                        inFlight.append(
+                            InFlight(
+                                deliverAt: now + latency + jitter, sequence: nextSequence(), receiver: receiver,
+                                link: link, source: source, toUnicast: packet.destination != .multicast,
+                                bytes: packet.bytes))
                     }
                 }
                 for reactor in reactors {
@@ -259,7 +276,9 @@ struct SimulatedLAN {
 
     /// Packets a host sent, decoded.
     func packets(from host: Int) -> [(time: Instant, message: DNSMessage, destination: PacketDestination)] {
-        wire.filter { $0.sender == host }.compactMap { packet in packet.message.map { (packet.time, $0, packet.destination) } }
+        wire.filter { $0.sender == host }.compactMap { packet in
+            packet.message.map { (packet.time, $0, packet.destination) }
+        }
     }
 
     /// Probes a host sent (queries with proposed records in the Authority section), optionally for one name.
@@ -272,7 +291,9 @@ struct SimulatedLAN {
 
     /// Queries a host sent that are not probes.
     func queries(from host: Int) -> [(time: Instant, message: DNSMessage)] {
-        packets(from: host).filter { !$0.message.isResponse && $0.message.authorities.isEmpty }.map { ($0.time, $0.message) }
+        packets(from: host).filter { !$0.message.isResponse && $0.message.authorities.isEmpty }.map {
+            ($0.time, $0.message)
+        }
     }
 
     /// Responses a host multicast, optionally only those carrying a record named `name` of type `type`.
@@ -281,7 +302,9 @@ struct SimulatedLAN {
     {
         packets(from: host).filter { packet in
             packet.message.isResponse && packet.destination == .multicast
-                && packet.message.answers.contains { (name == nil || $0.name == name!) && (type == nil || $0.type == type!) }
+                && packet.message.answers.contains {
+                    (name == nil || $0.name == name!) && (type == nil || $0.type == type!)
+                }
         }.map { ($0.time, $0.message) }
     }
 
@@ -301,8 +324,10 @@ extension DNSMessage {
     var wire: [UInt8] { try! serialized() }
 
     /// A query from a scripted peer.
-    static func query(_ questions: [DNSQuestion], knownAnswers: [ResourceRecord] = [], truncated: Bool = false,
-                      id: UInt16 = 0) -> DNSMessage {
+    static func query(
+        _ questions: [DNSQuestion], knownAnswers: [ResourceRecord] = [], truncated: Bool = false,
+        id: UInt16 = 0
+    ) -> DNSMessage {
         var flags = DNSFlags()
         flags.isTruncated = truncated
         return DNSMessage(id: id, flags: flags, questions: questions, answers: knownAnswers)
@@ -312,8 +337,9 @@ extension DNSMessage {
     static func probe(_ records: [ResourceRecord], unicastResponse: Bool = false) -> DNSMessage {
         var names: [DNSName] = []
         for record in records where !names.contains(record.name) { names.append(record.name) }
-        return DNSMessage(questions: names.map { DNSQuestion(name: $0, type: .any, unicastResponse: unicastResponse) },
-                          authorities: records)
+        return DNSMessage(
+            questions: names.map { DNSQuestion(name: $0, type: .any, unicastResponse: unicastResponse) },
+            authorities: records)
     }
 
     /// A multicast response from a scripted peer.

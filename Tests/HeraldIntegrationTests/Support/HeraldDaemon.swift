@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A `heraldd` running in a TestLAN host, with its app socket in the host's directory, and the way to
@@ -22,8 +22,10 @@ final class HeraldDaemon: @unchecked Sendable {
     /// Its apps directory (manifests loaded at start and on SIGHUP).
     let appsDirectory: String
 
-    fileprivate init(host: TestLAN.Host, process: RunningProcess, socket: String, hostName: String,
-                     controlSocket: String, stateDirectory: String, appsDirectory: String) {
+    fileprivate init(
+        host: TestLAN.Host, process: RunningProcess, socket: String, hostName: String,
+        controlSocket: String, stateDirectory: String, appsDirectory: String
+    ) {
         self.host = host
         self.process = process
         self.socket = socket
@@ -70,8 +72,10 @@ extension TestLAN.Host {
     /// `interfaces`, default none: every interface) and waits until its socket exists. Its host name is
     /// then being probed; it is announced about a second later. `binary` replaces the heraldd of this test build
     /// (the release build as installed, for instance); `launcher` is a command that runs it (its arguments first).
-    func startHeraldd(hostName: String? = nil, interfaces: [String] = [], arguments: [String] = [],
-                      binary: String? = nil, launcher: [String] = []) throws -> HeraldDaemon {
+    func startHeraldd(
+        hostName: String? = nil, interfaces: [String] = [], arguments: [String] = [],
+        binary: String? = nil, launcher: [String] = []
+    ) throws -> HeraldDaemon {
         let hostName = hostName ?? name
         let tag = UInt16.random(in: 0...UInt16.max)
         func value(of option: String, default fallback: String) -> String {
@@ -85,8 +89,10 @@ extension TestLAN.Host {
         try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
         var argv = launcher + [try binary ?? HeraldBinaries.heraldd(), "--hostname", hostName]
         for interface in interfaces { argv += ["--interface", interface] }
-        for (option, path) in [("--socket", socket), ("--control-socket", controlSocket), ("--state-dir", stateDirectory),
-                               ("--apps-dir", appsDirectory)] where !arguments.contains(option) {
+        for (option, path) in [
+            ("--socket", socket), ("--control-socket", controlSocket), ("--state-dir", stateDirectory),
+            ("--apps-dir", appsDirectory),
+        ] where !arguments.contains(option) {
             argv += [option, path]
         }
         argv += arguments
@@ -99,8 +105,9 @@ extension TestLAN.Host {
             }
             usleep(10_000)
         }
-        return HeraldDaemon(host: self, process: process, socket: socket, hostName: hostName, controlSocket: controlSocket,
-                            stateDirectory: stateDirectory, appsDirectory: appsDirectory)
+        return HeraldDaemon(
+            host: self, process: process, socket: socket, hostName: hostName, controlSocket: controlSocket,
+            stateDirectory: stateDirectory, appsDirectory: appsDirectory)
     }
 }
 

@@ -9,7 +9,8 @@ enum KitBinaries {
     private static func find(_ name: String) throws -> String {
         let path = try HeraldBinaries.directory() + "/" + name
         guard access(path, X_OK) == 0 else {
-            throw HarnessError.setup("\(path) is missing; build it first (swift build --build-tests builds every product)")
+            throw HarnessError.setup(
+                "\(path) is missing; build it first (swift build --build-tests builds every product)")
         }
         return path
     }

@@ -27,8 +27,11 @@ enum LibDNSSDPrograms {
     private static let builtLibrary = Once<Result<String, HarnessError>> {
         let directory = workDirectory + "/lib"
         do {
-            let result = try Command.run(["bash", repositoryRoot + "/Scripts/build-libdns_sd.sh", directory], timeout: 120)
-            guard result.succeeded else { return .failure(.commandFailed(command: ["build-libdns_sd.sh"], result: result)) }
+            let result = try Command.run(
+                ["bash", repositoryRoot + "/Scripts/build-libdns_sd.sh", directory], timeout: 120)
+            guard result.succeeded else {
+                return .failure(.commandFailed(command: ["build-libdns_sd.sh"], result: result))
+            }
             return .success(directory)
         } catch let error as HarnessError {
             return .failure(error)
@@ -41,13 +44,18 @@ enum LibDNSSDPrograms {
     /// and returns the executable's path.
     static func compile(_ source: String, named name: String) throws -> String {
         guard FileManager.default.fileExists(atPath: debianInclude + "/dns_sd.h") else {
-            throw Requirements.Missing(items: [.init(what: "\(debianInclude)/dns_sd.h not found", package: "libavahi-compat-libdnssd-dev")])
+            throw Requirements.Missing(items: [
+                .init(what: "\(debianInclude)/dns_sd.h not found", package: "libavahi-compat-libdnssd-dev")
+            ])
         }
         try FileManager.default.createDirectory(atPath: workDirectory + "/bin", withIntermediateDirectories: true)
         // Tests may compile the same program at once: each gets its own file.
         let output = workDirectory + "/bin/" + name + "-" + UUID().uuidString.prefix(8)
-        try Command.check(["cc", "-O1", "-Wall", "-Wextra", "-Werror", "-I" + debianInclude, repositoryRoot + "/" + source,
-                           "-o", output, "-ldns_sd"], timeout: 120)
+        try Command.check(
+            [
+                "cc", "-O1", "-Wall", "-Wextra", "-Werror", "-I" + debianInclude, repositoryRoot + "/" + source,
+                "-o", output, "-ldns_sd",
+            ], timeout: 120)
         return output
     }
 
@@ -73,11 +81,13 @@ enum LibDNSSDPrograms {
         // Comments may mention names; private declarations are not part of the API programs see.
         text = text.replacingOccurrences(of: #"/\*[\s\S]*?\*/"#, with: " ", options: .regularExpression)
         text = text.replacingOccurrences(of: #"//[^\n]*"#, with: " ", options: .regularExpression)
-        text = text.replacingOccurrences(of: #"#ifdef __APPLE_API_PRIVATE[\s\S]*?#endif"#, with: " ", options: .regularExpression)
+        text = text.replacingOccurrences(
+            of: #"#ifdef __APPLE_API_PRIVATE[\s\S]*?#endif"#, with: " ", options: .regularExpression)
         let pattern = try! NSRegularExpression(pattern: #"DNSSD_API\s+(\w+)\s*\("#)
         let range = NSRange(text.startIndex..., in: text)
-        return Set(pattern.matches(in: text, range: range).compactMap { match in
-            Range(match.range(at: 1), in: text).map { String(text[$0]) }
-        })
+        return Set(
+            pattern.matches(in: text, range: range).compactMap { match in
+                Range(match.range(at: 1), in: text).map { String(text[$0]) }
+            })
     }
 }

@@ -6,7 +6,11 @@ import Foundation
 
 /// One line of `avahi-browse -p` output (`+` found, `-` removed, `=` resolved).
 struct AvahiBrowseEntry: Sendable, Equatable, CustomStringConvertible {
-    enum Event: String, Sendable { case added = "+", removed = "-", resolved = "=" }
+    enum Event: String, Sendable {
+        case added = "+"
+        case removed = "-"
+        case resolved = "="
+    }
     var event: Event
     var interface: String
     /// "IPv4" or "IPv6": the protocol the answer came over.
@@ -56,7 +60,8 @@ struct AvahiBrowseEntry: Sendable, Equatable, CustomStringConvertible {
         while i < input.count {
             if input[i] == UInt8(ascii: "\\"), i + 1 < input.count {
                 if i + 3 < input.count, input[(i + 1)...(i + 3)].allSatisfy({ $0 >= 48 && $0 <= 57 }),
-                   let value = UInt8(String(decoding: input[(i + 1)...(i + 3)], as: UTF8.self)) {
+                    let value = UInt8(String(decoding: input[(i + 1)...(i + 3)], as: UTF8.self))
+                {
                     bytes.append(value)
                     i += 4
                 } else {
@@ -83,7 +88,8 @@ struct AvahiBrowseEntry: Sendable, Equatable, CustomStringConvertible {
             if var value = current {
                 if byte == UInt8(ascii: "\\"), i + 1 < input.count {
                     if i + 3 < input.count, input[(i + 1)...(i + 3)].allSatisfy({ $0 >= 48 && $0 <= 57 }),
-                       let decoded = UInt8(String(decoding: input[(i + 1)...(i + 3)], as: UTF8.self)) {
+                        let decoded = UInt8(String(decoding: input[(i + 1)...(i + 3)], as: UTF8.self))
+                    {
                         value.append(decoded)
                         i += 4
                     } else {
@@ -123,7 +129,8 @@ struct LegacyReply: Sendable, CustomStringConvertible {
     var answers: [Record]
 
     var description: String {
-        "from \(source)#\(sourcePort): " + answers.map { "\($0.name) \($0.ttl) type\($0.type) \($0.value)" }.joined(separator: ", ")
+        "from \(source)#\(sourcePort): "
+            + answers.map { "\($0.name) \($0.ttl) type\($0.type) \($0.value)" }.joined(separator: ", ")
     }
 }
 
@@ -182,10 +189,12 @@ extension TestLAN.Host {
             if fields.first == "reply", fields.count == 3, let port = Int(fields[2]) {
                 replies.append(LegacyReply(source: fields[1], sourcePort: port, answers: []))
             } else if fields.first == "answer", fields.count >= 5, !replies.isEmpty,
-                      let type = Int(fields[fields.count - 3]), let ttl = Int(fields[fields.count - 2]) {
+                let type = Int(fields[fields.count - 3]), let ttl = Int(fields[fields.count - 2])
+            {
                 // The name may hold spaces (service instance names do): it is everything between.
                 let name = fields[1..<(fields.count - 3)].joined(separator: " ")
-                replies[replies.count - 1].answers.append(.init(name: name, type: type, ttl: ttl, value: fields[fields.count - 1]))
+                replies[replies.count - 1].answers.append(
+                    .init(name: name, type: type, ttl: ttl, value: fields[fields.count - 1]))
             }
         }
         return replies

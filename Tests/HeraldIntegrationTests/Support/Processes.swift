@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The outcome of a command that ran to completion (or was killed at its timeout).
@@ -33,14 +33,14 @@ enum HarnessError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case let .commandFailed(command, result):
+        case .commandFailed(let command, let result):
             return "command failed: \(command.joined(separator: " "))\n\(result)"
-        case let .outputNotSeen(command, expected, reason, stdout, stderr):
+        case .outputNotSeen(let command, let expected, let reason, let stdout, let stderr):
             var text = "\(command.joined(separator: " ")): \(reason) before printing \"\(expected)\""
             if !stdout.isEmpty { text += "\n--- stdout ---\n" + stdout }
             if !stderr.isEmpty { text += "\n--- stderr ---\n" + stderr }
             return text
-        case let .setup(message):
+        case .setup(let message):
             return message
         }
     }
@@ -83,7 +83,8 @@ final class RunningProcess: @unchecked Sendable {
         var errPipe: [Int32] = [-1, -1]
         guard pipe(&outPipe) == 0 else { throw HarnessError.setup("pipe: \(String(cString: strerror(errno)))") }
         guard pipe(&errPipe) == 0 else {
-            close(outPipe[0]); close(outPipe[1])
+            close(outPipe[0])
+            close(outPipe[1])
             throw HarnessError.setup("pipe: \(String(cString: strerror(errno)))")
         }
         for fd in outPipe + errPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -106,9 +107,12 @@ final class RunningProcess: @unchecked Sendable {
         sigemptyset(&noSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+        posix_spawnattr_setflags(
+            &attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
 
-        let argv = ([executable.split(separator: "/").last.map(String.init) ?? executable] + arguments).map { strdup($0) }
+        let argv = ([executable.split(separator: "/").last.map(String.init) ?? executable] + arguments).map {
+            strdup($0)
+        }
         let envp = environment.map { strdup("\($0.key)=\($0.value)") }
         defer {
             argv.forEach { free($0) }
@@ -121,7 +125,8 @@ final class RunningProcess: @unchecked Sendable {
         guard rc == 0 else {
             close(outPipe[0])
             close(errPipe[0])
-            throw HarnessError.setup("cannot start \(command.joined(separator: " ")) (\(executable)): \(String(cString: strerror(rc)))")
+            throw HarnessError.setup(
+                "cannot start \(command.joined(separator: " ")) (\(executable)): \(String(cString: strerror(rc)))")
         }
         pid = child
         startReader(outPipe[0], isStdout: true)
@@ -264,7 +269,9 @@ final class RunningProcess: @unchecked Sendable {
     /// stream's text so far. Throws when the process ends without printing it
     /// or the timeout passes; the error carries everything captured.
     @discardableResult
-    func waitForOutput(containing needle: String, in stream: Stream = .either, timeout: TimeInterval = 10) throws -> String {
+    func waitForOutput(containing needle: String, in stream: Stream = .either, timeout: TimeInterval = 10) throws
+        -> String
+    {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -375,7 +382,8 @@ enum SpawnSupport {
     /// Glibc module does not export (it needs _GNU_SOURCE); look it up at run time.
     private static let closeFrom: CloseFrom? = {
         guard let handle = dlopen(nil, RTLD_NOW),
-              let symbol = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np") else { return nil }
+            let symbol = dlsym(handle, "posix_spawn_file_actions_addclosefrom_np")
+        else { return nil }
         return unsafeBitCast(symbol, to: CloseFrom.self)
     }()
 

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// What the integration tests need from the machine, and how to get it.
@@ -70,12 +70,16 @@ enum Requirements {
         if python3() == nil {
             missing.append(Item(what: "`python3` not found", package: "python3"))
         } else if python3WithZeroconf() == nil {
-            missing.append(Item(
-                what: "python module `zeroconf` not importable by python3",
-                package: "zeroconf", installer: "python3 -m pip install"))
+            missing.append(
+                Item(
+                    what: "python module `zeroconf` not importable by python3",
+                    package: "zeroconf", installer: "python3 -m pip install"))
         }
         if !FileManager.default.fileExists(atPath: "/proc/self/ns/net") {
-            missing.append(Item(what: "kernel without network namespaces", package: "(a kernel with CONFIG_NET_NS)", installer: "use"))
+            missing.append(
+                Item(
+                    what: "kernel without network namespaces", package: "(a kernel with CONFIG_NET_NS)",
+                    installer: "use"))
         }
         return missing
     }
@@ -84,7 +88,9 @@ enum Requirements {
 
     /// Directories searched after `PATH`, so that sbin tools are found when the
     /// test runner's `PATH` lacks them.
-    private static let fallbackDirectories = ["/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+    private static let fallbackDirectories = [
+        "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
+    ]
 
     /// The absolute path of an executable, searching `PATH` and then the usual
     /// system directories. A name containing `/` is returned as is when executable.

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A place for permission tests that an unprivileged user can reach: a world-traversable directory (the
@@ -15,8 +15,9 @@ final class PermissionTestArea: @unchecked Sendable {
         guard let made = mkdtemp(&template) else { throw HarnessError.setup("mkdtemp failed: errno \(errno)") }
         directory = String(cString: made)
         chmod(directory, 0o755)
-        try FileManager.default.createDirectory(atPath: directory + "/bin", withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+        try FileManager.default.createDirectory(
+            atPath: directory + "/bin", withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755])
     }
 
     /// The app socket path to give heraldd (`--socket`), reachable by every user.
@@ -67,8 +68,10 @@ final class PermissionTestArea: @unchecked Sendable {
 
     /// The tic-tac-toe manifest (docs/permissions.md, "The app manifest") for the app at `executable`; `usage: nil`
     /// leaves the description out.
-    func ticTacToeManifest(executable: String, usage: String? = "Tic Tac Toe looks for players on your local network.",
-                           types: [String] = ["_tictactoe._tcp"], extra: [String: Any] = [:]) throws -> String {
+    func ticTacToeManifest(
+        executable: String, usage: String? = "Tic Tac Toe looks for players on your local network.",
+        types: [String] = ["_tictactoe._tcp"], extra: [String: Any] = [:]
+    ) throws -> String {
         var fields: [String: Any] = [
             "id": "org.example.tictactoe", "name": "Tic Tac Toe", "executables": [executable],
             "NSBonjourServices": types,
@@ -86,7 +89,8 @@ enum AppUser {
 
     /// `argv` run as that user, with no supplementary groups.
     static func command(_ argv: [String]) throws -> [String] {
-        [try Requirements.requireExecutable("setpriv"), "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"] + argv
+        [try Requirements.requireExecutable("setpriv"), "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"]
+            + argv
     }
 }
 
@@ -94,13 +98,17 @@ extension TestLAN.Host {
     /// Starts heraldd for permission tests with its sockets and store in `area`, where unprivileged processes
     /// can reach them (what they may do there is the daemon's and the file modes' business).
     func startPermissionDaemon(area: PermissionTestArea, arguments: [String] = []) throws -> HeraldDaemon {
-        try startHeraldd(arguments: ["--socket", area.appSocket, "--control-socket", area.directory + "/control.sock",
-                                     "--state-dir", area.directory + "/state"] + arguments)
+        try startHeraldd(
+            arguments: [
+                "--socket", area.appSocket, "--control-socket", area.directory + "/control.sock",
+                "--state-dir", area.directory + "/state",
+            ] + arguments)
     }
 
     /// Runs `executable ARGS --socket SOCKET` as the unprivileged app user, to completion.
     func runApp(_ executable: String, _ arguments: [String], daemon: HeraldDaemon, timeout: TimeInterval = 20) throws
-    -> CommandResult {
+        -> CommandResult
+    {
         let command = try AppUser.command([executable] + arguments + ["--socket", daemon.socket])
         let result = try run(command, timeout: timeout)
         // A binary just copied can be busy for a moment: a process another test thread forked meanwhile holds the

@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A throwaway Ethernet LAN of network namespaces, for mDNS tests with real peers.
@@ -103,9 +103,11 @@ final class TestLAN: @unchecked Sendable {
     private func createBridge() throws {
         try Command.check(["ip", "netns", "add", bridgeNamespace])
         // The bridge namespace forwards frames and takes no part in IP.
-        try TestLAN.sysctl(namespace: bridgeNamespace, [
-            "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
-        ])
+        try TestLAN.sysctl(
+            namespace: bridgeNamespace,
+            [
+                "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1",
+            ])
         try TestLAN.ip(in: bridgeNamespace, "link", "set", "lo", "up")
         try TestLAN.ip(in: bridgeNamespace, "link", "add", bridgeName, "type", "bridge", "mcast_snooping", "0")
         try TestLAN.ip(in: bridgeNamespace, "link", "set", bridgeName, "up")
@@ -192,7 +194,8 @@ final class TestLAN: @unchecked Sendable {
 
     private static func isZombie(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
+            let close = stat.lastIndex(of: ")")
+        else { return false }
         return stat[close...].dropFirst(2).first == "Z"
     }
 
@@ -222,7 +225,8 @@ final class TestLAN: @unchecked Sendable {
     /// Field 22 of /proc/PID/stat, which tells a process from a later one with the same PID.
     private static func processStartTime(_ pid: pid_t) -> String? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // fields[0] is field 3 (state); field 22 is fields[19].
         return fields.count > 19 ? String(fields[19]) : nil
@@ -242,7 +246,7 @@ final class TestLAN: @unchecked Sendable {
     private static func isBeingClaimed(_ id: String) -> Bool {
         let directory = stateRoot + "/" + id
         guard !FileManager.default.fileExists(atPath: directory + "/owner"),
-              let created = (try? FileManager.default.attributesOfItem(atPath: directory))?[.modificationDate] as? Date
+            let created = (try? FileManager.default.attributesOfItem(atPath: directory))?[.modificationDate] as? Date
         else { return false }
         return Date().timeIntervalSince(created) < 60
     }
@@ -355,10 +359,12 @@ extension TestLAN {
             try Command.check(["ip", "netns", "add", name])
             // No duplicate address detection: addresses (link-local too) are usable at once.
             // No router solicitations: nothing answers them, they would only add noise.
-            try TestLAN.sysctl(namespace: name, [
-                "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
-                "net.ipv6.conf.all.router_solicitations=0", "net.ipv6.conf.default.router_solicitations=0",
-            ])
+            try TestLAN.sysctl(
+                namespace: name,
+                [
+                    "net.ipv6.conf.all.accept_dad=0", "net.ipv6.conf.default.accept_dad=0",
+                    "net.ipv6.conf.all.router_solicitations=0", "net.ipv6.conf.default.router_solicitations=0",
+                ])
             try TestLAN.ip(in: name, "link", "set", "lo", "up")
             holder = try Host.startHolder(namespace: name)
             _ = try addInterface()
@@ -380,9 +386,12 @@ extension TestLAN {
                 echo holder-ready
                 exec sleep infinity
                 """
-            let command = [nsenter, "--net=/run/netns/\(namespace)", "--",
-                           unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script]
-            let holder = try RunningProcess(executable: nsenter, arguments: Array(command.dropFirst()), command: command)
+            let command = [
+                nsenter, "--net=/run/netns/\(namespace)", "--",
+                unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script,
+            ]
+            let holder = try RunningProcess(
+                executable: nsenter, arguments: Array(command.dropFirst()), command: command)
             do {
                 try holder.waitForOutput(containing: "holder-ready", in: .stdout, timeout: 10)
             } catch {
@@ -431,8 +440,9 @@ extension TestLAN {
             precondition(slot < 10, "at most 10 interfaces per host")
             let ifname = lan.prefix + "h\(index)e\(slot)"
             let port = lan.prefix + "h\(index)p\(slot)"
-            let interface = try attach(ifname: ifname, port: port, ipv4: TestLAN.ipv4Prefix + "\(number)",
-                                       ipv6: TestLAN.ipv6Prefix + "\(number)", metric: slot)
+            let interface = try attach(
+                ifname: ifname, port: port, ipv4: TestLAN.ipv4Prefix + "\(number)",
+                ipv6: TestLAN.ipv6Prefix + "\(number)", metric: slot)
             lock.lock()
             interfaceList.append(interface)
             lock.unlock()
@@ -448,7 +458,8 @@ extension TestLAN {
             lock.lock()
             let slot = interfaceList.firstIndex { $0.name == old.name } ?? 0
             lock.unlock()
-            let interface = try attach(ifname: old.name, port: old.bridgePort, ipv4: old.ipv4, ipv6: old.ipv6, metric: slot)
+            let interface = try attach(
+                ifname: old.name, port: old.bridgePort, ipv4: old.ipv4, ipv6: old.ipv6, metric: slot)
             lock.lock()
             if let at = interfaceList.firstIndex(where: { $0.name == old.name }) { interfaceList[at] = interface }
             lock.unlock()
@@ -456,8 +467,11 @@ extension TestLAN {
         }
 
         /// Creates a veth pair with one end in the bridge and the other, `ifname`, up in this host with its addresses.
-        private func attach(ifname: String, port: String, ipv4: String, ipv6: String, metric slot: Int) throws -> Interface {
-            try TestLAN.ip(in: lan.bridgeNamespace, "link", "add", port, "type", "veth", "peer", "name", ifname, "netns", name)
+        private func attach(ifname: String, port: String, ipv4: String, ipv6: String, metric slot: Int) throws
+            -> Interface
+        {
+            try TestLAN.ip(
+                in: lan.bridgeNamespace, "link", "add", port, "type", "veth", "peer", "name", ifname, "netns", name)
             try TestLAN.ip(in: lan.bridgeNamespace, "link", "set", port, "master", lan.bridgeName, "up")
             try TestLAN.ip(in: name, "address", "add", "\(ipv4)/\(TestLAN.ipv4PrefixLength)", "dev", ifname)
             try TestLAN.ip(in: name, "address", "add", "\(ipv6)/\(TestLAN.ipv6PrefixLength)", "dev", ifname, "nodad")
@@ -465,7 +479,8 @@ extension TestLAN {
             // Without a default route, multicast sent without IP_MULTICAST_IF (dig, plain sockets) needs one.
             try TestLAN.ip(in: name, "route", "add", "224.0.0.0/4", "dev", ifname, "metric", "\(slot)")
             let (linkLocal, ifindex) = try waitForLinkLocal(ifname)
-            return Interface(name: ifname, bridgePort: port, ipv4: ipv4, ipv6: ipv6, linkLocal: linkLocal, index: ifindex)
+            return Interface(
+                name: ifname, bridgePort: port, ipv4: ipv4, ipv6: ipv6, linkLocal: linkLocal, index: ifindex)
         }
 
         private func waitForLinkLocal(_ ifname: String) throws -> (String, Int32) {
@@ -475,7 +490,8 @@ extension TestLAN {
                 // "4: name    inet6 fe80::…/64 scope link …"
                 let fields = result.stdout.split(whereSeparator: \.isWhitespace)
                 if let at = fields.firstIndex(of: "inet6"), at + 1 < fields.count,
-                   let index = Int32(fields[0].dropLast()) {
+                    let index = Int32(fields[0].dropLast())
+                {
                     let address = fields[at + 1].split(separator: "/").first.map(String.init) ?? ""
                     if !result.stdout.contains("tentative") { return (address, index) }
                 }
@@ -516,7 +532,9 @@ extension TestLAN {
         }
 
         /// Runs `argv` in the host to completion (killed at `timeout`).
-        func run(_ argv: [String], timeout: TimeInterval = 30, environment extra: [String: String] = [:]) throws -> CommandResult {
+        func run(_ argv: [String], timeout: TimeInterval = 30, environment extra: [String: String] = [:]) throws
+            -> CommandResult
+        {
             let process = try spawn(argv, environment: extra)
             let result = process.result(timeout: timeout)
             forget(process)
@@ -525,7 +543,9 @@ extension TestLAN {
 
         /// Like `run`, but throws with the output unless the command exits 0.
         @discardableResult
-        func check(_ argv: [String], timeout: TimeInterval = 30, environment extra: [String: String] = [:]) throws -> CommandResult {
+        func check(_ argv: [String], timeout: TimeInterval = 30, environment extra: [String: String] = [:]) throws
+            -> CommandResult
+        {
             let result = try run(argv, timeout: timeout, environment: extra)
             guard result.succeeded else { throw HarnessError.commandFailed(command: argv, result: result) }
             return result
@@ -615,7 +635,9 @@ extension TestLAN {
             // --no-drop-root --no-chroot keep it one process that can read its
             // files anywhere and does not depend on the "avahi" user;
             // --no-rlimits leaves the test process's limits alone.
-            var arguments = ["avahi-daemon", "--no-drop-root", "--no-chroot", "--no-rlimits", "--no-proc-title", "-f", configPath]
+            var arguments = [
+                "avahi-daemon", "--no-drop-root", "--no-chroot", "--no-rlimits", "--no-proc-title", "-f", configPath,
+            ]
             if debug { arguments.append("--debug") }
             let daemon: RunningProcess
             let log: String
@@ -645,11 +667,14 @@ extension TestLAN {
         /// (IPv4 only when `ipv6` is false, IPv6 only when `ipv4` is false), and
         /// provides `ready(msg)` (prints and flushes) and `wait_forever()`. SIGTERM
         /// exits cleanly: registered services are unregistered (goodbyes) and `zc` is closed.
-        func startZeroconf(script: String, ipv4: Bool = true, ipv6: Bool = true, arguments: [String] = []) throws -> RunningProcess {
+        func startZeroconf(script: String, ipv4: Bool = true, ipv6: Bool = true, arguments: [String] = []) throws
+            -> RunningProcess
+        {
             guard let python = Requirements.python3WithZeroconf() else {
                 throw Requirements.Missing(items: [
-                    .init(what: "python module `zeroconf` not importable by python3", package: "zeroconf",
-                          installer: "python3 -m pip install"),
+                    .init(
+                        what: "python module `zeroconf` not importable by python3", package: "zeroconf",
+                        installer: "python3 -m pip install")
                 ])
             }
             precondition(ipv4 || ipv6, "python-zeroconf needs IPv4 or IPv6")
@@ -735,7 +760,11 @@ private func pythonString(_ text: String) -> String {
         case "\"": escaped += "\\\""
         case "\n": escaped += "\\n"
         default:
-            if scalar.value < 0x20 { escaped += String(format: "\\x%02x", scalar.value) } else { escaped.unicodeScalars.append(scalar) }
+            if scalar.value < 0x20 {
+                escaped += String(format: "\\x%02x", scalar.value)
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
         }
     }
     return escaped + "\""

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Local accounts for the hostile-user tests, created on first use (system accounts with no home and no shell):
@@ -18,8 +18,10 @@ struct TestUser: Sendable {
     /// The account called `name`, created if it does not exist.
     static func ensure(_ name: String) throws -> TestUser {
         if let user = lookup(name) { return user }
-        let created = try Command.run([try Requirements.requireExecutable("useradd"), "--system", "--no-create-home",
-                                       "--user-group", "--shell", "/usr/sbin/nologin", name])
+        let created = try Command.run([
+            try Requirements.requireExecutable("useradd"), "--system", "--no-create-home",
+            "--user-group", "--shell", "/usr/sbin/nologin", name,
+        ])
         // Another run may have created it meanwhile.
         guard let user = lookup(name) else { throw HarnessError.setup("cannot create the user \(name): \(created)") }
         return user
@@ -32,15 +34,18 @@ struct TestUser: Sendable {
 
     /// `argv` run as this user, with its own group only.
     func command(_ argv: [String]) throws -> [String] {
-        [try Requirements.requireExecutable("setpriv"), "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"] + argv
+        [try Requirements.requireExecutable("setpriv"), "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups", "--"]
+            + argv
     }
 
     /// `argv` run as this user with the one capability `heraldd.service` gives the daemon (CAP_SYS_PTRACE, to read
     /// other users' `/proc/PID/exe`), nothing else, and no way to gain more.
     func daemonCommand(_ argv: [String]) throws -> [String] {
-        [try Requirements.requireExecutable("setpriv"), "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups",
-         "--inh-caps=-all,+sys_ptrace", "--ambient-caps=-all,+sys_ptrace", "--bounding-set=-all,+sys_ptrace",
-         "--no-new-privs", "--"] + argv
+        [
+            try Requirements.requireExecutable("setpriv"), "--reuid=\(uid)", "--regid=\(gid)", "--clear-groups",
+            "--inh-caps=-all,+sys_ptrace", "--ambient-caps=-all,+sys_ptrace", "--bounding-set=-all,+sys_ptrace",
+            "--no-new-privs", "--",
+        ] + argv
     }
 }
 
@@ -51,26 +56,33 @@ struct ConfinedDaemon {
     let nssSocket: String
 
     static func start(on host: TestLAN.Host, area: PermissionTestArea, user: TestUser, arguments: [String] = [])
-    throws -> ConfinedDaemon {
+        throws -> ConfinedDaemon
+    {
         let run = area.directory + "/run"
         let state = area.directory + "/state"
         let apps = area.directory + "/apps"
-        for (path, mode, owner) in [(run, 0o755, user), (state, 0o700, user), (apps, 0o755, nil)] as [(String, Int, TestUser?)] {
+        for (path, mode, owner) in [(run, 0o755, user), (state, 0o700, user), (apps, 0o755, nil)]
+            as [(String, Int, TestUser?)]
+        {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             chmod(path, mode_t(mode))
             if let owner { chown(path, owner.uid, owner.gid) }
         }
         let nss = run + "/nss.sock"
         let daemon = try host.startHeraldd(
-            arguments: ["--socket", run + "/dnssd.sock", "--control-socket", run + "/control.sock", "--state-dir", state,
-                        "--apps-dir", apps, "--nss-socket", nss] + arguments,
+            arguments: [
+                "--socket", run + "/dnssd.sock", "--control-socket", run + "/control.sock", "--state-dir", state,
+                "--apps-dir", apps, "--nss-socket", nss,
+            ] + arguments,
             launcher: try user.daemonCommand([]))
         return ConfinedDaemon(daemon: daemon, nssSocket: nss)
     }
 
     /// The daemon's resident memory now (VmRSS of `/proc/PID/status`), in KiB.
     var residentKiB: Int {
-        guard let text = try? String(contentsOfFile: "/proc/\(daemon.process.pid)/status", encoding: .utf8) else { return -1 }
+        guard let text = try? String(contentsOfFile: "/proc/\(daemon.process.pid)/status", encoding: .utf8) else {
+            return -1
+        }
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ").dropFirst().first ?? "") ?? -1
         }

@@ -1,8 +1,9 @@
 import HeraldBroker
 import HeraldEngine
 import HeraldIPC
-@testable import HeraldSession
 import HeraldWire
+
+@testable import HeraldSession
 
 /// A permission layer for tests: each user's decision (allow unless told otherwise), the operators, and every
 /// question asked, in order.
@@ -62,8 +63,13 @@ final class SessionHarness {
         core = SessionCore(limits: limits, gate: gate)
         engine = MDNSEngine(configuration: EngineConfiguration(hostName: "herald", seed: 7))
         engine.addLink(Self.ipv4, addresses: [LinkAddress(.v4(IPv4Address(10, 0, 0, 1)), prefixLength: 24)], at: now)
-        engine.addLink(Self.ipv6, addresses: [LinkAddress(.v6(IPv6Address(high: 0xFE80_0000_0000_0000, low: 1)),
-                                                          prefixLength: 64)], at: now)
+        engine.addLink(
+            Self.ipv6,
+            addresses: [
+                LinkAddress(
+                    .v6(IPv6Address(high: 0xFE80_0000_0000_0000, low: 1)),
+                    prefixLength: 64)
+            ], at: now)
         _ = engine.takeActions()
     }
 
@@ -71,8 +77,9 @@ final class SessionHarness {
     @discardableResult
     func connect(_ id: Int, user: UInt32, isOperator: Bool = false) -> Bool {
         gate.users[ConnectionID(id)] = user
-        let opened = core.open(ConnectionID(id), user: user, pid: Int32(id + 1000), startTime: UInt64(id),
-                               isOperator: isOperator)
+        let opened = core.open(
+            ConnectionID(id), user: user, pid: Int32(id + 1000), startTime: UInt64(id),
+            isOperator: isOperator)
         pump()
         return opened
     }
@@ -81,10 +88,12 @@ final class SessionHarness {
     /// carries out what the core asks; returns the status.
     @discardableResult
     func request(_ id: Int, _ context: UInt64, _ request: Request) -> DNSServiceError? {
-        let header = IPCHeader(dataLength: 0, operation: request.operation.rawValue,
-                               context: ClientContext(rawValue: context))
-        let outcome = core.handle(DecodedRequest(header: header, request: request, statusReturn: .passedSocket),
-                                  on: ConnectionID(id), at: now.milliseconds)
+        let header = IPCHeader(
+            dataLength: 0, operation: request.operation.rawValue,
+            context: ClientContext(rawValue: context))
+        let outcome = core.handle(
+            DecodedRequest(header: header, request: request, statusReturn: .passedSocket),
+            on: ConnectionID(id), at: now.milliseconds)
         pump()
         if case .status(let status, _) = outcome { return status }
         return nil
@@ -110,7 +119,8 @@ final class SessionHarness {
     func run(for milliseconds: Int64) {
         let end = now.milliseconds + milliseconds
         while true {
-            let next = [engine.nextDeadline?.milliseconds, core.nextDeadline].compactMap { $0 }.filter { $0 <= end }.min()
+            let next = [engine.nextDeadline?.milliseconds, core.nextDeadline].compactMap { $0 }.filter { $0 <= end }
+                .min()
             guard let next else { break }
             now = Instant(milliseconds: max(next, now.milliseconds))
             engine.advance(to: now)
@@ -133,7 +143,8 @@ final class SessionHarness {
             if !core.hasOutput { break }
             let replies = core.takeReplies()
             for entry in replies.entries {
-                self.replies[entry.connection, default: []].append((entry.context, replies.bodies[entry.body], entry.moreComing))
+                self.replies[entry.connection, default: []].append(
+                    (entry.context, replies.bodies[entry.body], entry.moreComing))
             }
         }
         log += core.takeLog()
