@@ -32,6 +32,8 @@ extension MDNSEngine {
             return
         }
         guard let operation = operations.removeValue(forKey: id) else { return }
+        // A dictionary never shrinks: once the last operation of a burst has gone, give its table back.
+        if operations.isEmpty { operations = [:] }
         for (link, keys) in operation.keys {
             for key in keys { querier.unsubscribe(id, from: key, on: link) }
         }
@@ -45,6 +47,9 @@ extension MDNSEngine {
     package var operationCount: Int {
         operations.count + publications.count - (publications[Self.hostPublication] == nil ? 0 : 1)
     }
+
+    /// How many operations the operation table has room for without growing (its storage, kept while it is in use).
+    package var operationTableCapacity: Int { operations.capacity }
 
     private mutating func start(_ id: OperationID, _ operation: ClientOperation, at time: Instant) {
         now = max(now, time)

@@ -106,7 +106,9 @@ package struct MDNSEngine: Sendable {
     /// Everything the engine wants done since the last call.
     package mutating func takeActions() -> [EngineAction] {
         flushMulticasts()
-        defer { outbox.removeAll(keepingCapacity: true) }
+        // The caller gets the buffer itself; keeping its capacity here would allocate a second buffer as large as
+        // the largest step ever (a burst of thousands of events) on every call, and hold it for good.
+        defer { outbox = [] }
         return outbox
     }
 

@@ -28,6 +28,8 @@ extension SessionCore {
             ended += operation.engineOperations
             for id in operation.engineOperations { owners[id] = nil }
         }
+        // A dictionary never shrinks: once the last operation of a burst has gone, give its table back.
+        if owners.isEmpty { owners = [:] }
         engineCommands += ended.map { .cancel($0) }
     }
 
