@@ -102,4 +102,21 @@ public enum FuzzSupport {
         }
         return text
     }
+
+    /// Text escaped for XML character data, for the targets that write documents for the XML reader; nil when it
+    /// holds a character XML 1.0 cannot carry, or a carriage return (which XML turns into a line feed).
+    public static func escapeXML(_ text: String) -> String? {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x26: out += "&amp;"
+            case 0x3C: out += "&lt;"
+            case 0x3E: out += "&gt;"
+            case 0x09, 0x0A: out.unicodeScalars.append(scalar)
+            case 0x0D, 0x00...0x1F, 0xFFFE, 0xFFFF: return nil
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
 }

@@ -194,7 +194,7 @@ enum ManifestFuzzer {
 
     static func plistValue(_ document: ManifestDocument) -> String? {
         switch document {
-        case .string(let text): return escapeXML(text).map { "<string>" + $0 + "</string>" }
+        case .string(let text): return FuzzSupport.escapeXML(text).map { "<string>" + $0 + "</string>" }
         case .bool(let value): return value ? "<true/>" : "<false/>"
         case .null, .number, .other: return nil
         case .array(let items):
@@ -207,28 +207,13 @@ enum ManifestFuzzer {
         case .object(let entries):
             var parts: [String] = []
             for entry in entries {
-                guard let key = escapeXML(entry.key), let value = plistValue(entry.value) else { return nil }
+                guard let key = FuzzSupport.escapeXML(entry.key), let value = plistValue(entry.value) else {
+                    return nil
+                }
                 parts.append("<key>" + key + "</key>\n" + value)
             }
             return "<dict>" + parts.joined(separator: "\n") + "</dict>"
         }
-    }
-
-    /// Text escaped for XML character data; nil when it holds a character XML 1.0 cannot carry, or a carriage
-    /// return (which XML turns into a line feed).
-    static func escapeXML(_ text: String) -> String? {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x26: out += "&amp;"
-            case 0x3C: out += "&lt;"
-            case 0x3E: out += "&gt;"
-            case 0x09, 0x0A: out.unicodeScalars.append(scalar)
-            case 0x0D, 0x00...0x1F, 0xFFFE, 0xFFFF: return nil
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 
     /// RFC 8259 §6 number grammar.

@@ -213,19 +213,21 @@ enum ServiceFileFuzzer {
 
     /// An Avahi file for services of one group (same name), or nil when XML cannot carry a value as it is.
     static func renderAvahi(_ services: [StaticService]) -> String? {
-        guard let name = services.first?.name, let escapedName = escapeXML(name) else { return nil }
+        guard let name = services.first?.name, let escapedName = FuzzSupport.escapeXML(name) else { return nil }
         var xml = "<?xml version=\"1.0\" standalone='no'?>\n<service-group>\n  <name>\(escapedName)</name>\n"
         for service in services {
-            guard service.subtypes.allSatisfy(isPlainSubtype), let type = escapeXML(service.type.description) else {
+            guard service.subtypes.allSatisfy(isPlainSubtype),
+                let type = FuzzSupport.escapeXML(service.type.description)
+            else {
                 return nil
             }
             xml += "  <service protocol=\"\(service.protocol.rawValue)\">\n    <type>\(type)</type>\n"
             for subtype in service.subtypes {
-                guard let text = escapeXML(subtype) else { return nil }
+                guard let text = FuzzSupport.escapeXML(subtype) else { return nil }
                 xml += "    <subtype>\(text)</subtype>\n"
             }
             if let host = service.host {
-                guard let text = escapeXML(host.description) else { return nil }
+                guard let text = FuzzSupport.escapeXML(host.description) else { return nil }
                 xml += "    <host-name>\(text)</host-name>\n"
             }
             xml += "    <port>\(service.port)</port>\n"
@@ -233,7 +235,9 @@ enum ServiceFileFuzzer {
                 for string in service.txt.strings {
                     let bytes = Array(string)
                     let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.count
-                    guard let key = escapeXML(String(decoding: bytes[..<equals], as: UTF8.self)) else { return nil }
+                    guard let key = FuzzSupport.escapeXML(String(decoding: bytes[..<equals], as: UTF8.self)) else {
+                        return nil
+                    }
                     if equals < bytes.count {
                         xml +=
                             "    <txt-record value-format=\"binary-hex\">\(key)=\(FuzzSupport.hex(bytes[(equals + 1)...]))</txt-record>\n"
@@ -255,23 +259,6 @@ enum ServiceFileFuzzer {
     /// A subtype written as a bare label, which reads back as itself.
     static func isPlainSubtype(_ label: String) -> Bool {
         fitsOnALine(label) && !label.contains(".") && !label.contains("\\")
-    }
-
-    /// Text escaped for XML character data; nil when it holds a character XML 1.0 cannot carry, or a carriage
-    /// return (which XML turns into a line feed).
-    static func escapeXML(_ text: String) -> String? {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x26: out += "&amp;"
-            case 0x3C: out += "&lt;"
-            case 0x3E: out += "&gt;"
-            case 0x09, 0x0A: out.unicodeScalars.append(scalar)
-            case 0x0D, 0x00...0x1F, 0xFFFE, 0xFFFF: return nil
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 
     static func base64(_ bytes: [UInt8]) -> String {
