@@ -382,16 +382,21 @@ def footprint(args):
                 announcer.popen.stdin.flush()
             time.sleep(0.1)
         time.sleep(3)
+        # Read twice, both daemons at the same moments: 3 s after the last announcement (code that receiving ran
+        # may still be mapped), then once settled, as long after it as the loaded figure below is read.
         for daemon, idle_memory in zip(listeners, idle_before):
-            entry = {"label": "Herald" if isinstance(daemon, Herald) else "Avahi", "idle": idle_memory,
-                     "cached": memory_breakdown(daemon), "processes": len(daemon.pids)}
+            passive.append({"label": "Herald" if isinstance(daemon, Herald) else "Avahi", "idle": idle_memory,
+                            "cached": memory_breakdown(daemon), "processes": len(daemon.pids)})
+        time.sleep(LOADED_AFTER_CLIENTS - 3)
+        for daemon, entry in zip(listeners, passive):
+            entry["settled"] = memory_breakdown(daemon)
             if isinstance(daemon, Herald):
                 entry["status"] = herald_status(daemon)
                 entry["records"] = entry["status"].get("cachedRecords")
-            passive.append(entry)
-            log(f"  {entry['label']}, peers' announcements only: anonymous {idle_memory['anon_kib'] / 1024:.1f} → "
-                f"{entry['cached']['anon_kib'] / 1024:.1f} MiB" + (f", {entry['records']} records cached"
-                                                                     if "records" in entry else ""))
+            log(f"  {entry['label']}, peers' announcements only: anonymous {entry['idle']['anon_kib'] / 1024:.1f} → "
+                f"{entry['cached']['anon_kib'] / 1024:.1f} MiB, RSS {entry['cached']['rss_kib'] / 1024:.1f} MiB "
+                f"after 3 s, {entry['settled']['rss_kib'] / 1024:.1f} MiB after {LOADED_AFTER_CLIENTS} s"
+                + (f", {entry['records']} records cached" if "records" in entry else ""))
             daemon.stop()
         for announcer in announcers:
             announcer.stop(2)

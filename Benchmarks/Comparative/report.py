@@ -206,14 +206,17 @@ def main():
         if r.get("passive"):
             lines += ["Cached records alone: both daemons run before the peers advertise, so the peers' announcements "
                       "fill their caches with no client asking anything. Avahi's cache stops at 4,096 entries.", "",
-                      "| daemon | records cached | anonymous before | anonymous after | RSS before → after | bytes per record |",
-                      "|---|---:|---:|---:|---:|---:|"]
+                      "| daemon | records cached | anonymous before | anonymous after | RSS before → after 3 s | "
+                      "RSS settled (10 s) | bytes per record |",
+                      "|---|---:|---:|---:|---:|---:|---:|"]
             for x in r["passive"]:
                 records = x.get("records") or 4096
                 grown = (x["cached"]["anon_kib"] - x["idle"]["anon_kib"]) * 1024
                 shown = f"{records:,}" if x.get("records") else "4,096 (its limit)"
+                settled = mib(x["settled"]["rss_kib"]) if "settled" in x else "—"
                 lines.append(f"| {x['label']} | {shown} | {mib(x['idle']['anon_kib'])} | {mib(x['cached']['anon_kib'])} | "
-                             f"{mib(x['idle']['rss_kib'])} → {mib(x['cached']['rss_kib'])} | {grown / records:.0f} |")
+                             f"{mib(x['idle']['rss_kib'])} → {mib(x['cached']['rss_kib'])} | {settled} | "
+                             f"{grown / records:.0f} |")
             lines.append("")
 
     if "many_clients" in b:

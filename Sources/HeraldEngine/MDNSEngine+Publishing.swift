@@ -267,7 +267,7 @@ extension MDNSEngine {
                 changes += removeLocalRecord(record.record, on: link)
             }
             for record in new {
-                changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? []
+                changes += caches[link]?.insert(record.record, at: now, isLocal: true) ?? []
             }
             publication.phases[link] = .announcing(sent: 0, nextAt: now)
             publications[id] = publication
@@ -352,7 +352,7 @@ extension MDNSEngine {
         authority.set(records, owner: id, announced: true, on: link)
         var changes: [CacheChange] = []
         for record in records {
-            changes += caches[link]?.insert(record.record, from: nil, at: now, isLocal: true) ?? []
+            changes += caches[link]?.insert(record.record, at: now, isLocal: true) ?? []
         }
         dispatch(changes, on: link)
         publications[id]!.phases[link] = .announcing(sent: 0, nextAt: now)

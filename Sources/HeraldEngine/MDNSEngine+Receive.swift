@@ -220,7 +220,7 @@ extension MDNSEngine {
             // here, else cached like any peer's (we publish it on another link only, or have not announced it yet).
             if record.cacheFlush { return }
             if caches[link]?.notePeerCopy(
-                record, from: source.address, at: now,
+                record, at: now,
                 refreshJitter: random.milliseconds(in: 0...200)) ?? true
             {
                 return
@@ -240,7 +240,7 @@ extension MDNSEngine {
             questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
         }
         let cached = caches[link]?.insert(
-            record, from: source.address, at: now, refreshJitter: random.milliseconds(in: 0...200),
+            record, at: now, refreshJitter: random.milliseconds(in: 0...200),
             isWanted: isWanted, changes: &changes)
         guard let cached else { return }
         if seenByPeers { failureObserver.answerSeen(cached.handle, on: link) }

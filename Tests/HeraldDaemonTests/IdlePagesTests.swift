@@ -58,9 +58,17 @@ struct IdlePagesTests {
             nextDeadline: 5000 + IdlePages.interval + 10, now: 5000 + IdlePages.interval, worked: true)
         #expect(!busy)
         #expect(pages.deadline(now: 5000 + IdlePages.interval) == 5000 + IdlePages.interval + IdlePages.quietPeriod)
-        let later = pages.isDue(nextDeadline: nil, now: 5000 + IdlePages.interval + 20, worked: true)
+        // A turn that works is never the one that releases, however long ago the last release was: the pages go
+        // only after a quiet period with nothing handled.
+        let stillServing = pages.isDue(nextDeadline: nil, now: 5000 + IdlePages.interval + 20, worked: true)
+        #expect(!stillServing)
+        let lastWork = 5000 + IdlePages.interval + 20
+        #expect(pages.deadline(now: lastWork) == lastWork + IdlePages.quietPeriod)
+        let justBefore = pages.isDue(nextDeadline: nil, now: lastWork + IdlePages.quietPeriod - 1, worked: false)
+        #expect(!justBefore)
+        let later = pages.isDue(nextDeadline: nil, now: lastWork + IdlePages.quietPeriod, worked: false)
         #expect(later)
-        #expect(pages.deadline(now: 5000 + IdlePages.interval + 20) == nil)
+        #expect(pages.deadline(now: lastWork + IdlePages.quietPeriod) == nil)
     }
 
     @Test("turns that did no work (the watchdog's pings) bring no release; the next work does, once quiet")

@@ -7,7 +7,6 @@ import Testing
 /// The cache's own bookkeeping, below what the simulated LAN can see.
 @Suite("The record cache's slots, handles and expiry heap")
 struct RecordCacheTests {
-    let peer = IPAddress.v4(IPv4Address(10, 0, 0, 9))
 
     func record(_ n: Int, ttl: UInt32 = 4500) -> ResourceRecord {
         ResourceRecord(
@@ -22,7 +21,7 @@ struct RecordCacheTests {
         for round in 0..<20_000 {
             now = now + 1
             // Each refresh ends the record sooner than the last (a new heap entry; the one before goes stale).
-            _ = cache.insert(record(round % 10, ttl: UInt32(100_000 - round)), from: peer, at: now)
+            _ = cache.insert(record(round % 10, ttl: UInt32(100_000 - round)), at: now)
         }
         #expect(cache.count == 10)
         #expect(cache.deadlines.count <= 2 * cache.count + 1024)
@@ -41,26 +40,26 @@ struct RecordCacheTests {
         let isWanted: (RecordKey) -> Bool = { $0.name != "junk.local." && $0.name != "newcomer.local." }
         // One record nobody asks for, then records someone asks for, all ending before it.
         let junk = ResourceRecord(name: "junk.local.", ttl: 5000, data: .a(IPv4Address(10, 1, 0, 1)), cacheFlush: true)
-        _ = cache.insert(junk, from: peer, at: .zero, isWanted: isWanted)
+        _ = cache.insert(junk, at: .zero, isWanted: isWanted)
         for n in 0..<(limit - 1) {
-            _ = cache.insert(record(n, ttl: UInt32(100 + n)), from: peer, at: .zero, isWanted: isWanted)
+            _ = cache.insert(record(n, ttl: UInt32(100 + n)), at: .zero, isWanted: isWanted)
         }
         #expect(cache.count == limit)
         // An unwanted newcomer outliving the junk would replace it, but the junk is not among the records closest to
         // expiry: the newcomer is dropped.
         let newcomer = ResourceRecord(
             name: "newcomer.local.", ttl: 6000, data: .a(IPv4Address(10, 1, 0, 2)), cacheFlush: true)
-        #expect(cache.insert(newcomer, from: peer, at: .zero, isWanted: isWanted).isEmpty)
+        #expect(cache.insert(newcomer, at: .zero, isWanted: isWanted).isEmpty)
         // A wanted newcomer takes the place of the junk, found further on, not of a wanted record.
         let wanted = ResourceRecord(
             name: "wanted.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 3)), cacheFlush: true)
-        #expect(cache.insert(wanted, from: peer, at: .zero, isWanted: isWanted) == [.added(wanted)])
+        #expect(cache.insert(wanted, at: .zero, isWanted: isWanted) == [.added(wanted)])
         var names = Set(cache.allRecords.map(\.record.name))
         #expect(!names.contains("junk.local.") && names.contains("wanted.local.") && names.contains("host-0.local."))
         // With nothing unwanted left, the next wanted newcomer takes the place of the wanted record closest to expiry.
         let another = ResourceRecord(
             name: "another.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 4)), cacheFlush: true)
-        #expect(cache.insert(another, from: peer, at: .zero, isWanted: isWanted) == [.added(another)])
+        #expect(cache.insert(another, at: .zero, isWanted: isWanted) == [.added(another)])
         names = Set(cache.allRecords.map(\.record.name))
         #expect(names.contains("another.local.") && !names.contains("host-0.local."))
         #expect(cache.count == limit)
@@ -79,19 +78,19 @@ struct RecordCacheTests {
             ResourceRecord(
                 name: name, ttl: ttl, data: .nsec(next: name, types: TypeBitmap(types: types)), cacheFlush: false)
         }
-        _ = cache.insert(nsec([.a]), from: peer, at: .zero)
+        _ = cache.insert(nsec([.a]), at: .zero)
         #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero) == Instant.zero + 120_000)
         #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero + 120_000) == nil, "run out")
         #expect(cache.negativeAnswerEnd(for: RecordKey(name: name, type: .a), at: .zero) == nil, "the type exists")
         #expect(
             cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa, recordClass: RecordClass(3)), at: .zero)
                 == nil)
-        _ = cache.insert(nsec([.a, .aaaa]), from: peer, at: .zero + 500)
+        _ = cache.insert(nsec([.a, .aaaa]), at: .zero + 500)
         #expect(
             cache.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero + 500) == nil,
             "another NSEC lists it")
         var own = RecordCache(limit: 100)
-        _ = own.insert(nsec([.a]), from: nil, at: .zero, isLocal: true)
+        _ = own.insert(nsec([.a]), at: .zero, isLocal: true)
         #expect(
             own.negativeAnswerEnd(for: RecordKey(name: name, type: .aaaa), at: .zero) == nil, "this host's own NSEC")
     }
@@ -100,9 +99,9 @@ struct RecordCacheTests {
     func handlesOutliveNothing() throws {
         var cache = RecordCache(limit: 100)
         var changes: [CacheChange] = []
-        let first = try #require(cache.insert(record(1), from: peer, at: .zero, changes: &changes)?.handle)
+        let first = try #require(cache.insert(record(1), at: .zero, changes: &changes)?.handle)
         #expect(cache.flush(first).count == 1)
-        let second = try #require(cache.insert(record(2), from: peer, at: .zero, changes: &changes)?.handle)
+        let second = try #require(cache.insert(record(2), at: .zero, changes: &changes)?.handle)
         #expect(second.slot == first.slot)  // the freed slot is reused
         #expect(cache.flush(first).isEmpty)
         #expect(cache.records(for: RecordKey(record(2))).count == 1)
@@ -115,17 +114,25 @@ struct RecordCacheTests {
         var cache = RecordCache(limit: 100)
         let name: DNSName = "multi.local."
         let records = (1...4).map { ResourceRecord(name: name, ttl: 120, data: .a(IPv4Address(10, 0, 0, UInt8($0)))) }
-        for record in records { _ = cache.insert(record, from: peer, at: .zero) }
+        for record in records { _ = cache.insert(record, at: .zero) }
         #expect(cache.answers(to: RecordKey(name: name, type: .a)).map(\.record) == records)
         var changes: [CacheChange] = []
-        let handle = cache.insert(records[1], from: peer, at: .zero, changes: &changes)!.handle
+        let handle = cache.insert(records[1], at: .zero, changes: &changes)!.handle
         _ = cache.flush(handle)
         #expect(
             cache.answers(to: RecordKey(name: name, type: .any)).map(\.record) == [records[0], records[2], records[3]])
-        _ = cache.insert(records[1], from: peer, at: .zero)
+        _ = cache.insert(records[1], at: .zero)
         #expect(
             cache.answers(to: RecordKey(name: name, type: .a)).map(\.record) == [
                 records[0], records[2], records[3], records[1],
             ])
+    }
+
+    @Test("a cached record's slot stays within its memory budget")
+    func slotBudget() {
+        // Every record cached costs one slot (and a heap entry): the per-record figure of the footprint benchmark
+        // (Benchmarks/README.md) rests on this size. Grows only with a reason written there.
+        #expect(MemoryLayout<RecordCache.Slot>.stride <= 104)
+        #expect(MemoryLayout<RecordCache.Deadline>.stride <= 16)
     }
 }

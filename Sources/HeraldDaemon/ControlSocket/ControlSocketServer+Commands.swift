@@ -1,5 +1,6 @@
 import HeraldBroker
 import HeraldControl
+import HeraldWire
 import Logging
 
 #if canImport(FoundationEssentials)

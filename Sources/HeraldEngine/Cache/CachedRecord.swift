@@ -17,11 +17,9 @@ package struct CachedRecord: Sendable {
     package var receivedAt: Instant
     /// When the record leaves the cache unless refreshed.
     package var expiresAt: Instant
-    /// Who sent it (nil for this host's own records).
-    package var source: IPAddress?
 
     init(
-        record: ResourceRecord, dataHash: UInt32, receivedAt: Instant, expiresAt: Instant, source: IPAddress?,
+        record: ResourceRecord, dataHash: UInt32, receivedAt: Instant, expiresAt: Instant,
         isLocal: Bool, refreshJitter: UInt8
     ) {
         self.record = record
@@ -30,7 +28,6 @@ package struct CachedRecord: Sendable {
         self.dataHash = dataHash
         self.receivedAt = receivedAt
         self.expiresAt = expiresAt
-        self.source = source
     }
 
     /// Milliseconds of life left at `now`.

@@ -195,7 +195,7 @@ package struct RecordCache: Sendable {
     /// doing nothing, when this host's copy is not cached here (not announced on this link yet, or published on
     /// another link only): the peer's record is then cached like any other.
     mutating func notePeerCopy(
-        _ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        _ incoming: ResourceRecord, at now: Instant,
         refreshJitter: Int
     ) -> Bool {
         guard let chain = chains[incoming.name] else { return false }
@@ -206,7 +206,7 @@ package struct RecordCache: Sendable {
         } else {
             peerCopies[slot] = CachedRecord(
                 record: stored(incoming), dataHash: slots[Int(slot)].record.dataHash, receivedAt: now,
-                expiresAt: now + Int(incoming.ttl) * 1000, source: source, isLocal: false,
+                expiresAt: now + Int(incoming.ttl) * 1000, isLocal: false,
                 refreshJitter: UInt8(clamping: refreshJitter))
         }
         return true
@@ -230,7 +230,7 @@ package struct RecordCache: Sendable {
     /// which record sets some operation is asking for: when the cache is full they are the last to go.
     @discardableResult
     mutating func insert(
-        _ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        _ incoming: ResourceRecord, at now: Instant,
         isLocal: Bool = false, refreshJitter: Int = 0, isWanted: (RecordKey) -> Bool = { _ in false },
         changes: inout [CacheChange]
     ) -> (handle: Handle, nextRefresh: Instant?)? {
@@ -258,7 +258,7 @@ package struct RecordCache: Sendable {
             found = find(incoming, hash: hash, from: chain.first)
         }
         if found >= 0 {
-            refresh(found, with: incoming, from: source, at: now, isLocal: isLocal, refreshJitter: refreshJitter)
+            refresh(found, with: incoming, at: now, isLocal: isLocal, refreshJitter: refreshJitter)
             return (Handle(slot: found, generation: slots[Int(found)].generation), slots[Int(found)].record.nextRefresh)
         }
         guard incoming.ttl > 0 else { return nil }
@@ -272,8 +272,8 @@ package struct RecordCache: Sendable {
             guard evicted || isLocal else { return nil }
         }
         let record = CachedRecord(
-            record: stored(incoming), dataHash: hash, receivedAt: now, expiresAt: expiresAt,
-            source: source, isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
+            record: stored(incoming), dataHash: hash, receivedAt: now, expiresAt: expiresAt, isLocal: isLocal,
+            refreshJitter: UInt8(clamping: refreshJitter))
         let slot = append(record)
         changes.append(.added(record.record))
         return (Handle(slot: slot, generation: slots[Int(slot)].generation), slots[Int(slot)].record.nextRefresh)
@@ -281,13 +281,13 @@ package struct RecordCache: Sendable {
 
     /// Adds or refreshes a record, returning the changes (for callers that do not collect them).
     package mutating func insert(
-        _ incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        _ incoming: ResourceRecord, at now: Instant,
         isLocal: Bool = false, refreshJitter: Int = 0,
         isWanted: (RecordKey) -> Bool = { _ in false }
     ) -> [CacheChange] {
         var changes: [CacheChange] = []
         insert(
-            incoming, from: source, at: now, isLocal: isLocal, refreshJitter: refreshJitter, isWanted: isWanted,
+            incoming, at: now, isLocal: isLocal, refreshJitter: refreshJitter, isWanted: isWanted,
             changes: &changes)
         return changes
     }
@@ -390,10 +390,10 @@ package struct RecordCache: Sendable {
             && slots[index].scheduledExpiry == deadline.at
     }
 
-    /// A record's new TTL, arrival and sender. A goodbye shortens its life to one second (RFC 6762 §10.1). This
+    /// A record's new TTL and arrival. A goodbye shortens its life to one second (RFC 6762 §10.1). This
     /// host's own records change only through their owner.
     private mutating func refresh(
-        _ slot: Int32, with incoming: ResourceRecord, from source: IPAddress?, at now: Instant,
+        _ slot: Int32, with incoming: ResourceRecord, at now: Instant,
         isLocal: Bool, refreshJitter: Int
     ) {
         let index = Int(slot)
@@ -420,7 +420,6 @@ package struct RecordCache: Sendable {
             // enumeration record) becomes this host's own: it lives until its owner withdraws it.
             if isLocal { slots[index].record.isLocal = true }
             slots[index].record.refreshesSent = 0
-            slots[index].record.source = source
             slots[index].record.refreshJitter = UInt8(clamping: refreshJitter)
         }
         schedule(slot)
@@ -519,7 +518,7 @@ package struct RecordCache: Sendable {
     /// What a free slot holds: nothing that keeps memory alive.
     private static let vacant = CachedRecord(
         record: ResourceRecord(name: .root, ttl: 0, data: .a(IPv4Address(0))), dataHash: 0, receivedAt: .zero,
-        expiresAt: .distantFuture, source: nil, isLocal: false, refreshJitter: 0)
+        expiresAt: .distantFuture, isLocal: false, refreshJitter: 0)
 
     /// Gives a record a heap entry when it expires before the one it has (later expiries are found when the earlier
     /// entry comes up). Rebuilds the heap when stale entries outnumber live ones, so it stays bounded.
