@@ -3,6 +3,8 @@
 #
 #   bash Scripts/install.sh [--prefix /usr/local] [--destdir ROOT] [--bin-dir DIR]     install
 #   bash Scripts/install.sh --uninstall [--prefix /usr/local] [--destdir ROOT]          remove what install put there
+#   add --replace-avahi to an install: heraldd also takes avahi-daemon's place (PREFIX/lib/herald/avahi-takeover
+#   take: avahi-daemon masked, its NSS socket and /etc/avahi/services served by heraldd); --uninstall gives it back
 #
 # Installs heraldd and herald ($PREFIX/bin, built in release mode unless --bin-dir names built binaries, after
 # Scripts/install-build-deps.sh has installed the Debian packages the build needs), the
@@ -20,13 +22,15 @@ prefix=/usr/local
 destdir=""
 bin_dir=""
 uninstall=false
+replace_avahi=false
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=$2; shift 2 ;;
         --destdir) destdir=$2; shift 2 ;;
         --bin-dir) bin_dir=$2; shift 2 ;;
         --uninstall) uninstall=true; shift ;;
-        -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --replace-avahi) replace_avahi=true; shift ;;
+        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 64 ;;
     esac
 done
@@ -36,6 +40,9 @@ manifest="$destdir$prefix/share/herald/installed-files"
 
 if $uninstall; then
     [ -f "$manifest" ] || { echo "install.sh: nothing to remove: $manifest not found" >&2; exit 65; }
+    # Avahi's place goes back before the helper that knows how is removed.
+    takeover="$destdir$prefix/lib/herald/avahi-takeover"
+    if [ -x "$takeover" ]; then ROOT="$destdir" "$takeover" give-back; fi
     while IFS= read -r path; do
         rm -f "$destdir$path"
     done <"$manifest"
@@ -74,6 +81,7 @@ put_text() {  # put_text MODE TARGET < text
 put 0755 "$bin_dir/heraldd" "$prefix/bin/heraldd"
 put 0755 "$bin_dir/herald" "$prefix/bin/herald"
 put 0755 "$libdns_sd" "$prefix/lib/herald/libdns_sd.so.1"
+put 0755 Scripts/avahi-takeover.sh "$prefix/lib/herald/avahi-takeover"
 
 # systemd reads units, sysusers.d and tmpfiles.d from /usr/lib (the distribution's) and /etc (the
 # administrator's), not from /usr/local: a /usr install uses the first, any other prefix the second.
@@ -113,6 +121,9 @@ installed+=("$prefix/share/herald/installed-files")
 mkdir -p "$(dirname "$manifest")"
 printf '%s\n' "${installed[@]}" >"$manifest"
 echo "installed Herald under ${destdir:-/} with prefix $prefix (${#installed[@]} files)"
+if $replace_avahi; then
+    ROOT="$destdir" "$destdir$prefix/lib/herald/avahi-takeover" take
+fi
 if [ -z "$destdir" ]; then
     echo "next: systemd-sysusers; systemd-tmpfiles --create; systemctl daemon-reload; systemctl enable --now heraldd"
 fi

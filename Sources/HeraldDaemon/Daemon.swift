@@ -146,7 +146,7 @@ package final class Daemon {
             }
         }
         staticServices = StaticServicePublisher(
-            directory: configuration.servicesDirectory, network: network, logger: logger)
+            directories: configuration.servicesDirectories, network: network, logger: logger)
         let report = DaemonStatusReport(
             network: network, appSocket: appSocket, broker: broker,
             staticServices: staticServices, startedAt: startedAt)

@@ -56,8 +56,10 @@ struct HeraldDaemonCommand: ParsableCommand {
 
     @Option(
         name: .customLong("services-dir"),
-        help: ArgumentHelp("Directory of static service files (Avahi .service and systemd .dnssd).", valueName: "dir"))
-    var servicesDirectory: String?
+        help: ArgumentHelp(
+            "Directory of static service files (Avahi .service and systemd .dnssd); repeat it for several.",
+            valueName: "dir"))
+    var servicesDirectories: [String] = []
 
     @Option(
         name: .long,
@@ -167,7 +169,7 @@ struct HeraldDaemonCommand: ParsableCommand {
         }
         if let stateDirectory { configuration.stateDirectory = stateDirectory }
         if let appsDirectory { configuration.appsDirectory = appsDirectory }
-        if let servicesDirectory { configuration.servicesDirectory = servicesDirectory }
+        if !servicesDirectories.isEmpty { configuration.servicesDirectories = servicesDirectories }
         if let nssSocket { configuration.nssSocket = nssSocket }
         if let mdnsResponderSocket { configuration.mdnsResponderSocket = mdnsResponderSocket }
         return configuration

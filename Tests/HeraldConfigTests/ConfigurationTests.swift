@@ -42,8 +42,10 @@ struct ConfigurationTests {
             [paths]
             nss-socket = /run/avahi-daemon/socket
             mdnsresponder-socket = /run/mDNSResponder
+            services-dir = /etc/herald/services.d, /etc/avahi/services
             """
         var configuration = DaemonConfiguration()
+        #expect(configuration.servicesDirectories == ["/etc/herald/services.d"])
         #expect(configuration.nssSocket == nil, "the NSS socket is off unless configured")
         #expect(configuration.mdnsResponderSocket == nil, "mDNSResponder's path is not served unless configured")
         try configuration.apply(try ConfigurationFile(parsing: text))
@@ -54,6 +56,7 @@ struct ConfigurationTests {
         #expect(configuration.useIPv6 == false)
         #expect(configuration.unicastFirstQueries == false)
         #expect(configuration.clients == 12)
+        #expect(configuration.servicesDirectories == ["/etc/herald/services.d", "/etc/avahi/services"])
         var again = DaemonConfiguration()
         try again.apply(try ConfigurationFile(parsing: configuration.rendered))
         #expect(again == configuration)

@@ -474,7 +474,7 @@ struct SharedRecordOwnershipTests {
         let now = Instant.zero
         _ = cache.insert(
             ResourceRecord(name: Fixture.serviceTypes, ttl: 2, data: .ptr(Fixture.ippType)),
-            from: .v4(IPv4Address(10, 0, 0, 60)), at: now)
+            at: now)
         _ = cache.insert(typeRecord, at: now + 500, isLocal: true)
         // The peer's copy would have ended at 2 s; this host withdraws its own at 5 s.
         let changes = cache.removeLocal(typeRecord, at: now + 5000)

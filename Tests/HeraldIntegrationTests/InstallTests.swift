@@ -35,6 +35,7 @@ struct InstallTests {
         #expect(installed.status == 0, "\(installed)")
         let expected: Set<String> = [
             "/usr/local/bin/heraldd", "/usr/local/bin/herald", "/usr/local/lib/herald/libdns_sd.so.1",
+            "/usr/local/lib/herald/avahi-takeover",
             "/etc/systemd/system/heraldd.service", "/etc/systemd/system/heraldd-dnssd.socket",
             "/etc/systemd/system/heraldd-control.socket", "/etc/sysusers.d/herald.conf", "/etc/tmpfiles.d/herald.conf",
             "/etc/herald/heraldd.conf",
@@ -87,6 +88,51 @@ struct InstallTests {
         #expect(
             try String(contentsOfFile: root + "/etc/herald/heraldd.conf", encoding: .utf8)
                 == "[network]\nhost-name = mine\n")
+    }
+
+    @Test(
+        "--replace-avahi masks avahi-daemon and has heraldd serve its NSS socket and service files; uninstall gives all of it back"
+    )
+    func replaceAvahiAndGiveBack() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("herald-takeover-\(UUID().uuidString)")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let script = Self.repository.appendingPathComponent("Scripts/install.sh").path
+        let binaries = try HeraldBinaries.directory()
+        let installed = try Command.run(["bash", script, "--destdir", root, "--bin-dir", binaries, "--replace-avahi"])
+        #expect(installed.status == 0, "\(installed)")
+        #expect((installed.stdout + installed.stderr).contains("heraldd now holds Avahi's place"), "\(installed)")
+        for unit in ["avahi-daemon.service", "avahi-daemon.socket"] {
+            let link = root + "/etc/systemd/system/" + unit
+            #expect(
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: link)) == "/dev/null", "\(unit) not masked")
+        }
+        let dropIn = try String(
+            contentsOfFile: root + "/etc/systemd/system/heraldd.service.d/avahi-takeover.conf", encoding: .utf8)
+        let execStart = try #require(
+            dropIn.split(separator: "\n").last { $0.hasPrefix("ExecStart=/") }, "no ExecStart in \(dropIn)")
+        #expect(
+            execStart
+                == "ExecStart=/usr/local/bin/heraldd --nss-socket /run/avahi-daemon/socket --services-dir /etc/herald/services.d --services-dir /etc/avahi/services"
+        )
+        #expect(dropIn.contains("\nRuntimeDirectory=avahi-daemon\n"), "\(dropIn)")
+        // The installed daemon takes that command line.
+        var arguments = execStart.dropFirst("ExecStart=".count).split(separator: " ").map(String.init)
+        arguments[0] = root + arguments[0]
+        let check = try Command.run(arguments + ["--config", root + "/etc/herald/heraldd.conf", "--check-config"])
+        #expect(check.status == 0, "\(check)")
+        #expect(check.stdout.contains("nss-socket = /run/avahi-daemon/socket"), "\(check)")
+        #expect(check.stdout.contains("services-dir = /etc/herald/services.d, /etc/avahi/services"), "\(check)")
+        // Taking twice changes nothing.
+        let takeover = root + "/usr/local/lib/herald/avahi-takeover"
+        let again = try Command.run(["env", "ROOT=" + root, takeover, "take"])
+        #expect(again.status == 0 && (again.stdout + again.stderr).contains("already holds"), "\(again)")
+
+        let removed = try Command.run(["bash", script, "--uninstall", "--destdir", root])
+        #expect(removed.status == 0, "\(removed)")
+        #expect((removed.stdout + removed.stderr).contains("Avahi's place is given back"), "\(removed)")
+        #expect(Self.files(under: root) == ["/etc/herald/heraldd.conf"])
+        #expect(!FileManager.default.fileExists(atPath: root + "/etc/systemd/system/heraldd.service.d"))
     }
 
     /// The installed pages are valid roff that man renders without warnings, and they describe what the built

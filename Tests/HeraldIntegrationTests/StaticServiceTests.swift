@@ -15,7 +15,7 @@ extension HeraldOnTestLANs {
             .deletingLastPathComponent().appendingPathComponent("services.d")
 
         @Test(
-            "the shipped Avahi and systemd service files appear in avahi-browse, and SIGHUP adds, changes and withdraws them"
+            "the shipped Avahi and systemd service files, from two directories, appear in avahi-browse, and SIGHUP adds, changes and withdraws them"
         )
         func servicesDirectory() throws {
             let lan = try TestLAN(hosts: 2)
@@ -23,12 +23,16 @@ extension HeraldOnTestLANs {
             let (server, observer) = (lan.hosts[0], lan.hosts[1])
             try observer.startAvahi()
             let directory = server.directory + "/services.d"
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            for file in ["ssh.service", "http.dnssd"] {
-                try FileManager.default.copyItem(
-                    atPath: Self.examples.appendingPathComponent(file).path,
-                    toPath: directory + "/" + file)
+            // A second directory, as /etc/avahi/services is where Herald takes Avahi's place.
+            let avahiDirectory = server.directory + "/avahi-services"
+            for path in [directory, avahiDirectory] {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             }
+            try FileManager.default.copyItem(
+                atPath: Self.examples.appendingPathComponent("ssh.service").path,
+                toPath: avahiDirectory + "/ssh.service")
+            try FileManager.default.copyItem(
+                atPath: Self.examples.appendingPathComponent("http.dnssd").path, toPath: directory + "/http.dnssd")
             // A broken file is reported and skipped; the others are published all the same.
             try "<service-group><name>Broken</name><service><type>_broken._tcp</type></service>"
                 .write(toFile: directory + "/broken.service", atomically: true, encoding: .utf8)
@@ -37,7 +41,8 @@ extension HeraldOnTestLANs {
             try "[Service]\nName=Too Big\nType=_htoobig._tcp\nPort=80\nTxtText=\(hugeTXT)\n"
                 .write(toFile: directory + "/too-big.dnssd", atomically: true, encoding: .utf8)
 
-            let daemon = try server.startHeraldd(hostName: "files", arguments: ["--services-dir", directory])
+            let daemon = try server.startHeraldd(
+                hostName: "files", arguments: ["--services-dir", directory, "--services-dir", avahiDirectory])
             let ssh = try observer.waitForAvahiBrowse("_ssh._tcp", timeout: 15) { entries in
                 entries.contains { $0.event == .resolved && $0.name == "files" }
             }
@@ -60,7 +65,7 @@ extension HeraldOnTestLANs {
                 .write(toFile: directory + "/added.dnssd", atomically: true, encoding: .utf8)
             try "[Service]\nName=%H web\nType=_http._tcp\nPort=80\nTxtText=path=/changed\n"
                 .write(toFile: directory + "/http.dnssd", atomically: true, encoding: .utf8)
-            try FileManager.default.removeItem(atPath: directory + "/ssh.service")
+            try FileManager.default.removeItem(atPath: avahiDirectory + "/ssh.service")
             daemon.process.send(SIGHUP)
 
             let added = try observer.waitForAvahiBrowse("_hadded._tcp", timeout: 15) { entries in

@@ -40,7 +40,9 @@ package struct DaemonConfiguration: Sendable, Hashable {
     package var controlSocket = DaemonPaths.system.controlSocket
     package var stateDirectory = DaemonPaths.system.stateDirectory
     package var appsDirectory = DaemonPaths.system.appsDirectory
-    package var servicesDirectory = DaemonPaths.system.servicesDirectory
+    /// The directories of static service files, read in this order (an administrator's own and, on a system where
+    /// Herald takes Avahi's place, `/etc/avahi/services`).
+    package var servicesDirectories = [DaemonPaths.system.servicesDirectory]
     /// Where to serve libnss-mdns's protocol; nil: not served.
     package var nssSocket: String?
     /// Another path the app protocol is served on, for programs built against Apple's libdns_sd, which look for
@@ -134,7 +136,12 @@ package struct DaemonConfiguration: Sendable, Hashable {
         case ("paths", "control-socket"): controlSocket = try path()
         case ("paths", "state-dir"): stateDirectory = try path()
         case ("paths", "apps-dir"): appsDirectory = try path()
-        case ("paths", "services-dir"): servicesDirectory = try path()
+        case ("paths", "services-dir"):
+            let paths = list()
+            guard !paths.isEmpty, paths.allSatisfy({ $0.hasPrefix("/") }) else {
+                throw problem("must be absolute paths, separated by commas")
+            }
+            servicesDirectories = paths
         case ("paths", "nss-socket"): nssSocket = try socketPath()
         case ("paths", "mdnsresponder-socket"): mdnsResponderSocket = try socketPath()
         default:
@@ -184,7 +191,7 @@ package struct DaemonConfiguration: Sendable, Hashable {
             control-socket = \(controlSocket)
             state-dir = \(stateDirectory)
             apps-dir = \(appsDirectory)
-            services-dir = \(servicesDirectory)
+            services-dir = \(servicesDirectories.joined(separator: ", "))
             nss-socket = \(nssSocket ?? "")
             mdnsresponder-socket = \(mdnsResponderSocket ?? "")
 

@@ -4,12 +4,12 @@ import HeraldSession
 import HeraldWire
 import Logging
 
-/// Publishes the administrator's service files (services.d) through the engine, and keeps them in step with
-/// the directory on every reload: new files are probed and announced, removed ones say goodbye, a changed TXT
+/// Publishes the administrator's service files (services.d, and any other directory configured) through the
+/// engine, and keeps them in step with the directories on every reload: new files are probed and announced, removed ones say goodbye, a changed TXT
 /// record is announced again, any other change re-registers the service. Static services are the
 /// administrator's own and are not subject to app permissions.
 final class StaticServicePublisher {
-    private let directory: String
+    private let directories: [String]
     private let network: NetworkService
     private let logger: Logger
     /// What is published, by instance name and type.
@@ -18,8 +18,8 @@ final class StaticServicePublisher {
     /// (a conflict renames a service in the engine), so no receiver is registered for them.
     private var operationIDs = EngineOperationIDs(owner: .staticServices)
 
-    init(directory: String, network: NetworkService, logger: Logger) {
-        self.directory = directory
+    init(directories: [String], network: NetworkService, logger: Logger) {
+        self.directories = directories
         self.network = network
         self.logger = logger
     }
@@ -27,10 +27,15 @@ final class StaticServicePublisher {
     /// The number of static services published.
     var count: Int { published.count }
 
-    /// Reads the directory and brings what is published in line with it, `%h` (`%H`) in names standing for the
+    /// Reads the directories and brings what is published in line with them, `%h` (`%H`) in names standing for the
     /// host name in use now (after a rename too).
     func reload() {
-        let contents = ServiceDirectory.load(path: directory, hostName: network.engine.hostLabel)
+        var contents = ServiceDirectory.Contents()
+        for directory in directories {
+            let found = ServiceDirectory.load(path: directory, hostName: network.engine.hostLabel)
+            contents.services += found.services
+            contents.problems += found.problems
+        }
         for problem in contents.problems {
             if problem.severity == .error {
                 logger.error("services: \(problem)")
@@ -49,6 +54,10 @@ final class StaticServicePublisher {
                     in one mDNS message (at most \(most) bytes for this type); not published: shorten its TXT entries
                     """)
                 continue
+            }
+            if wanted[Self.key(registration)] != nil {
+                logger.warning(
+                    "services: \(Self.key(registration)) is defined twice; the later file's definition is used")
             }
             wanted[Self.key(registration)] = registration
         }
