@@ -70,9 +70,11 @@ installed() {
 # systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started);
 # barrier and xvfb: a real Debian app built against dns_sd.h (its GUI advertises and browses
 # _barrierServerZeroconf._tcp), run on a virtual X display against Herald's libdns_sd.
+# dpkg-dev, debhelper, lintian and debootstrap: the Debian package is built, checked and installed into a fresh
+# Debian 12 tree (Scripts/build-deb.sh, PackageTests).
 # tshark is optional and deliberately not installed.
 missing=""
-for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb; do
+for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb dpkg-dev debhelper lintian debootstrap; do
     installed "$pkg" || missing="$missing $pkg"
 done
 

@@ -2,6 +2,10 @@ import ArgumentParser
 import HeraldDaemon
 import Logging
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -26,6 +30,14 @@ struct HeraldDaemonCommand: ParsableCommand {
     /// back before the command line is parsed (see `StartupPages`).
     static func main() {
         StartupPages.release(after: "loading")
+        // The Swift runtime reads the command line from /proc/self/cmdline: without /proc (a chroot that has not
+        // mounted it) every option would be lost and heraldd would start with none. It also needs /proc to tell
+        // its clients apart.
+        guard !CommandLine.arguments.isEmpty, access("/proc/self/stat", F_OK) == 0 else {
+            printError("heraldd: /proc is not mounted here: heraldd needs it (its command line, its clients' identity)")
+            printError("heraldd: mount it first, e.g. mount -t proc proc /proc")
+            Self.exit(withError: ExitCode(78))
+        }
         main(nil)
     }
 

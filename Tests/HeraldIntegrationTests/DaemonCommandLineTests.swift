@@ -37,4 +37,19 @@ struct DaemonCommandLineTests {
         #expect(endless.status == 78 && !endless.timedOut, "\(endless)")
         #expect(endless.stderr.contains("larger than 1 MiB"), "\(endless)")
     }
+
+    @Test(
+        "without /proc (a chroot that has not mounted it) heraldd stops with exit 78 and says what to mount, instead of starting with none of its options",
+        .enabled(if: Requirements.isRoot, "unmounting /proc in a mount namespace of its own needs root"))
+    func withoutProc() throws {
+        let heraldd = try HeraldBinaries.heraldd()
+        // A network namespace of its own as well: were the check missing, the daemon would start and could reach no
+        // one.
+        let result = try Command.run(
+            ["unshare", "--mount", "--net", "sh", "-c", "umount -l /proc && exec \"$0\" --check-config", heraldd],
+            timeout: 10)
+        #expect(result.status == 78 && !result.timedOut, "\(result)")
+        #expect(result.stderr.contains("heraldd: /proc is not mounted here"), "\(result)")
+        #expect(!result.stdout.contains("the configuration is valid"), "\(result)")
+    }
 }
