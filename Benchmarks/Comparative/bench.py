@@ -3,7 +3,7 @@
 
     bench.py [--quick] [--out results.json] [BENCHMARK ...]
 
-Benchmarks: cold_browse, time_to_visible, scale, footprint, many_clients, storm (default: all, in that
+Benchmarks: cold_browse, time_to_visible, scale, footprint, many_clients, storm, office (default: all, in that
 order). Each builds its own LAN of network namespaces and deletes it afterwards. Figures are printed as
 they come and all of them are written to --out as JSON (report.py turns that into charts and a table).
 Run as root, after `swift build -c release --static-swift-stdlib --product heraldd --product herald` (run.sh does both).
@@ -22,6 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import dnssd_ipc  # noqa: E402
+import office  # noqa: E402
 from daemons import HERALD, Avahi, Herald, cpu_of, memory_breakdown, rss_kib, status_kib  # noqa: E402
 from lan import LAN  # noqa: E402
 from scale_ipc import discover_all_ipc  # noqa: E402
@@ -635,8 +636,13 @@ def storm(args):
     return {"rate": rate, "seconds": seconds, "advertiser": args.storm_advertiser, "runs": runs}
 
 
+def office_load(args):
+    """A busy office's LAN: see office.py."""
+    return office.office(args, advertise_many, herald_status)
+
+
 BENCHMARKS = {"cold_browse": cold_browse, "time_to_visible": time_to_visible, "scale": scale,
-              "footprint": footprint, "many_clients": many_clients, "storm": storm}
+              "footprint": footprint, "many_clients": many_clients, "storm": storm, "office": office_load}
 
 
 def machine_load():
@@ -655,6 +661,9 @@ def main():
     parser.add_argument("--storm-rate", type=int, default=20000, help="flood packets per second (default 20000)")
     parser.add_argument("--storm-advertiser", choices=["herald", "python-zeroconf"], default="herald",
                         help="what advertises the real services the storm's browses look for (default herald)")
+    parser.add_argument("--office-shape", choices=["office", "office10x"], default="office",
+                        help="office: 2,000 instances, 20 types, 5 peer hosts, 20 clients (default); "
+                             "office10x: 20,000, 200, 10, 50")
     parser.add_argument("--out", default="comparative-results.json")
     args = parser.parse_args()
     chosen = args.benchmarks or list(BENCHMARKS)
