@@ -4,6 +4,7 @@ import HeraldControl
 /// `herald status`: what the daemon is doing.
 struct Status: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the daemon's interfaces, addresses, cache, clients, operations, registrations, apps, "
             + "pending requests and memory (operators only).")
 
