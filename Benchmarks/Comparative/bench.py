@@ -677,7 +677,7 @@ def main():
                         help="what advertises the real services the storm's browses look for (default herald)")
     parser.add_argument("--office-shape", choices=["office", "office10x"], default="office",
                         help="office: 2,000 instances, 20 types, 5 peer hosts, 20 clients (default); "
-                             "office10x: 20,000, 200, 10, 50")
+                             "office10x: 20,000, 200, 10, 200 (one client per type)")
     parser.add_argument("--out", default="comparative-results.json")
     args = parser.parse_args()
     chosen = args.benchmarks or list(BENCHMARKS)

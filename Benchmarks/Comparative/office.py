@@ -25,7 +25,9 @@ from stats import median, percentile
 SHAPES = {
     # name: (instances, types, peer hosts, clients)
     "office": (2000, 20, 5, 20),
-    "office10x": (20000, 200, 10, 50),
+    # Ten times the instances, types and hosts. The issue asks for 50 clients, but `herald browse` and `avahi-browse`
+    # browse one type each, and every type must be browsed for every instance to be found: one client per type.
+    "office10x": (20000, 200, 10, 200),
     "quick": (400, 20, 5, 20),
 }
 
@@ -112,17 +114,19 @@ def run_clients(daemon, host, types, clients, expected, timeout):
 
 
 def start_time(argv, runs):
-    """Median and p95 wall time (s) of running argv to completion `runs` times, output discarded."""
+    """Median and p95 wall time (s) of running argv to completion `runs` times, output discarded, and the median
+    CPU time (user + system, s) the process used: on a shared machine the wall time includes waiting for a CPU."""
     devnull = os.open(os.devnull, os.O_WRONLY)
-    times = []
+    times, cpu = [], []
     for _ in range(runs):
         t0 = time.perf_counter()
         pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[
             (os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)])
-        os.waitpid(pid, 0)
+        _, _, usage = os.wait4(pid, 0)
         times.append(time.perf_counter() - t0)
+        cpu.append(usage.ru_utime + usage.ru_stime)
     os.close(devnull)
-    return {"median": median(times), "p95": percentile(times, 0.95), "runs": runs}
+    return {"median": median(times), "p95": percentile(times, 0.95), "cpu_median": median(cpu), "runs": runs}
 
 
 def cli_start(runs):
@@ -176,7 +180,8 @@ def office(args, advertise_many, herald_status):
     for key, title, unit in ROWS:
         log(f"  {title:34s} {_fmt(summary['Herald'][key], unit):>12s} {_fmt(summary['Avahi'][key], unit):>12s}")
     for command, figure in start.items():
-        log(f"  start, {command:27s} median {figure['median'] * 1000:.2f} ms, p95 {figure['p95'] * 1000:.2f} ms")
+        log(f"  start, {command:27s} median {figure['median'] * 1000:.2f} ms, p95 {figure['p95'] * 1000:.2f} ms, "
+            f"CPU median {figure['cpu_median'] * 1000:.2f} ms")
     return {"shape": shape, "instances": expected, "types": types, "peers": peer_count, "clients": clients,
             "trials": trials, "runs": runs, "summary": summary, "cli_start": start}
 
