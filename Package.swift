@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldWire", "HeraldClient", "HeraldControl", "HeraldFiles", "CHeraldEarly",
+                "HeraldWire", "HeraldClient", "HeraldControl", "HeraldFiles", "CHeraldEarly", "CHeraldSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
