@@ -58,6 +58,7 @@ let package = Package(
         .target(name: "HeraldSession", dependencies: ["HeraldWire", "HeraldEngine", "HeraldIPC", "HeraldBroker"]),
         .target(name: "CHeraldSystem"),
         .target(name: "CHeralddEarly", dependencies: ["CHeraldSystem"]),
+        .target(name: "CHeraldEarly", dependencies: ["CHeraldSystem"]),
         .target(
             name: "HeraldDaemon",
             dependencies: [
@@ -81,7 +82,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldWire", "HeraldClient", "HeraldControl", "HeraldFiles",
+                "HeraldWire", "HeraldClient", "HeraldControl", "HeraldFiles", "CHeraldEarly", "CHeraldSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]

@@ -3,7 +3,7 @@
 #
 #   sudo Benchmarks/Comparative/run.sh [--quick] [--no-build] [BENCHMARK ...] [bench.py options]
 #
-# Benchmarks: cold_browse time_to_visible scale footprint many_clients storm (default: all).
+# Benchmarks: cold_browse time_to_visible scale footprint many_clients storm office (default: all).
 # Installs what is missing (avahi-daemon, avahi-utils, dbus, iproute2, util-linux; python3 zeroconf and
 # matplotlib from PyPI), builds heraldd and herald in release mode, runs bench.py (which creates its
 # namespaces and always deletes them), then draws the charts and the results table (report.py).

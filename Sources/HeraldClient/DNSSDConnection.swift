@@ -77,6 +77,45 @@ public final class DNSSDConnection {
         }
     }
 
+    /// Starts several subordinate operations of a shared connection at once (see `startSharedConnection`): every
+    /// request goes out before any status is read, so that the daemon takes them in one go rather than one round
+    /// trip each. Returns the statuses in the order of `requests`; a status other than `noError` means that
+    /// operation was not started. On a connection that is not shared yet, the requests are started one by one.
+    public func startAll(_ requests: [(request: Request, context: ClientContext)]) throws(DNSSDClientError)
+        -> [DNSServiceError]
+    {
+        guard fd >= 0 else { throw .closed }
+        var frames: [IPCRequestFrame] = []
+        for (request, context) in requests {
+            do {
+                frames.append(try request.encodeFrame(context: context, connection: state))
+            } catch {
+                throw .unencodableRequest(error)
+            }
+        }
+        guard state == .established, frames.allSatisfy(\.passesErrorSocket) else {
+            var statuses: [DNSServiceError] = []
+            for (request, context) in requests { statuses.append(try start(request, context: context)) }
+            return statuses
+        }
+        var statusSockets: [Int32] = []
+        defer { for socket in statusSockets { Glibc.close(socket) } }
+        for frame in frames { statusSockets.append(try sendPassingStatusSocket(frame.bytes)) }
+        var statuses: [DNSServiceError] = []
+        for socket in statusSockets {
+            let word = try StreamSocket.readExactly(socket, count: StatusWord.length, timeout: statusTimeout)
+            do {
+                statuses.append(try StatusWord.decode(word))
+            } catch {
+                throw .malformedReply(error)
+            }
+        }
+        return statuses
+    }
+
+    /// True when replies already read from the socket wait to be taken (`nextReceivedReply` returns one at once).
+    public var hasBufferedReplies: Bool { !received.isEmpty }
+
     /// Makes this a shared connection (`DNSServiceCreateConnection`): every later `start` is a subordinate
     /// operation with its own context. Returns the daemon's status.
     @discardableResult
@@ -207,23 +246,31 @@ public final class DNSSDConnection {
         }
     }
 
-    /// Sends a subordinate request: every byte but the last plainly, the last with one end of a fresh
-    /// socket pair attached; the daemon writes the 4-byte status on that socket and closes it.
-    private func sendPassingErrorSocket(_ bytes: [UInt8]) throws(DNSSDClientError) -> DNSServiceError {
+    /// Sends a subordinate request as `sendPassingErrorSocket` does, without waiting: returns the end of the socket
+    /// pair on which its status will come (the caller closes it).
+    private func sendPassingStatusSocket(_ bytes: [UInt8]) throws(DNSSDClientError) -> Int32 {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw .systemCall("socketpair", errno: errno)
         }
-        defer { Glibc.close(pair[0]) }
         do {
             try StreamSocket.writeAll(fd, bytes.dropLast())
             try StreamSocket.send(fd, [bytes[bytes.count - 1]], passing: pair[1])
         } catch {
+            Glibc.close(pair[0])
             Glibc.close(pair[1])
             throw error
         }
         Glibc.close(pair[1])
-        let word = try StreamSocket.readExactly(pair[0], count: StatusWord.length, timeout: statusTimeout)
+        return pair[0]
+    }
+
+    /// Sends a subordinate request: every byte but the last plainly, the last with one end of a fresh
+    /// socket pair attached; the daemon writes the 4-byte status on that socket and closes it.
+    private func sendPassingErrorSocket(_ bytes: [UInt8]) throws(DNSSDClientError) -> DNSServiceError {
+        let statusSocket = try sendPassingStatusSocket(bytes)
+        defer { Glibc.close(statusSocket) }
+        let word = try StreamSocket.readExactly(statusSocket, count: StatusWord.length, timeout: statusTimeout)
         do {
             return try StatusWord.decode(word)
         } catch {

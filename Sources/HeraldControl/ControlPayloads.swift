@@ -156,6 +156,10 @@ public struct ControlStatus: Codable, Hashable, Sendable {
     public var uptimeSeconds: Int
     public var interfaces: [Interface]
     public var cachedRecords: Int
+    /// Records the cache dropped because it was full since the daemon started (evicted to make room, or newcomers
+    /// refused), and the most it keeps per link. Nil from a daemon of a release that did not report them.
+    public var droppedRecords: Int?
+    public var cacheLimitPerLink: Int?
     public var clients: Int
     public var operations: Int
     public var parkedOperations: Int
@@ -182,7 +186,7 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         clients: Int, operations: Int, parkedOperations: Int, registrations: Int, staticServices: Int, apps: Int,
         grantedApps: Int, deniedApps: Int, pendingRequests: Int, packetsReceived: Int, packetsSent: Int,
         malformedPackets: Int, conflicts: Int, unicastResponsesReceived: Int = 0, residentKiB: Int = 0,
-        heapInUseKiB: Int = 0
+        heapInUseKiB: Int = 0, droppedRecords: Int? = nil, cacheLimitPerLink: Int? = nil
     ) {
         self.version = version
         self.hostName = hostName
@@ -205,5 +209,7 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         self.unicastResponsesReceived = unicastResponsesReceived
         self.residentKiB = residentKiB
         self.heapInUseKiB = heapInUseKiB
+        self.droppedRecords = droppedRecords
+        self.cacheLimitPerLink = cacheLimitPerLink
     }
 }

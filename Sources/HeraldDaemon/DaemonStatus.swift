@@ -43,6 +43,8 @@ struct DaemonStatusReport {
             packetsSent: engine.statistics.packetsSent, malformedPackets: engine.statistics.malformedPackets,
             conflicts: engine.statistics.conflicts,
             unicastResponsesReceived: engine.statistics.unicastResponsesReceived,
-            residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB())
+            residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB(),
+            droppedRecords: engine.cacheRecordsDroppedWhenFull,
+            cacheLimitPerLink: engine.configuration.cacheLimitPerLink)
     }
 }

@@ -49,6 +49,8 @@ package struct MDNSEngine: Sendable {
     /// Each link's MTU, which bounds every message with several records (RFC 6762 §17).
     var linkMTUs: [LinkID: Int] = [:]
     var caches: [LinkID: RecordCache] = [:]
+    /// What caches since replaced or removed had dropped when full (``cacheRecordsDroppedWhenFull``).
+    var droppedByRetiredCaches = 0
     var querier: Querier
     var operations: [OperationID: ClientOperation] = [:]
     /// The queries reporting negative answers, by the name they ask about: an NSEC record of that name may change
@@ -182,6 +184,7 @@ package struct MDNSEngine: Sendable {
         links[link] = addresses
         linkEvents[link] = now
         linkMTUs[link] = mtu
+        retireCache(on: link)
         caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
         for id in operations.keys.sorted() { attach(id, to: link) }
         if configuration.publishAddresses { refreshHostPublication() }
@@ -220,6 +223,7 @@ package struct MDNSEngine: Sendable {
         scheduler.removeLink(link)
         let changes = caches[link]?.removeAll() ?? []
         dispatch(changes, on: link)
+        retireCache(on: link)
         caches[link] = nil
         querier.removeLink(link)
         failureObserver.removeLink(link)
@@ -239,6 +243,17 @@ package struct MDNSEngine: Sendable {
 
     /// How many records are cached on a link.
     package func cachedRecordCount(on link: LinkID) -> Int { caches[link]?.count ?? 0 }
+
+    /// Records the caches dropped because they were full (``RecordCache/droppedWhenFull``), on every link since the
+    /// engine started, caches since replaced included.
+    package var cacheRecordsDroppedWhenFull: Int {
+        caches.values.reduce(droppedByRetiredCaches) { $0 + $1.droppedWhenFull }
+    }
+
+    /// Counts what a link's cache dropped before it is replaced or removed.
+    private mutating func retireCache(on link: LinkID) {
+        droppedByRetiredCaches += caches[link]?.droppedWhenFull ?? 0
+    }
 
     /// True when `address` is one of this host's, on any link.
     func isOwnAddress(_ address: IPAddress) -> Bool {
@@ -262,6 +277,7 @@ package struct MDNSEngine: Sendable {
         reconfirmQueries.removeAll()
         reconfirmQueriesSent.removeAll()
         for link in links.keys {
+            retireCache(on: link)
             caches[link] = RecordCache(limit: configuration.cacheLimitPerLink)
             querier.removeLink(link)
         }

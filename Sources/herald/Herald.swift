@@ -1,4 +1,5 @@
 import ArgumentParser
+import CHeraldSystem
 
 /// The `herald` command: discover, resolve and advertise services, and manage app permissions.
 @main
@@ -25,6 +26,9 @@ struct Herald: ParsableCommand {
 
     /// Refuses a value that starts with '-' before the argument parser can take it for options (see ``DashedValue``).
     static func main() {
+        // What loading the program touched (the shared libraries' symbol tables, relocated data) is not what parsing
+        // the command line needs: unmapped here, before the parse maps what it reads a page at a time (CHeraldEarly).
+        _ = herald_release_file_pages()
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let dashed = DashedValue.first(in: arguments) {
             printError("Error: \(DashedValue.message(for: dashed))")

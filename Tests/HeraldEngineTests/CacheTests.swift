@@ -268,9 +268,13 @@ struct CacheTests {
             }
         }
         lan.run(for: 10)
+        // Every one of the 50,000 beyond what fits was dropped (evicted, or refused), and is counted as dropped.
+        let droppedByFlood = lan.hosts[beta].engine.cacheRecordsDroppedWhenFull
+        #expect(droppedByFlood >= 50_000 - limit)
         // Once full, a newcomer nobody asks for that would expire before everything cached is the junk: refused.
         lan.inject(.response([Fixture.a("short.local.", IPv4Address(10, 0, 0, 61), ttl: 5)]), from: peer)
         lan.run(for: 10)
+        #expect(lan.hosts[beta].engine.cacheRecordsDroppedWhenFull == droppedByFlood + 1)
         #expect(
             !lan.hosts[beta].engine.cachedRecords(on: SimulatedLAN.ipv4Link).contains {
                 $0.record.name == "short.local."

@@ -34,6 +34,8 @@ package final class NetworkService {
     /// Drops floods from any one source before they reach the engine.
     private var rateLimiter: SourceRateLimiter
     private var lastDropReport = Instant.zero
+    /// The engine's count of records dropped from full caches when it was last logged.
+    private var reportedDroppedRecords = 0
     /// The host name last seen published, to report conflict renames (RFC 6762 §9).
     private var publishedHostName: DNSName?
 
@@ -106,10 +108,19 @@ package final class NetworkService {
         performActions()
     }
 
-    /// Logs, at most every ten seconds, which sources were rate-limited.
+    /// Logs, at most every ten seconds, which sources were rate-limited, and how many records the cache dropped
+    /// because it was full.
     private func reportDroppedPackets() {
         let time = now
         guard time - lastDropReport >= 10_000 else { return }
+        let droppedRecords = engine.cacheRecordsDroppedWhenFull
+        if droppedRecords > reportedDroppedRecords {
+            logger.warning(
+                "cache full (\(engine.configuration.cacheLimitPerLink) records per interface and family): dropped \(droppedRecords - reportedDroppedRecords) records since the last report, \(droppedRecords) since start"
+            )
+            reportedDroppedRecords = droppedRecords
+            lastDropReport = time
+        }
         let dropped = rateLimiter.takeDropped()
         guard !dropped.isEmpty else { return }
         lastDropReport = time

@@ -22,6 +22,9 @@ package struct RecordCache: Sendable {
     /// The most records kept (own records included).
     package let limit: Int
     package private(set) var count = 0
+    /// Records dropped because the cache was full: evicted to make room for a newcomer, or a newcomer refused as the
+    /// record to go (``evictOne(except:newcomerExpiry:keepNewcomer:isWanted:)``).
+    package private(set) var droppedWhenFull = 0
 
     /// Names a cached record for as long as it stays cached: a slot, and how many times that slot was freed before.
     struct Handle: Hashable, Sendable {
@@ -269,6 +272,7 @@ package struct RecordCache: Sendable {
             let keepNewcomer = isLocal || isWanted(key)
             let evicted = evictOne(
                 except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
+            if evicted || !isLocal { droppedWhenFull += 1 }
             guard evicted || isLocal else { return nil }
         }
         let record = CachedRecord(

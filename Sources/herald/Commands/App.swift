@@ -14,11 +14,13 @@ import HeraldFiles
 /// `herald app`: register, remove, list and show app manifests (operators only).
 struct App: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "app",
         abstract: "Register, remove, list and show app manifests (operators only).",
         subcommands: [Add.self, Remove.self, List.self, Show.self])
 
     struct Add: HeraldCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Register an app's manifest (JSON or XML property list), or replace it.",
             discussion: "A changed manifest keeps the app's decision. A manifest that does not validate is refused "
                 + "with every problem listed, and nothing is stored (exit 65).")
@@ -76,6 +78,7 @@ struct App: ParsableCommand {
 
     struct Remove: HeraldCommand {
         static let configuration = CommandConfiguration(
+            commandName: "remove",
             abstract: "Remove an app with its decision and pending requests.")
 
         @Argument(help: ArgumentHelp("The app's id.", valueName: "id"))
@@ -92,7 +95,8 @@ struct App: ParsableCommand {
     }
 
     struct List: HeraldCommand {
-        static let configuration = CommandConfiguration(abstract: "List the registered apps and their decisions.")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the registered apps and their decisions.")
 
         @OptionGroup var options: ControlOptions
 
@@ -116,7 +120,8 @@ struct App: ParsableCommand {
     }
 
     struct Show: HeraldCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one app: manifest, decision, pending requests.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show one app: manifest, decision, pending requests.")
 
         @Argument(help: ArgumentHelp("The app's id.", valueName: "id"))
         var id: String

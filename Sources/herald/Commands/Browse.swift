@@ -8,6 +8,7 @@ import OrderedCollections
 /// the service types in use), optionally resolving each instance.
 struct Browse: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "browse",
         abstract: "Show the services of a type as they come and go on the local network.",
         discussion: """
             Prints one line per event: the time, + (found) or - (gone), the interface, the domain, the type \
@@ -114,6 +115,8 @@ struct Browse: HeraldCommand {
             }
         }
         while true {
+            // The resolves of every instance that came in one read start together, once those replies are taken.
+            if !session.hasBufferedReplies { try tracker?.startQueued() }
             let wakeAt = [deadline, tracker?.nextDue].compactMap { $0 }.min()
             if let received = try session.next(until: wakeAt, onParked: revoked) {
                 if received.context == browse, case .browse(let reply) = received.reply {
@@ -127,12 +130,12 @@ struct Browse: HeraldCommand {
                     let instance = ResolutionTracker.Instance(
                         name: reply.name, type: reply.regtype, domain: reply.domain)
                     if added {
-                        try tracker?.resolve(instance, interfaceIndex: reply.interfaceIndex)
+                        tracker?.queueResolve(instance, interfaceIndex: reply.interfaceIndex)
                     } else {
                         try tracker?.stop(instance, interfaceIndex: reply.interfaceIndex)
                     }
                 } else if let tracker, try tracker.handle(received) {
-                    if received.reply.error != .noError {
+                    if ResolutionTracker.isFailure(received) {
                         throw DaemonSession.failure(for: received.reply.error, operation: label)
                     }
                 }

@@ -4,6 +4,7 @@ import HeraldControl
 /// `herald grant`, `deny` and `reset`: an app's decision, which takes effect at once on its running apps.
 struct Grant: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "grant",
         abstract: "Allow an app on the local network (operators only).",
         discussion: "Its parked operations start at once, without the app doing anything.")
 
@@ -19,6 +20,7 @@ struct Grant: HeraldCommand {
 
 struct Deny: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "deny",
         abstract: "Refuse an app the local network (operators only).",
         discussion: "Its browses and queries get NoAuth and stop; its advertised services are withdrawn with goodbyes.")
 
@@ -34,6 +36,7 @@ struct Deny: HeraldCommand {
 
 struct Reset: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reset",
         abstract: "Return an app to not-determined (operators only): its next request waits for a decision again.")
 
     @Argument(help: ArgumentHelp("The app's id.", valueName: "id"))

@@ -6,6 +6,7 @@ import HeraldWire
 /// `herald inspect FILE`: decodes captured mDNS messages and prints them as zone-file text.
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Decode mDNS messages from a file and print them.",
         discussion: """
             FILE holds either one raw DNS message (a UDP payload) or a capture of several, each preceded

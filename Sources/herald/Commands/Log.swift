@@ -4,6 +4,7 @@ import HeraldControl
 /// `herald log`: the audit trail of decisions and operator actions.
 struct Log: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "log",
         abstract: "Show the audit trail: every decision with its reason, and every operator action (operators only).")
 
     @Flag(name: .shortAndLong, help: "Keep printing new lines as they are recorded.")

@@ -6,6 +6,7 @@ import HeraldWire
 /// `herald lookup HOST.local`: the addresses of a host.
 struct Lookup: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "lookup",
         abstract: "Show the IPv4 and IPv6 addresses of a .local host.",
         discussion: """
             Asks for the host's A and AAAA records on every interface, prints the addresses found once \

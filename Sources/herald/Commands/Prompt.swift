@@ -10,6 +10,7 @@ import HeraldControl
 /// `herald prompt`: answers apps' requests as they arrive, like the permission dialog of a phone.
 struct Prompt: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "prompt",
         abstract: "Answer apps' local-network requests interactively as they arrive (operators only).",
         discussion: "Shows each app waiting for a decision (those already pending first), with its usage "
             + "description, and records the answer: a (Allow), d (Don't Allow) or s (decide later). Ends at end of "

@@ -6,6 +6,7 @@ import HeraldWire
 /// `herald query NAME RRTYPE`: any record.
 struct Query: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "query",
         abstract: "Show the records of one name and type, such as SRV, TXT, PTR, A or AAAA.",
         discussion: """
             Asks for the records on every interface, prints them as in a zone file (name, TTL, class, type, \

@@ -6,6 +6,7 @@ import HeraldWire
 /// `herald register NAME TYPE PORT [KEY=VALUE …]`: advertises a service until interrupted.
 struct Register: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "register",
         abstract: "Advertise a service on the local network until interrupted.",
         discussion: """
             The daemon probes the name first. When another host already uses it, Herald picks the next free \

@@ -4,6 +4,7 @@ import HeraldControl
 /// `herald requests`: what apps asked for while not yet decided.
 struct Requests: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "requests",
         abstract: "List pending requests: apps waiting for a decision, with their usage descriptions (operators only).")
 
     @OptionGroup var options: ControlOptions

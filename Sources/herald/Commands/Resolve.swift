@@ -6,6 +6,7 @@ import HeraldWire
 /// `herald resolve NAME TYPE`: one instance's host, port, addresses and TXT record.
 struct Resolve: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "resolve",
         abstract: "Show the host, port, addresses and TXT record of one service instance.",
         discussion: """
             Waits for the instance to answer (at most --timeout seconds), then for the addresses of its host, \
@@ -60,7 +61,7 @@ struct Resolve: HeraldCommand {
         while !window.isOver {
             if let received = try session.next(until: window.endsAt) {
                 if try tracker.handle(received) {
-                    if received.reply.error != .noError {
+                    if ResolutionTracker.isFailure(received) {
                         throw DaemonSession.failure(for: received.reply.error, operation: label)
                     }
                     window.answered()

@@ -4,6 +4,7 @@ import HeraldControl
 /// `herald status`: what the daemon is doing.
 struct Status: HeraldCommand {
     static let configuration = CommandConfiguration(
+        commandName: "status",
         abstract: "Show the daemon's interfaces, addresses, cache, clients, operations, registrations, apps, "
             + "pending requests and memory (operators only).")
 
@@ -27,7 +28,11 @@ struct Status: HeraldCommand {
             ])
         }
         table.print()
-        StandardOutput.line("cached records: \(status.cachedRecords)")
+        var cache = "cached records: \(status.cachedRecords)"
+        if let dropped = status.droppedRecords, let limit = status.cacheLimitPerLink {
+            cache += " (at most \(limit) per interface and family; \(dropped) dropped because the cache was full)"
+        }
+        StandardOutput.line(cache)
         StandardOutput.line(
             "clients: \(status.clients), operations: \(status.operations) "
                 + "(\(status.parkedOperations) waiting for permission), registrations: \(status.registrations), "

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CHeraldSystem
 
 /// A failure to report as `herald: <operation>: <problem>; <fix>` on standard error, ending the command
 /// with a meaningful exit status.
@@ -29,6 +30,10 @@ protocol HeraldCommand: ParsableCommand {
 
 extension HeraldCommand {
     mutating func run() throws {
+        // The code and data that loading the program and parsing its command line touched, the shared libraries'
+        // symbol tables among them, are not what a command that runs for hours needs: unmapped here, what the
+        // command uses comes back a page at a time (see CHeraldEarly).
+        _ = herald_release_file_pages()
         Interruption.install()
         do {
             try execute()

@@ -75,6 +75,33 @@ final class DaemonSession {
         return context
     }
 
+    /// Starts several operations at once (every request sent before any status is read) and returns their contexts
+    /// in order. A refusal ends the command, as with `start`.
+    func startAll(_ operations: [(request: Request, description: String)]) throws -> [ClientContext] {
+        let contexts = operations.indices.map { ClientContext(rawValue: nextContext + UInt64($0)) }
+        nextContext += UInt64(operations.count)
+        let statuses: [DNSServiceError]
+        do {
+            statuses = try connection.startAll(zip(operations, contexts).map { ($0.request, $1) })
+        } catch {
+            throw DaemonSession.failure(for: error)
+        }
+        for (index, status) in statuses.enumerated() {
+            let description = operations[index].description
+            if status == .noAuth, let why = permissionExplanation() {
+                throw CommandFailure(
+                    "not permitted (NoAuth \(DNSServiceError.noAuth.rawValue), \(why.reason)): \(why.text)",
+                    exitCode: ExitStatus.notPermitted, operation: description)
+            }
+            guard status == .noError else { throw DaemonSession.failure(for: status, operation: description) }
+            descriptions[contexts[index]] = description
+        }
+        return contexts
+    }
+
+    /// True when replies already received wait to be taken: `next` returns one without waiting.
+    var hasBufferedReplies: Bool { connection.hasBufferedReplies }
+
     /// Stops an operation (nothing more arrives for its context).
     func cancel(_ context: ClientContext) throws {
         descriptions[context] = nil

@@ -6,9 +6,11 @@ import HeraldWire
 /// resolution is ready to show.
 ///
 /// Each resolve may answer on several interfaces; every (instance, interface) gets its own result, and
-/// every (host, interface) one address lookup, shared by the instances on that host. A result is shown
-/// `settleTime` after it first changes, so that the addresses that follow an SRV answer within a moment
-/// are shown with it; a later change (an address added or removed, a new TXT record) is shown again.
+/// every (host, interface) one address lookup, shared by the instances on that host. A result is shown as
+/// soon as it is complete: SRV and TXT, and for each address family an address or a peer's negative answer
+/// (NSEC) saying the host has none (``HostAddresses``). One that is not complete (a responder that sends no
+/// NSEC, a family that is slow to come) is shown `settleTime` after it first changed, with what it has. A later
+/// change (an address added or removed, a new TXT record) is shown again.
 final class ResolutionTracker {
     /// An instance to resolve: as the browse reply or the command line names it.
     struct Instance: Hashable {
@@ -38,16 +40,20 @@ final class ResolutionTracker {
 
     private struct Lookup {
         var context: ClientContext
-        var addresses: [String] = []
+        var known = HostAddresses()
     }
 
     private let session: DaemonSession
-    /// How long to wait for addresses after a change before showing it.
+    /// How long an incomplete result waits for the rest of its addresses after a change before it is shown.
     let settleTime: Duration
     private var resolves: [ClientContext: (instance: Instance, interfaceIndex: UInt32)] = [:]
     private var results: [ResultKey: Result] = [:]
     private var lookups: [HostKey: Lookup] = [:]
     private var lookupKeys: [ClientContext: HostKey] = [:]
+    /// Resolves waiting for `startQueued`.
+    private var queued: [(instance: Instance, interfaceIndex: UInt32)] = []
+    /// At most this many requests go out before their statuses are read.
+    static let batchSize = 32
 
     init(session: DaemonSession, settleTime: Duration = .milliseconds(300)) {
         self.session = session
@@ -56,17 +62,38 @@ final class ResolutionTracker {
 
     /// Starts resolving `instance` on one interface (0: every interface).
     func resolve(_ instance: Instance, interfaceIndex: UInt32 = 0) throws {
-        guard !resolves.values.contains(where: { $0.instance == instance && $0.interfaceIndex == interfaceIndex })
+        queueResolve(instance, interfaceIndex: interfaceIndex)
+        try startQueued()
+    }
+
+    /// Resolves `instance` on one interface (0: every interface) with the next `startQueued`: a browse that
+    /// finds many instances at once starts their resolves together, not one round trip to the daemon each.
+    func queueResolve(_ instance: Instance, interfaceIndex: UInt32 = 0) {
+        guard !resolves.values.contains(where: { $0.instance == instance && $0.interfaceIndex == interfaceIndex }),
+            !queued.contains(where: { $0.instance == instance && $0.interfaceIndex == interfaceIndex })
         else { return }
-        let request = ResolveRequest(
-            interfaceIndex: interfaceIndex, name: instance.name, regtype: instance.type,
-            domain: instance.domain)
-        let context = try session.start(.resolve(request), describedAs: "resolve \"\(instance.name)\" \(instance.type)")
-        resolves[context] = (instance, interfaceIndex)
+        queued.append((instance, interfaceIndex))
+    }
+
+    /// Starts the resolves queued since the last call, in batches.
+    func startQueued() throws {
+        while !queued.isEmpty {
+            let batch = queued.prefix(Self.batchSize)
+            queued.removeFirst(batch.count)
+            let contexts = try session.startAll(
+                batch.map { instance, interfaceIndex in
+                    let request = ResolveRequest(
+                        interfaceIndex: interfaceIndex, name: instance.name, regtype: instance.type,
+                        domain: instance.domain)
+                    return (.resolve(request), "resolve \"\(instance.name)\" \(instance.type)")
+                })
+            for (context, entry) in zip(contexts, batch) { resolves[context] = entry }
+        }
     }
 
     /// Stops resolving `instance` on an interface and forgets its result there.
     func stop(_ instance: Instance, interfaceIndex: UInt32) throws {
+        queued.removeAll { $0.instance == instance && $0.interfaceIndex == interfaceIndex }
         for (context, entry) in resolves where entry.instance == instance && entry.interfaceIndex == interfaceIndex {
             try session.cancel(context)
             resolves[context] = nil
@@ -94,16 +121,7 @@ final class ResolutionTracker {
             return true
         }
         if let hostKey = lookupKeys[received.context] {
-            guard case .addrInfo(let reply) = received.reply, let address = AddressText.text(of: reply.rdata) else {
-                return true
-            }
-            var lookup = lookups[hostKey]!
-            if reply.flags.contains(.add) {
-                if !lookup.addresses.contains(address) { lookup.addresses.append(address) }
-            } else {
-                lookup.addresses.removeAll { $0 == address }
-            }
-            lookups[hostKey] = lookup
+            guard case .addrInfo(let reply) = received.reply, lookups[hostKey]!.known.apply(reply) else { return true }
             for (key, result) in results
             where key.interfaceIndex == hostKey.interfaceIndex && result.host.lowercased() == hostKey.host {
                 changed(key)
@@ -111,6 +129,11 @@ final class ResolutionTracker {
             return true
         }
         return false
+    }
+
+    /// True for a reply that reports a failure: any error but the NoSuchRecord of a negative answer.
+    static func isFailure(_ received: ReceivedReply) -> Bool {
+        received.reply.error != .noError && received.reply.error != .noSuchRecord
     }
 
     /// When the next result is due to be shown.
@@ -140,8 +163,8 @@ final class ResolutionTracker {
     // MARK: - Internals
 
     private func resolution(_ key: ResultKey, _ result: Result) -> ServiceResolution {
-        let addresses =
-            lookups[HostKey(host: result.host.lowercased(), interfaceIndex: key.interfaceIndex)]?.addresses ?? []
+        let known = lookups[HostKey(host: result.host.lowercased(), interfaceIndex: key.interfaceIndex)]?.known
+        let addresses = (known?.addresses ?? []).compactMap(AddressText.text(of:))
         return ServiceResolution(
             interfaceIndex: key.interfaceIndex, name: key.instance.name, type: key.instance.type,
             domain: key.instance.domain, fullName: result.fullName, host: result.host, port: result.port,
@@ -149,12 +172,21 @@ final class ResolutionTracker {
     }
 
     private func changed(_ key: ResultKey) {
-        if results[key]?.dueAt == nil { results[key]?.dueAt = .now + settleTime }
+        guard let result = results[key] else { return }
+        let hostKey = HostKey(host: result.host.lowercased(), interfaceIndex: key.interfaceIndex)
+        if lookups[hostKey]?.known.isComplete == true {
+            results[key]?.dueAt = .now
+        } else if result.dueAt == nil {
+            results[key]?.dueAt = .now + settleTime
+        }
     }
 
     private func lookUp(_ key: HostKey) throws {
         guard lookups[key] == nil, !key.host.isEmpty else { return }
-        let request = AddrInfoRequest(interfaceIndex: key.interfaceIndex, protocol: [.ipv4, .ipv6], hostname: key.host)
+        // Negative answers too: a peer's NSEC saying the host has no address of a family completes the lookup.
+        let request = AddrInfoRequest(
+            flags: .returnIntermediates, interfaceIndex: key.interfaceIndex, protocol: [.ipv4, .ipv6],
+            hostname: key.host)
         let context = try session.start(.addrInfo(request), describedAs: "lookup \(key.host)")
         lookups[key] = Lookup(context: context)
         lookupKeys[context] = key
