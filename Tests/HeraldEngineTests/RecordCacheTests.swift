@@ -17,18 +17,18 @@ struct RecordCacheTests {
     @Test("records dropped because the cache is full are counted: evicted ones and refused newcomers, not refreshes")
     func droppedWhenFullIsCounted() {
         var cache = RecordCache(limit: 10)
-        for n in 0..<10 { _ = cache.insert(record(n, ttl: 100), from: peer, at: .zero) }
+        for n in 0..<10 { _ = cache.insert(record(n, ttl: 100), at: .zero) }
         #expect(cache.count == 10)
         #expect(cache.droppedWhenFull == 0)
         // Refreshing what is cached drops nothing.
-        for n in 0..<10 { _ = cache.insert(record(n, ttl: 100), from: peer, at: .zero + 1) }
+        for n in 0..<10 { _ = cache.insert(record(n, ttl: 100), at: .zero + 1) }
         #expect(cache.droppedWhenFull == 0)
         // A newcomer that outlives the cached records pushes one out.
-        _ = cache.insert(record(10, ttl: 4500), from: peer, at: .zero + 2)
+        _ = cache.insert(record(10, ttl: 4500), at: .zero + 2)
         #expect(cache.count == 10)
         #expect(cache.droppedWhenFull == 1)
         // One that would expire before everything cached is refused: dropped too.
-        _ = cache.insert(record(11, ttl: 1), from: peer, at: .zero + 3)
+        _ = cache.insert(record(11, ttl: 1), at: .zero + 3)
         #expect(cache.count == 10)
         #expect(!cache.allRecords.contains { $0.record.name == record(11).name })
         #expect(cache.droppedWhenFull == 2)
