@@ -1,0 +1,147 @@
+/// Everything the kernel rules are made from (docs/enforcement.md, "The ruleset").
+package struct EnforcementInput: Hashable, Sendable {
+    package var mode: EnforcementMode
+    package var apps: [EnforcedApp]
+    package var networks: LocalNetworks
+    /// Users whose sockets are never held back: root and the operator group's members.
+    package var operatorUIDs: [UInt32]
+    /// Cgroups that keep the local network in every mode: heraldd's own and the units the configuration exempts.
+    package var exemptCgroups: [String]
+    /// Where the cgroup v2 hierarchy is mounted below `/sys/fs/cgroup`, where nft looks up cgroup paths: empty on
+    /// a unified system, `unified` on a hybrid one.
+    package var cgroupMount: String
+
+    package init(
+        mode: EnforcementMode, apps: [EnforcedApp], networks: LocalNetworks, operatorUIDs: [UInt32] = [0],
+        exemptCgroups: [String] = [], cgroupMount: String = ""
+    ) {
+        self.mode = mode
+        self.apps = apps
+        self.networks = networks
+        self.operatorUIDs = operatorUIDs
+        self.exemptCgroups = exemptCgroups
+        self.cgroupMount = cgroupMount
+    }
+
+    /// The same input with no app granted: what fail-closed leaves in place while heraldd is stopped.
+    package var closed: EnforcementInput {
+        var input = self
+        for index in input.apps.indices { input.apps[index].granted = false }
+        return input
+    }
+}
+
+/// The nftables ruleset that enforces an ``EnforcementInput``, as the text `nft -f` (and libnftables) reads: one
+/// transaction that replaces the table Herald owns, `inet herald`, whole. Pure and deterministic, so that the same
+/// store and interfaces always give the same text.
+package enum EnforcementRuleset {
+    /// The table Herald owns; nothing else of the system's ruleset is touched.
+    package static let family = "inet"
+    package static let table = "herald"
+
+    /// The transaction that puts the rules of `input` in place of whatever the table held, or removes the table
+    /// when the mode is off.
+    package static func replacing(with input: EnforcementInput) -> String {
+        guard input.mode != .off else { return removal }
+        return removal + table(input)
+    }
+
+    /// The transaction that removes the table, whether it exists or not (adding an existing table is no error).
+    package static let removal = "add table \(family) \(table)\ndelete table \(family) \(table)\n"
+
+    /// The table's definition.
+    package static func table(_ input: EnforcementInput) -> String {
+        var text = "table \(family) \(table) {\n"
+        text += set("lan4", type: "ipv4_addr", input.networks.unicast4)
+        text += set("group4", type: "ipv4_addr", input.networks.group4)
+        text += set("lan6", type: "ipv6_addr", input.networks.unicast6)
+        text += set("group6", type: "ipv6_addr", input.networks.group6)
+        text += chain(
+            "output", hook: "output",
+            [
+                "oif \"lo\" accept",
+                "ip daddr @group4 jump group_out",
+                "ip6 daddr @group6 jump group_out",
+                "ip daddr @lan4 jump lan_out",
+                "ip6 daddr @lan6 jump lan_out",
+            ])
+        // A multicast or broadcast packet is delivered to every socket of its port, and nft finds only one of them:
+        // judging it by that socket would take it from heraldd too (docs/enforcement.md, "What is not covered").
+        text += chain(
+            "input", hook: "input",
+            [
+                "iif \"lo\" accept",
+                "meta pkttype { broadcast, multicast } accept",
+                "ip saddr @lan4 jump lan_in",
+                "ip6 saddr @lan6 jump lan_in",
+            ])
+        let uids = Array(Set(input.operatorUIDs)).sorted()
+        let operators =
+            uids.count == 1
+            ? "meta skuid \(uids[0]) accept" : "meta skuid { \(uids.map(String.init).joined(separator: ", ")) } accept"
+        let exempt = Array(Set(input.exemptCgroups)).sorted().map { "\(match($0, input)) accept comment \"exempt\"" }
+        let apps = input.apps.sorted { $0.id < $1.id }
+        var granted: [String] = []
+        var grantedGroups: [String] = []
+        var held: [String] = []
+        var heldGroups: [String] = []
+        for app in apps {
+            for cgroup in Array(Set(app.cgroups)).sorted() {
+                let match = match(cgroup, input)
+                if app.granted {
+                    granted.append("\(match) accept comment \"\(app.id) granted\"")
+                } else {
+                    held.append("\(match) jump block comment \"\(app.id) not granted\"")
+                }
+                if app.granted && app.multicast {
+                    grantedGroups.append("\(match) accept comment \"\(app.id) granted, multicast\"")
+                } else {
+                    heldGroups.append(
+                        "\(match) jump block comment \"\(app.id) \(app.granted ? "without multicast" : "not granted")\""
+                    )
+                }
+            }
+        }
+        let everyoneElse = input.mode == .all ? ["jump block"] : []
+        text += chain(
+            "lan_out",
+            [operators, "meta l4proto { tcp, udp } th dport 53 accept"] + exempt + granted + held + everyoneElse)
+        // Replies of the LAN's DNS servers, and mDNS unicast replies to heraldd's port (RFC 6762 §5.4, §6.7).
+        text += chain(
+            "lan_in",
+            ["meta l4proto { tcp, udp } th sport 53 accept", "udp dport 5353 accept"] + exempt + granted + held
+                + everyoneElse)
+        text += chain("group_out", [operators] + exempt + grantedGroups + heldGroups + everyoneElse)
+        // TCP gets a reset, so that connect() fails at once (ECONNREFUSED) and an established connection breaks on
+        // its next segment; everything else is dropped, which a sender sees as EPERM.
+        text += chain("block", ["meta l4proto tcp reject with tcp reset", "drop"])
+        text += "}\n"
+        return text
+    }
+
+    /// `socket cgroupv2 level N "PATH"`: the socket's cgroup is `cgroup` or lies below it.
+    static func match(_ cgroup: String, _ input: EnforcementInput) -> String {
+        let components = cgroup.split(separator: "/")
+        let path = ([input.cgroupMount].filter { !$0.isEmpty } + components.map(String.init)).joined(separator: "/")
+        return "socket cgroupv2 level \(components.count) \"\(path)\""
+    }
+
+    /// True when nft can name `cgroup` in a quoted string: a relative path of printable ASCII without quotes,
+    /// backslashes or empty components.
+    package static func isNameable(cgroup: String) -> Bool {
+        !cgroup.isEmpty && !cgroup.hasPrefix("/") && !cgroup.hasSuffix("/") && !cgroup.contains("//")
+            && cgroup.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+    }
+
+    private static func set(_ name: String, type: String, _ elements: [IPPrefix]) -> String {
+        "\tset \(name) {\n\t\ttype \(type)\n\t\tflags interval\n\t\telements = { "
+            + elements.map(\.description).joined(separator: ", ") + " }\n\t}\n"
+    }
+
+    private static func chain(_ name: String, hook: String? = nil, _ rules: [String]) -> String {
+        var text = "\tchain \(name) {\n"
+        if let hook { text += "\t\ttype filter hook \(hook) priority filter; policy accept;\n" }
+        for rule in rules { text += "\t\t\(rule)\n" }
+        return text + "\t}\n"
+    }
+}
