@@ -33,6 +33,8 @@ package final class Daemon {
     /// The libnss-mdns socket, when configured.
     package private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
+    /// The kernel rules of local-network access; nil when `enforcement = off`.
+    package let enforcer: KernelEnforcer?
     let startedAt: Int64
     private lazy var idlePages = IdlePages(startedAt: startedAt)
     private var heapTrim = HeapTrim()
@@ -147,14 +149,31 @@ package final class Daemon {
         }
         staticServices = StaticServicePublisher(
             directory: configuration.servicesDirectory, network: network, logger: logger)
+        let mode = EnforcementMode(rawValue: configuration.enforcement) ?? .off
+        if mode != .off {
+            do {
+                enforcer = try KernelEnforcer(
+                    settings: KernelEnforcer.Settings(
+                        mode: mode, failClosed: configuration.enforcementFailClosed,
+                        exemptUnits: configuration.enforcementExemptUnits, operatorGroupID: operators.groupID),
+                    snapshot: broker.snapshot, loop: loop, logger: logger)
+            } catch {
+                throw DaemonStartError("enforcement = \(mode.rawValue) cannot be enforced: \(error)")
+            }
+        } else {
+            enforcer = nil
+        }
         let report = DaemonStatusReport(
             network: network, appSocket: appSocket, broker: broker,
-            staticServices: staticServices, startedAt: startedAt)
+            staticServices: staticServices, enforcer: enforcer, startedAt: startedAt)
         controlSocket = try ControlSocketServer(
             path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
             broker: broker, operators: operators, logger: logger, status: { report.status() })
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
-        broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged() }
+        broker.onAccessChanged = { [unowned self] in
+            self.appSocket.accessChanged()
+            self.enforcer?.update(self.broker.snapshot)
+        }
         // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
         network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
@@ -204,6 +223,7 @@ package final class Daemon {
                 self.network.runDue()
             })
         broker.flush()
+        enforcer?.stop()
         logger.info("heraldd stopped")
     }
 

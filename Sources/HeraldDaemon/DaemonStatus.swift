@@ -15,6 +15,7 @@ struct DaemonStatusReport {
     let appSocket: AppSocketServer
     let broker: PermissionBroker
     let staticServices: StaticServicePublisher
+    let enforcer: KernelEnforcer?
     let startedAt: Int64
 
     func status() -> ControlStatus {
@@ -31,6 +32,11 @@ struct DaemonStatusReport {
         let snapshot = broker.snapshot
         let decisions = snapshot.registry.manifests.map { snapshot.decision(for: $0.id) }
         let pending = (try? broker.store.pendingRequests().count) ?? 0
+        let enforcement: ControlStatus.Enforcement =
+            enforcer?.status
+            ?? ControlStatus.Enforcement(
+                mode: "off", failClosed: false, appsHeldBack: 0, appsGranted: 0, cgroups: 0, updates: 0,
+                lastError: nil)
         return ControlStatus(
             version: Daemon.version, hostName: engine.hostName.description,
             uptimeSeconds: Int((MonotonicClock.milliseconds() - startedAt) / 1000), interfaces: interfaces,
@@ -43,6 +49,7 @@ struct DaemonStatusReport {
             packetsSent: engine.statistics.packetsSent, malformedPackets: engine.statistics.malformedPackets,
             conflicts: engine.statistics.conflicts,
             unicastResponsesReceived: engine.statistics.unicastResponsesReceived,
-            residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB())
+            residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB(),
+            enforcement: enforcement)
     }
 }

@@ -128,7 +128,7 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// systemd escapes cgroup names that could clash with kernel files by prefixing `_`; undo that.
-    static func cgroupUnescaped(_ component: Substring) -> String {
+    package static func cgroupUnescaped(_ component: Substring) -> String {
         component.hasPrefix("_") ? String(component.dropFirst()) : String(component)
     }
 
