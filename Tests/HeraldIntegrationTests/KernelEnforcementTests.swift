@@ -119,15 +119,19 @@ struct KernelEnforcementTests {
         #expect(try lab.table() == nil)
     }
 
-    @Test("fail-closed: a clean stop holds every app back, granted ones too, until heraldd runs again")
+    @Test(
+        "fail-closed: a clean stop holds every app back, granted ones too, until heraldd runs again (a '*' selector)"
+    )
     func failClosed() throws {
-        let lab = try EnforcementLab(enforcement: "registered", failClosed: true)
+        let lab = try EnforcementLab(enforcement: "registered", failClosed: true, pattern: true)
         defer { lab.shutdown() }
         try lab.register(multicast: false)
         var daemon = try lab.startDaemon()
         let agent = try lab.startAgent()
+        #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM") != nil, "held back by its pattern")
+        let beforeGrant = agent.stdout.count
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
-        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok") != nil)
+        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok", after: beforeGrant) != nil)
         #expect(daemon.stop() == 0)
         let stopped = agent.stdout.count
         #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM", after: stopped) != nil)
@@ -155,7 +159,10 @@ final class EnforcementLab: @unchecked Sendable {
     private let configuration: String
     private var createdSlice = false
 
-    init(enforcement: String, failClosed: Bool = false) throws {
+    /// The manifest's selector: the unit's name, or with `pattern` a `*` pattern that matches it.
+    let selector: String
+
+    init(enforcement: String, failClosed: Bool = false, pattern: Bool = false) throws {
         guard Requirements.executable("nft") != nil else {
             throw HarnessError.setup("nft is missing: apt-get install nftables libnftables1")
         }
@@ -163,7 +170,8 @@ final class EnforcementLab: @unchecked Sendable {
         area = try PermissionTestArea()
         host = lan.hosts[0]
         peer = lan.hosts[1]
-        unit = "herald-kt\(lan.id).service"
+        unit = pattern ? "herald-kt\(lan.id)-4242.service" : "herald-kt\(lan.id).service"
+        selector = pattern ? "herald-kt\(lan.id)-*.service" : unit
         cgroup = "/sys/fs/cgroup/system.slice/" + unit
         configuration = area.directory + "/heraldd.conf"
         try "[permissions]\nenforcement = \(enforcement)\nfail-closed = \(failClosed ? "yes" : "no")\n"
@@ -207,7 +215,7 @@ final class EnforcementLab: @unchecked Sendable {
     /// Registers (or updates) the app's manifest: its unit as the only selector.
     func register(multicast: Bool) throws {
         var fields: [String: Any] = [
-            "id": Self.appID, "name": "Kernel Gate", "systemdUnits": [unit],
+            "id": Self.appID, "name": "Kernel Gate", "systemdUnits": [selector],
             "NSBonjourServices": ["_kernelgate._tcp"],
             "NSLocalNetworkUsageDescription": "Kernel Gate talks to devices on your local network.",
         ]
