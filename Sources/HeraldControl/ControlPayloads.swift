@@ -22,11 +22,13 @@ public struct ControlApp: Codable, Hashable, Sendable {
     public var updatedAt: Date
     /// Pending requests of this app.
     public var pendingRequests: Int
+    /// Packets of the app the kernel rules held back since heraldd started; nil when they are off.
+    public var blockedPackets: Int?
 
     public init(
         id: String, name: String, decision: String, decidedBy: String?, decidedAt: Date?, executables: [String],
         systemdUnits: [String], pinnedExecutables: [String], serviceTypes: [String], usageDescription: String?,
-        entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int
+        entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int, blockedPackets: Int? = nil
     ) {
         self.id = id
         self.name = name
@@ -42,6 +44,7 @@ public struct ControlApp: Codable, Hashable, Sendable {
         self.addedAt = addedAt
         self.updatedAt = updatedAt
         self.pendingRequests = pendingRequests
+        self.blockedPackets = blockedPackets
     }
 
     /// An upper bound of the length of the app as JSON, for paging.

@@ -178,6 +178,8 @@ package final class Daemon {
         network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
         broker.onDecisionChanged = { [unowned self] in self.controlSocket.notifyDecision($0) }
+        enforcer?.onBlocked = { [unowned self] in self.broker.recordBlocked(appID: $0) }
+        controlSocket.blockedPackets = { [unowned self] in self.enforcer?.blockedPackets(of: $0) }
         broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }
     }
 

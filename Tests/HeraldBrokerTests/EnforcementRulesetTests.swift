@@ -91,7 +91,7 @@ struct EnforcementRulesetTests {
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted"
             \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" accept comment "org.example.printer granted"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter jump block comment "org.example.tictactoe not granted"
             \t}
             \tchain lan_in {
             \t\tmeta l4proto { tcp, udp } th sport 53 accept
@@ -99,14 +99,14 @@ struct EnforcementRulesetTests {
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted"
             \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" accept comment "org.example.printer granted"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter jump block comment "org.example.tictactoe not granted"
             \t}
             \tchain group_out {
             \t\tmeta skuid { 0, 1001 } accept
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted, multicast"
-            \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" jump block comment "org.example.printer without multicast"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" counter jump block comment "org.example.printer without multicast"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter jump block comment "org.example.tictactoe not granted"
             \t}
             \tchain block {
             \t\tmeta l4proto tcp reject with tcp reset
@@ -173,7 +173,7 @@ struct EnforcementRulesetTests {
             mode: .registered, apps: [Self.apps[0]], networks: Self.networks, cgroupMount: "unified")
         #expect(
             EnforcementRuleset.replacing(with: input).contains(
-                "socket cgroupv2 level 2 \"unified/system.slice/tictactoe.service\" jump block"))
+                "socket cgroupv2 level 2 \"unified/system.slice/tictactoe.service\" counter jump block"))
     }
 
     @Test(
@@ -192,5 +192,28 @@ struct EnforcementRulesetTests {
         let lines = text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         guard let start = lines.firstIndex(of: "chain \(name) {") else { return [] }
         return Array(lines[(start + 1)...].prefix { $0 != "}" })
+    }
+}
+
+@Suite("The packets the kernel rules held back, per app")
+struct BlockedCountsTests {
+    @Test("Each app's hold-back rules are added up from nft's listing; other rules do not count")
+    func parse() {
+        let listing = """
+            table inet herald {
+            \tchain lan_out {
+            \t\tmeta skuid 0 accept
+            \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter packets 3 bytes 180 jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe-2.service" counter packets 4 bytes 240 jump block comment "org.example.tictactoe not granted"
+            \t}
+            \tchain group_out {
+            \t\tsocket cgroupv2 level 2 "system.slice/printer.service" counter packets 0 bytes 0 jump block comment "org.example.printer without multicast"
+            \t\tjump block
+            \t}
+            }
+            """
+        #expect(BlockedCounts.parse(listing: listing) == ["org.example.tictactoe": 7, "org.example.printer": 0])
+        #expect(BlockedCounts.parse(listing: "") == [:])
     }
 }

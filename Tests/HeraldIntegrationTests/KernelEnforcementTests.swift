@@ -29,6 +29,22 @@ struct KernelEnforcementTests {
         #expect(
             status.stdout.contains("enforcement: registered (fail-open), 1 apps held back, 0 granted"), "\(status)")
 
+        // The first blocked attempt is a pending request, the app's one however many packets it sends.
+        var requests: [[String: Any]] = []
+        let asked = waitUntil(timeout: 3) {
+            requests = HeraldJSON.objects((try? daemon.control(["requests", "--json"]))?.stdout ?? "")
+                .filter { $0["app"] as? String == EnforcementLab.appID }
+            return !requests.isEmpty
+        }
+        #expect(asked.held, "the operator sees a pending request: \(daemon.log.suffix(800))")
+        #expect(requests.count == 1 && requests.first?["operation"] as? String == "local-network", "\(requests)")
+        let prompt = try daemon.control(["requests"])
+        #expect(prompt.stdout.contains("the local network"), "\(prompt)")
+        let shown = try daemon.control(["app", "show", EnforcementLab.appID])
+        let blocked = shown.stdout.split(separator: "\n").first { $0.contains("blocked:") }
+        let packets = blocked.flatMap { line in line.split(separator: " ").compactMap { Int($0) }.first } ?? 0
+        #expect(packets > 0, "herald app show counts the held-back packets: \(shown)")
+
         // Granted: the same process reaches the peer over TCP and UDP, without a restart; multicast and broadcast
         // still need the entitlement.
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
@@ -264,9 +280,10 @@ final class EnforcementLab: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// `nft list table inet herald` in h0, or nil when there is no such table.
+    /// `nft --stateless list table inet herald` in h0 (the rules without their counters), or nil when there is no
+    /// such table.
     func table() throws -> String? {
-        let result = try host.run(["nft", "list", "table", "inet", "herald"])
+        let result = try host.run(["nft", "--stateless", "list", "table", "inet", "herald"])
         return result.succeeded ? result.stdout : nil
     }
 

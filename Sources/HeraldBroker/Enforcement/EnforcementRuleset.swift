@@ -91,13 +91,13 @@ package enum EnforcementRuleset {
                 if app.granted {
                     granted.append("\(match) accept comment \"\(app.id) granted\"")
                 } else {
-                    held.append("\(match) jump block comment \"\(app.id) not granted\"")
+                    held.append("\(match) counter jump block comment \"\(app.id) not granted\"")
                 }
                 if app.granted && app.multicast {
                     grantedGroups.append("\(match) accept comment \"\(app.id) granted, multicast\"")
                 } else {
                     heldGroups.append(
-                        "\(match) jump block comment \"\(app.id) \(app.granted ? "without multicast" : "not granted")\""
+                        "\(match) counter jump block comment \"\(app.id) \(app.granted ? "without multicast" : "not granted")\""
                     )
                 }
             }

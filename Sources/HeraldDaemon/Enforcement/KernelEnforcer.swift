@@ -42,6 +42,17 @@ package final class KernelEnforcer {
     private var applied: String?
     private var updates = 0
     private var lastError: String?
+    /// Packets held back per app id: of the tables replaced since heraldd started, and of the table in force.
+    private var blockedBefore: [String: Int] = [:]
+    private var blockedNow: [String: Int] = [:]
+    /// When each app's held-back packets were last reported through ``onBlocked``.
+    private var lastReported: [String: Int64] = [:]
+    /// One app's held-back packets are reported at most this often, in milliseconds.
+    static let blockedReportInterval: Int64 = 10_000
+
+    /// Called with an app's id when the rules held back its packets: at once the first time, then at most every
+    /// ``blockedReportInterval``.
+    package var onBlocked: (String) -> Void = { _ in }
 
     /// Puts the rules of `snapshot` in place; throws, with what to do, when the kernel rules cannot be used.
     package init(settings: Settings, snapshot: PermissionSnapshot, loop: EventLoop, logger: Logger) throws {
@@ -57,6 +68,7 @@ package final class KernelEnforcer {
             }
         }
         let timer = try LoopTimer(loop: loop) { [unowned self] in
+            self.readCounters()
             self.refresh()
             self.timer?.schedule(at: MonotonicClock.milliseconds() + Self.cgroupScanInterval)
         }
@@ -103,6 +115,26 @@ package final class KernelEnforcer {
         }
     }
 
+    /// The packets the rules held back of the app `id` since heraldd started.
+    package func blockedPackets(of id: String) -> Int {
+        (blockedBefore[id] ?? 0) + (blockedNow[id] ?? 0)
+    }
+
+    /// Reads the counters of the table in force, and reports the apps whose held-back packets grew.
+    private func readCounters() {
+        guard applied != nil,
+            let listing = try? NFTables.run("list table \(EnforcementRuleset.family) \(EnforcementRuleset.table)")
+        else { return }
+        let counts = BlockedCounts.parse(listing: listing)
+        let now = MonotonicClock.milliseconds()
+        for (id, count) in counts.sorted(by: { $0.key < $1.key }) where count > blockedNow[id] ?? 0 {
+            if let last = lastReported[id], now - last < Self.blockedReportInterval { continue }
+            lastReported[id] = now
+            onBlocked(id)
+        }
+        blockedNow = counts
+    }
+
     /// The state for `herald status`.
     package var status: ControlStatus.Enforcement {
         let apps = input?.apps ?? []
@@ -122,7 +154,11 @@ package final class KernelEnforcer {
             let text = EnforcementRuleset.replacing(with: next)
             if text == applied { return }
             do {
+                // A new table starts its counters at zero: what the old one counted is kept.
+                readCounters()
                 try NFTables.run(text)
+                blockedBefore.merge(blockedNow, uniquingKeysWith: +)
+                blockedNow = [:]
                 (input, applied) = (next, text)
                 updates += 1
                 return
