@@ -83,6 +83,30 @@ struct KernelEnforcementTests {
         #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM", after: beforeReset) != nil)
     }
 
+    @Test("enforcement = all: every program but operators' is held back until its app is granted")
+    func all() throws {
+        let lab = try EnforcementLab(enforcement: "all")
+        defer { lab.shutdown() }
+        try lab.register(multicast: false)
+        let daemon = try lab.startDaemon()
+        let app = try lab.startAgent()
+        let stranger = try lab.startAgent(inAppCgroup: false)
+        let blocked = "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok"
+        #expect(try lab.waitForRound(of: app, blocked) != nil, "the app: \(app.output.suffix(600))")
+        #expect(try lab.waitForRound(of: stranger, blocked) != nil, "no app: \(stranger.output.suffix(600))")
+        // An operator's program (root here) is not held back.
+        let root = try lab.host.run(
+            ["python3", "-c", "import socket; socket.create_connection(('\(lab.peerAddress)', 7000), timeout=2)"])
+        #expect(root.succeeded, "root reaches the peer: \(root)")
+        let beforeGrant = app.stdout.count
+        try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
+        #expect(try lab.waitForRound(of: app, "tcp=ok udp=ok mcast=EPERM", after: beforeGrant) != nil)
+        let strangerAfter = stranger.stdout.count
+        #expect(
+            try lab.waitForRound(of: stranger, blocked, after: strangerAfter) != nil,
+            "a program that is no app stays held back")
+    }
+
     @Test("enforcement = off changes nothing: no table, every path open to an app that is not granted")
     func off() throws {
         let lab = try EnforcementLab(enforcement: "off")
@@ -253,8 +277,9 @@ final class EnforcementLab: @unchecked Sendable {
         return daemon
     }
 
-    /// Starts the app: the probe script, placed in the unit's cgroup, then run as the unprivileged app user.
-    func startAgent() throws -> RunningProcess {
+    /// Starts the app: the probe script, placed in the unit's cgroup (else left in the test's own, as a program
+    /// that is no app), then run as the unprivileged app user.
+    func startAgent(inAppCgroup: Bool = true) throws -> RunningProcess {
         // In the area, which the app user can read (the LAN's own directories are root's).
         let script = area.directory + "/agent.py"
         try Self.agentScript.write(toFile: script, atomically: true, encoding: .utf8)
@@ -262,7 +287,8 @@ final class EnforcementLab: @unchecked Sendable {
         // The system's interpreter: the app user must be able to read its library.
         let python = "/usr/bin/python3"
         let app = try AppUser.command([python, "-u", script, peerAddress, Self.outside, hostAddress])
-        let line = "echo $$ > \(cgroup)/cgroup.procs && exec " + app.map { "'\($0)'" }.joined(separator: " ")
+        let command = "exec " + app.map { "'\($0)'" }.joined(separator: " ")
+        let line = inAppCgroup ? "echo $$ > \(cgroup)/cgroup.procs && " + command : command
         return try host.spawn(["sh", "-c", line])
     }
 

@@ -76,9 +76,13 @@ package enum EnforcementRuleset {
                 "ip6 saddr @lan6 jump lan_in",
             ])
         let uids = Array(Set(input.operatorUIDs)).sorted()
+        let owners = uids.count == 1 ? "\(uids[0])" : "{ \(uids.map(String.init).joined(separator: ", ")) }"
+        // Where everyone else is held back, the replies to operators' connections must come in, and the input hook
+        // cannot tell a socket's owner: their connections are marked on the way out (docs/enforcement.md).
         let operators =
-            uids.count == 1
-            ? "meta skuid \(uids[0]) accept" : "meta skuid { \(uids.map(String.init).joined(separator: ", ")) } accept"
+            input.mode == .all
+            ? "meta skuid \(owners) ct mark set ct mark or \(operatorMark) accept" : "meta skuid \(owners) accept"
+        let operatorReplies = input.mode == .all ? ["ct mark and \(operatorMark) == \(operatorMark) accept"] : []
         let exempt = Array(Set(input.exemptCgroups)).sorted().map { "\(match($0, input)) accept comment \"exempt\"" }
         let apps = input.apps.sorted { $0.id < $1.id }
         var granted: [String] = []
@@ -109,8 +113,8 @@ package enum EnforcementRuleset {
         // Replies of the LAN's DNS servers, and mDNS unicast replies to heraldd's port (RFC 6762 §5.4, §6.7).
         text += chain(
             "lan_in",
-            ["meta l4proto { tcp, udp } th sport 53 accept", "udp dport 5353 accept"] + exempt + granted + held
-                + everyoneElse)
+            ["meta l4proto { tcp, udp } th sport 53 accept", "udp dport 5353 accept"] + operatorReplies + exempt
+                + granted + held + everyoneElse)
         text += chain("group_out", [operators] + exempt + grantedGroups + heldGroups + everyoneElse)
         // TCP gets a reset, so that connect() fails at once (ECONNREFUSED) and an established connection breaks on
         // its next segment; everything else is dropped, which a sender sees as EPERM.
@@ -118,6 +122,9 @@ package enum EnforcementRuleset {
         text += "}\n"
         return text
     }
+
+    /// The connection-tracking mark bit of operators' connections in `all` mode.
+    package static let operatorMark = "0x20000000"
 
     /// `socket cgroupv2 level N "PATH"`: the socket's cgroup is `cgroup` or lies below it.
     static func match(_ cgroup: String, _ input: EnforcementInput) -> String {
