@@ -22,7 +22,7 @@ struct KernelEnforcementTests {
 
         // Not granted (not determined): every LAN path fails at once; the routed outside address still works.
         let held = try lab.waitForRound(
-            of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok")
+            of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED")
         #expect(held != nil, "not granted: \(agent.output.suffix(1500))")
         #expect(try lab.incoming() == "ECONNREFUSED", "an incoming connection from the peer is refused")
         let status = try daemon.control(["status"])
@@ -49,7 +49,7 @@ struct KernelEnforcementTests {
         // still need the entitlement.
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
         let granted = try lab.waitForRound(
-            of: agent, "tcp=ok udp=ok mcast=EPERM bcast=EPERM dns=ok outside=ok", timeout: 3)
+            of: agent, "tcp=ok udp=ok mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ok", timeout: 3)
         #expect(granted != nil, "granted: \(agent.stdout.suffix(600))")
         #expect(try lab.incoming() == "ok", "the peer connects to the granted app")
         let open = agent.stdout.count
@@ -70,7 +70,8 @@ struct KernelEnforcementTests {
         let delay = Date().timeIntervalSince(denied)
         #expect(broken.held && delay < 1.0, "the open connection stopped \(delay) s after deny")
         let cut = try lab.waitForRound(
-            of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok", after: beforeDeny)
+            of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED",
+            after: beforeDeny)
         #expect(cut != nil, "denied: \(agent.stdout.suffix(600))")
         #expect(try lab.incoming() == "ECONNREFUSED", "an incoming connection to the denied app is refused")
 
@@ -91,7 +92,7 @@ struct KernelEnforcementTests {
         let daemon = try lab.startDaemon()
         let app = try lab.startAgent()
         let stranger = try lab.startAgent(inAppCgroup: false)
-        let blocked = "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok"
+        let blocked = "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED"
         #expect(try lab.waitForRound(of: app, blocked) != nil, "the app: \(app.output.suffix(600))")
         #expect(try lab.waitForRound(of: stranger, blocked) != nil, "no app: \(stranger.output.suffix(600))")
         // An operator's program (root here) is not held back.
@@ -100,7 +101,9 @@ struct KernelEnforcementTests {
         #expect(root.succeeded, "root reaches the peer: \(root)")
         let beforeGrant = app.stdout.count
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
+        // IPv6 too, whose neighbour discovery (the kernel's own packets) is never held back.
         #expect(try lab.waitForRound(of: app, "tcp=ok udp=ok mcast=EPERM", after: beforeGrant) != nil)
+        #expect(try lab.waitForRound(of: app, "tcp6=ok", after: beforeGrant) != nil)
         let strangerAfter = stranger.stdout.count
         #expect(
             try lab.waitForRound(of: stranger, blocked, after: strangerAfter) != nil,
@@ -114,7 +117,7 @@ struct KernelEnforcementTests {
         try lab.register(multicast: false)
         let daemon = try lab.startDaemon()
         let agent = try lab.startAgent()
-        let open = try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok")
+        let open = try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok")
         #expect(open != nil, "off: \(agent.stdout.suffix(600))")
         #expect(try lab.table() == nil, "enforcement = off makes no table")
         #expect(try lab.incoming() == "ok")
@@ -286,7 +289,9 @@ final class EnforcementLab: @unchecked Sendable {
         chmod(script, 0o644)
         // The system's interpreter: the app user must be able to read its library.
         let python = "/usr/bin/python3"
-        let app = try AppUser.command([python, "-u", script, peerAddress, Self.outside, hostAddress])
+        let app = try AppUser.command([
+            python, "-u", script, peerAddress, Self.outside, hostAddress, TestLAN.ipv6Prefix + "11",
+        ])
         let command = "exec " + app.map { "'\($0)'" }.joined(separator: " ")
         let line = inAppCgroup ? "echo $$ > \(cgroup)/cgroup.procs && " + command : command
         return try host.spawn(["sh", "-c", line])
@@ -333,9 +338,10 @@ final class EnforcementLab: @unchecked Sendable {
     /// LAN's DNS port), and answers datagrams to the SSDP group on 1900 by unicast.
     static let peerScript = """
         import socket, struct, threading
-        def tcp():
-            s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("0.0.0.0", 7000)); s.listen(64)
+        def tcp(family=socket.AF_INET, address="0.0.0.0"):
+            s = socket.socket(family); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind((address, 7000)); s.listen(64)
             while True:
                 c, _ = s.accept()
                 threading.Thread(target=echo, args=(c,), daemon=True).start()
@@ -358,6 +364,7 @@ final class EnforcementLab: @unchecked Sendable {
                 d, a = s.recvfrom(64)
                 s.sendto(d, a)
         threading.Thread(target=tcp, daemon=True).start()
+        threading.Thread(target=tcp, args=(socket.AF_INET6, "::"), daemon=True).start()
         threading.Thread(target=udp, args=(7001,), daemon=True).start()
         threading.Thread(target=udp, args=(53,), daemon=True).start()
         threading.Thread(target=udp, args=(1900, "\(ssdpGroup)"), daemon=True).start()
@@ -370,7 +377,7 @@ final class EnforcementLab: @unchecked Sendable {
     /// long-lived TCP connection to the peer pings every 0.1 s and says whether it still works.
     static let agentScript = """
         import errno, socket, sys, threading, time
-        peer, outside, own = sys.argv[1], sys.argv[2], sys.argv[3]
+        peer, outside, own, peer6 = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
         def name(e):
             if isinstance(e, socket.timeout): return "timeout"
             if isinstance(e, OSError) and e.errno: return errno.errorcode.get(e.errno, str(e.errno))
@@ -414,8 +421,9 @@ final class EnforcementLab: @unchecked Sendable {
         bcast = peer.rsplit(".", 1)[0] + ".255"
         while True:
             n += 1
-            print("round %d tcp=%s udp=%s mcast=%s bcast=%s dns=%s outside=%s" % (n, tcp(peer), udp(peer, 7001),
-                  udp("\(ssdpGroup)", 1900), udp(bcast, 7001), udp(peer, 53), tcp(outside)), flush=True)
+            print("round %d tcp=%s udp=%s mcast=%s bcast=%s dns=%s outside=%s tcp6=%s" % (n, tcp(peer),
+                  udp(peer, 7001), udp("\(ssdpGroup)", 1900), udp(bcast, 7001), udp(peer, 53), tcp(outside),
+                  tcp(peer6)), flush=True)
             time.sleep(0.2)
         """
 }

@@ -106,16 +106,21 @@ package enum EnforcementRuleset {
                 }
             }
         }
-        let everyoneElse = input.mode == .all ? ["jump block"] : []
+        // Everyone else, in `all` mode: every packet of a program's socket. Packets the kernel sends or answers itself
+        // (neighbour discovery, ICMP errors) have no program's socket and pass: on the way out a kernel socket has
+        // no owner (`meta skuid` does not match), on the way in no socket is found.
+        let everyoneElseOut = input.mode == .all ? ["meta skuid >= 0 jump block"] : []
+        let everyoneElseIn = input.mode == .all ? ["socket transparent { 0, 1 } jump block"] : []
         text += chain(
             "lan_out",
-            [operators, "meta l4proto { tcp, udp } th dport 53 accept"] + exempt + granted + held + everyoneElse)
+            [operators, "meta l4proto { tcp, udp } th dport 53 accept"] + exempt + granted + held + everyoneElseOut)
         // Replies of the LAN's DNS servers, and mDNS unicast replies to heraldd's port (RFC 6762 §5.4, §6.7).
         text += chain(
             "lan_in",
-            ["meta l4proto { tcp, udp } th sport 53 accept", "udp dport 5353 accept"] + operatorReplies + exempt
-                + granted + held + everyoneElse)
-        text += chain("group_out", [operators] + exempt + grantedGroups + heldGroups + everyoneElse)
+            ["meta l4proto { tcp, udp } th sport 53 ct state established accept", "udp dport 5353 accept"]
+                + operatorReplies + exempt
+                + granted + held + everyoneElseIn)
+        text += chain("group_out", [operators] + exempt + grantedGroups + heldGroups + everyoneElseOut)
         // TCP gets a reset, so that connect() fails at once (ECONNREFUSED) and an established connection breaks on
         // its next segment; everything else is dropped, which a sender sees as EPERM.
         text += chain("block", ["meta l4proto tcp reject with tcp reset", "drop"])
