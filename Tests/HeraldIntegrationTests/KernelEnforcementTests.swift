@@ -110,6 +110,31 @@ struct KernelEnforcementTests {
             "a program that is no app stays held back")
     }
 
+    @Test("Least privilege: heraldd as its own user enforces with CAP_NET_ADMIN, and without it refuses to start")
+    func leastPrivilege() throws {
+        let lab = try EnforcementLab(enforcement: "registered")
+        defer { lab.shutdown() }
+        try lab.register(multicast: false)
+        let user = try TestUser.ensure(TestUser.daemonName)
+        do {
+            let daemon = try lab.startConfinedDaemon(user: user, capabilities: [])
+            daemon.stop()
+            Issue.record("heraldd started with enforcement on and no CAP_NET_ADMIN:\n\(daemon.log)")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains("CAP_NET_ADMIN") && message.contains("heraldd-enforcement.conf"), "\(message)")
+        }
+        #expect(try lab.table() == nil, "nothing was loaded")
+        let daemon = try lab.startConfinedDaemon(user: user, capabilities: ["net_admin"])
+        let agent = try lab.startAgent()
+        #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM") != nil, "\(daemon.log)")
+        let beforeGrant = agent.stdout.count
+        try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
+        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok", after: beforeGrant) != nil, "\(daemon.log)")
+        #expect(daemon.stop() == 0)
+        #expect(try lab.table() == nil, "a clean stop removes the table")
+    }
+
     @Test("enforcement = off changes nothing: no table, every path open to an app that is not granted")
     func off() throws {
         let lab = try EnforcementLab(enforcement: "off")
@@ -276,6 +301,32 @@ final class EnforcementLab: @unchecked Sendable {
     func startDaemon() throws -> HeraldDaemon {
         let daemon = try host.startPermissionDaemon(
             area: area, arguments: ["--config", configuration, "--apps-dir", area.directory + "/apps"])
+        running = daemon
+        return daemon
+    }
+
+    /// Starts heraldd in h0 as `heraldd.service` runs it, as its own user with no capability but CAP_SYS_PTRACE and
+    /// `capabilities` (`net_admin`, as the enforcement drop-in adds), with its store and sockets in the area.
+    func startConfinedDaemon(user: TestUser, capabilities: [String]) throws -> HeraldDaemon {
+        let run = area.directory + "/run"
+        let state = area.directory + "/confined-state"
+        for (path, mode) in [(run, 0o755), (state, 0o700)] {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            chmod(path, mode_t(mode))
+            chown(path, user.uid, user.gid)
+        }
+        let caps = (["sys_ptrace"] + capabilities).map { "+" + $0 }.joined(separator: ",")
+        let launcher = [
+            try Requirements.requireExecutable("setpriv"), "--reuid=\(user.uid)", "--regid=\(user.gid)",
+            "--clear-groups", "--inh-caps=-all,\(caps)", "--ambient-caps=-all,\(caps)", "--bounding-set=-all,\(caps)",
+            "--no-new-privs", "--",
+        ]
+        let daemon = try host.startHeraldd(
+            arguments: [
+                "--config", configuration, "--apps-dir", area.directory + "/apps", "--socket", run + "/dnssd.sock",
+                "--control-socket", run + "/control.sock", "--state-dir", state,
+            ],
+            launcher: launcher)
         running = daemon
         return daemon
     }
