@@ -50,6 +50,12 @@ struct EnforcementRulesetTests {
             add table inet herald
             delete table inet herald
             table inet herald {
+            \tcounter held0 {
+            \t\tcomment "org.example.printer"
+            \t}
+            \tcounter held1 {
+            \t\tcomment "org.example.tictactoe"
+            \t}
             \tset lan4 {
             \t\ttype ipv4_addr
             \t\tflags interval
@@ -91,7 +97,7 @@ struct EnforcementRulesetTests {
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted"
             \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" accept comment "org.example.printer granted"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter name "held1" jump block comment "org.example.tictactoe not granted"
             \t}
             \tchain lan_in {
             \t\tmeta l4proto { tcp, udp } th sport 53 ct state established accept
@@ -99,14 +105,14 @@ struct EnforcementRulesetTests {
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted"
             \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" accept comment "org.example.printer granted"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter name "held1" jump block comment "org.example.tictactoe not granted"
             \t}
             \tchain group_out {
             \t\tmeta skuid { 0, 1001 } accept
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted, multicast"
-            \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" counter jump block comment "org.example.printer without multicast"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" counter name "held0" jump block comment "org.example.printer without multicast"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter name "held1" jump block comment "org.example.tictactoe not granted"
             \t}
             \tchain block {
             \t\tmeta l4proto tcp reject with tcp reset
@@ -179,7 +185,7 @@ struct EnforcementRulesetTests {
             mode: .registered, apps: [Self.apps[0]], networks: Self.networks, cgroupMount: "unified")
         #expect(
             EnforcementRuleset.replacing(with: input).contains(
-                "socket cgroupv2 level 2 \"unified/system.slice/tictactoe.service\" counter jump block"))
+                "socket cgroupv2 level 2 \"unified/system.slice/tictactoe.service\" counter name \"held0\" jump block"))
     }
 
     @Test(
@@ -203,19 +209,20 @@ struct EnforcementRulesetTests {
 
 @Suite("The packets the kernel rules held back, per app")
 struct BlockedCountsTests {
-    @Test("Each app's hold-back rules are added up from nft's listing; other rules do not count")
+    @Test("Each app's counter is read by the id in its comment; a counter without one does not count")
     func parse() {
         let listing = """
             table inet herald {
-            \tchain lan_out {
-            \t\tmeta skuid 0 accept
-            \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter packets 3 bytes 180 jump block comment "org.example.tictactoe not granted"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe-2.service" counter packets 4 bytes 240 jump block comment "org.example.tictactoe not granted"
+            \tcounter held0 {
+            \t\tcomment "org.example.printer"
+            \t\tpackets 0 bytes 0
             \t}
-            \tchain group_out {
-            \t\tsocket cgroupv2 level 2 "system.slice/printer.service" counter packets 0 bytes 0 jump block comment "org.example.printer without multicast"
-            \t\tjump block
+            \tcounter held1 {
+            \t\tcomment "org.example.tictactoe"
+            \t\tpackets 7 bytes 420
+            \t}
+            \tcounter other {
+            \t\tpackets 9 bytes 900
             \t}
             }
             """

@@ -1,22 +1,23 @@
-/// The packets the kernel rules held back, per app, read from the counters of the rules' listing
-/// (`nft list table inet herald`): each app's hold-back rules carry a counter and a comment that starts with its id.
+/// The packets the kernel rules held back, per app, read from the table's counters
+/// (`nft list counters table inet herald`): each app held back has a counter whose comment is its id.
 package enum BlockedCounts {
-    /// The packets counted on each app's hold-back rules in `listing`, by app id.
+    /// The packets of each counter in `listing`, by the app id of its comment.
     package static func parse(listing: String) -> [String: Int] {
         var counts: [String: Int] = [:]
-        for line in listing.split(separator: "\n") where line.contains("jump block comment \"") {
-            guard let packets = number(after: "counter packets ", in: line),
-                let comment = line.firstRange(of: "comment \"")
-            else { continue }
-            let id = line[comment.upperBound...].prefix { $0 != " " && $0 != "\"" }
-            guard !id.isEmpty else { continue }
-            counts[String(id), default: 0] += packets
+        var app: String?
+        for raw in listing.split(separator: "\n") {
+            let line = raw.drop { $0 == " " || $0 == "\t" }
+            if line.hasPrefix("counter ") && line.hasSuffix("{") {
+                app = nil
+            } else if line.hasPrefix("comment \""), line.hasSuffix("\"") {
+                app = String(line.dropFirst("comment \"".count).dropLast())
+            } else if line.hasPrefix("packets "), let id = app,
+                let packets = Int(line.dropFirst("packets ".count).prefix { $0.isNumber })
+            {
+                counts[id, default: 0] += packets
+                app = nil
+            }
         }
         return counts
-    }
-
-    private static func number(after marker: String, in line: Substring) -> Int? {
-        guard let range = line.firstRange(of: marker) else { return nil }
-        return Int(line[range.upperBound...].prefix { $0.isNumber })
     }
 }

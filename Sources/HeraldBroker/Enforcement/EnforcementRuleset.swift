@@ -51,7 +51,7 @@ package enum EnforcementRuleset {
 
     /// The table's definition.
     package static func table(_ input: EnforcementInput) -> String {
-        var text = "table \(family) \(table) {\n"
+        var text = ""
         text += set("lan4", type: "ipv4_addr", input.networks.unicast4)
         text += set("group4", type: "ipv4_addr", input.networks.group4)
         text += set("lan6", type: "ipv6_addr", input.networks.unicast6)
@@ -89,20 +89,30 @@ package enum EnforcementRuleset {
         var grantedGroups: [String] = []
         var held: [String] = []
         var heldGroups: [String] = []
+        // Each app held back anywhere counts its packets in a counter of its own, named by its place in the list
+        // (an app id is no nft identifier) and commented with its id: heraldd reads them with `list counters`,
+        // which, unlike listing the rules, does not look every cgroup up again.
+        var counters = ""
+        var counterCount = 0
+        for app in apps where !app.cgroups.isEmpty && !(app.granted && app.multicast) {
+            let counter = "held\(counterCount)"
+            counterCount += 1
+            counters += "\tcounter \(counter) {\n\t\tcomment \"\(app.id)\"\n\t}\n"
+            for cgroup in Array(Set(app.cgroups)).sorted() {
+                let match = match(cgroup, input)
+                let count = "counter name \"\(counter)\""
+                if !app.granted { held.append("\(match) \(count) jump block comment \"\(app.id) not granted\"") }
+                heldGroups.append(
+                    "\(match) \(count) jump block comment \"\(app.id) \(app.granted ? "without multicast" : "not granted")\""
+                )
+            }
+        }
         for app in apps {
             for cgroup in Array(Set(app.cgroups)).sorted() {
                 let match = match(cgroup, input)
-                if app.granted {
-                    granted.append("\(match) accept comment \"\(app.id) granted\"")
-                } else {
-                    held.append("\(match) counter jump block comment \"\(app.id) not granted\"")
-                }
+                if app.granted { granted.append("\(match) accept comment \"\(app.id) granted\"") }
                 if app.granted && app.multicast {
                     grantedGroups.append("\(match) accept comment \"\(app.id) granted, multicast\"")
-                } else {
-                    heldGroups.append(
-                        "\(match) counter jump block comment \"\(app.id) \(app.granted ? "without multicast" : "not granted")\""
-                    )
                 }
             }
         }
@@ -125,7 +135,7 @@ package enum EnforcementRuleset {
         // its next segment; everything else is dropped, which a sender sees as EPERM.
         text += chain("block", ["meta l4proto tcp reject with tcp reset", "drop"])
         text += "}\n"
-        return text
+        return "table \(family) \(table) {\n" + counters + text
     }
 
     /// The connection-tracking mark bit of operators' connections in `all` mode.

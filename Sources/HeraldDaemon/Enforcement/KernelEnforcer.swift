@@ -123,7 +123,8 @@ package final class KernelEnforcer {
     /// Reads the counters of the table in force, and reports the apps whose held-back packets grew.
     private func readCounters() {
         guard applied != nil,
-            let listing = try? NFTables.run("list table \(EnforcementRuleset.family) \(EnforcementRuleset.table)")
+            let listing = try? NFTables.run(
+                "list counters table \(EnforcementRuleset.family) \(EnforcementRuleset.table)")
         else { return }
         let counts = BlockedCounts.parse(listing: listing)
         let now = MonotonicClock.milliseconds()
