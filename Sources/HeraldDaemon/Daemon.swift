@@ -34,7 +34,8 @@ package final class Daemon {
     package private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
     /// The kernel rules of local-network access; nil when `enforcement = off`.
-    package let enforcer: KernelEnforcer?
+    package var enforcer: KernelEnforcer? { enforcement.enforcer }
+    private let enforcement = EnforcerSlot()
     let startedAt: Int64
     private lazy var idlePages = IdlePages(startedAt: startedAt)
     private var heapTrim = HeapTrim()
@@ -149,10 +150,18 @@ package final class Daemon {
         }
         staticServices = StaticServicePublisher(
             directory: configuration.servicesDirectory, network: network, logger: logger)
+        let report = DaemonStatusReport(
+            network: network, appSocket: appSocket, broker: broker,
+            staticServices: staticServices, enforcement: enforcement, startedAt: startedAt)
+        controlSocket = try ControlSocketServer(
+            path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
+            broker: broker, operators: operators, logger: logger, status: { report.status() })
+        try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
+        // Last of all: once the kernel rules are loaded, nothing may fail before run() (whose end removes them).
         let mode = EnforcementMode(rawValue: configuration.enforcement) ?? .off
         if mode != .off {
             do {
-                enforcer = try KernelEnforcer(
+                enforcement.enforcer = try KernelEnforcer(
                     settings: KernelEnforcer.Settings(
                         mode: mode, failClosed: configuration.enforcementFailClosed,
                         exemptUnits: configuration.enforcementExemptUnits, operatorGroupID: operators.groupID),
@@ -160,16 +169,7 @@ package final class Daemon {
             } catch {
                 throw DaemonStartError("enforcement = \(mode.rawValue) cannot be enforced: \(error)")
             }
-        } else {
-            enforcer = nil
         }
-        let report = DaemonStatusReport(
-            network: network, appSocket: appSocket, broker: broker,
-            staticServices: staticServices, enforcer: enforcer, startedAt: startedAt)
-        controlSocket = try ControlSocketServer(
-            path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
-            broker: broker, operators: operators, logger: logger, status: { report.status() })
-        try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
         broker.onAccessChanged = { [unowned self] in
             self.appSocket.accessChanged()
             self.enforcer?.update(self.broker.snapshot)

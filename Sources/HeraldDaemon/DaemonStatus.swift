@@ -15,7 +15,7 @@ struct DaemonStatusReport {
     let appSocket: AppSocketServer
     let broker: PermissionBroker
     let staticServices: StaticServicePublisher
-    let enforcer: KernelEnforcer?
+    let enforcement: EnforcerSlot
     let startedAt: Int64
 
     func status() -> ControlStatus {
@@ -33,7 +33,7 @@ struct DaemonStatusReport {
         let decisions = snapshot.registry.manifests.map { snapshot.decision(for: $0.id) }
         let pending = (try? broker.store.pendingRequests().count) ?? 0
         let enforcement: ControlStatus.Enforcement =
-            enforcer?.status
+            enforcement.enforcer?.status
             ?? ControlStatus.Enforcement(
                 mode: "off", failClosed: false, appsHeldBack: 0, appsGranted: 0, cgroups: 0, updates: 0,
                 lastError: nil)
@@ -52,4 +52,9 @@ struct DaemonStatusReport {
             residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB(),
             enforcement: enforcement)
     }
+}
+
+/// Where the daemon keeps its kernel enforcer, which is made after the status report that shows it.
+final class EnforcerSlot {
+    var enforcer: KernelEnforcer?
 }

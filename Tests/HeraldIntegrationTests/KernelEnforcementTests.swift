@@ -225,6 +225,7 @@ final class EnforcementLab: @unchecked Sendable {
     let unit: String
     let cgroup: String
     private let configuration: String
+    private let enforcement: String
     private var createdSlice = false
 
     /// The manifest's selector: the unit's name, or with `pattern` a `*` pattern that matches it.
@@ -242,6 +243,7 @@ final class EnforcementLab: @unchecked Sendable {
         selector = pattern ? "herald-kt\(lan.id)-*.service" : unit
         cgroup = "/sys/fs/cgroup/system.slice/" + unit
         configuration = area.directory + "/heraldd.conf"
+        self.enforcement = enforcement
         try "[permissions]\nenforcement = \(enforcement)\nfail-closed = \(failClosed ? "yes" : "no")\n"
             .write(toFile: configuration, atomically: true, encoding: .utf8)
         do {
@@ -302,7 +304,16 @@ final class EnforcementLab: @unchecked Sendable {
         let daemon = try host.startPermissionDaemon(
             area: area, arguments: ["--config", configuration, "--apps-dir", area.directory + "/apps"])
         running = daemon
+        try waitForRules(of: daemon)
         return daemon
+    }
+
+    /// Waits until `daemon` has loaded its rules (its sockets accept before that, and it serves nobody until then).
+    private func waitForRules(of daemon: HeraldDaemon) throws {
+        guard enforcement != "off" else { return }
+        guard daemon.logShows("enforcement: \(enforcement),") else {
+            throw HarnessError.setup("heraldd did not load its rules:\n\(daemon.log)")
+        }
     }
 
     /// Starts heraldd in h0 as `heraldd.service` runs it, as its own user with no capability but CAP_SYS_PTRACE and
@@ -328,6 +339,7 @@ final class EnforcementLab: @unchecked Sendable {
             ],
             launcher: launcher)
         running = daemon
+        try waitForRules(of: daemon)
         return daemon
     }
 
