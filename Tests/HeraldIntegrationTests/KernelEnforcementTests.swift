@@ -22,7 +22,8 @@ struct KernelEnforcementTests {
 
         // Not granted (not determined): every LAN path fails at once; the routed outside address still works.
         let held = try lab.waitForRound(
-            of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED")
+            of: agent,
+            "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED mdns=EPERM")
         #expect(held != nil, "not granted: \(agent.output.suffix(1500))")
         #expect(try lab.incoming() == "ECONNREFUSED", "an incoming connection from the peer is refused")
         let status = try daemon.control(["status"])
@@ -49,7 +50,7 @@ struct KernelEnforcementTests {
         // still need the entitlement.
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
         let granted = try lab.waitForRound(
-            of: agent, "tcp=ok udp=ok mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ok", timeout: 3)
+            of: agent, "tcp=ok udp=ok mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ok mdns=EPERM", timeout: 3)
         #expect(granted != nil, "granted: \(agent.stdout.suffix(600))")
         #expect(try lab.incoming() == "ok", "the peer connects to the granted app")
         let open = agent.stdout.count
@@ -59,7 +60,7 @@ struct KernelEnforcementTests {
         // The manifest gains the multicast entitlement: the decision stays, multicast and broadcast open.
         try lab.register(multicast: true)
         let entitled = try lab.waitForRound(
-            of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok", timeout: 3)
+            of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok mdns=sent", timeout: 3)
         #expect(entitled != nil, "granted with the entitlement: \(agent.stdout.suffix(600))")
 
         // Denied: the established connection breaks within a second, and every LAN path fails again.
@@ -142,7 +143,8 @@ struct KernelEnforcementTests {
         try lab.register(multicast: false)
         let daemon = try lab.startDaemon()
         let agent = try lab.startAgent()
-        let open = try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok")
+        let open = try lab.waitForRound(
+            of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok mdns=sent")
         #expect(open != nil, "off: \(agent.stdout.suffix(600))")
         #expect(try lab.table() == nil, "enforcement = off makes no table")
         #expect(try lab.incoming() == "ok")
@@ -460,6 +462,16 @@ final class EnforcementLab: @unchecked Sendable {
                 return "ok" if d == b"hi" else "bad"
             except Exception as e: return name(e)
             finally: s.close()
+        def mdns():
+            # A query of its own to the mDNS group: only whether the kernel lets it out.
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(own))
+            query = bytes(4) + b"\\x00\\x01" + bytes(6)
+            query += b"\\x09_services\\x07_dns-sd\\x04_udp\\x05local\\x00\\x00\\x0c\\x00\\x01"
+            try:
+                s.sendto(query, ("224.0.0.251", 5353)); return "sent"
+            except Exception as e: return name(e)
+            finally: s.close()
         def held():
             s = None
             while True:
@@ -484,9 +496,9 @@ final class EnforcementLab: @unchecked Sendable {
         bcast = peer.rsplit(".", 1)[0] + ".255"
         while True:
             n += 1
-            print("round %d tcp=%s udp=%s mcast=%s bcast=%s dns=%s outside=%s tcp6=%s" % (n, tcp(peer),
+            print("round %d tcp=%s udp=%s mcast=%s bcast=%s dns=%s outside=%s tcp6=%s mdns=%s" % (n, tcp(peer),
                   udp(peer, 7001), udp("\(ssdpGroup)", 1900), udp(bcast, 7001), udp(peer, 53), tcp(outside),
-                  tcp(peer6)), flush=True)
+                  tcp(peer6), mdns()), flush=True)
             time.sleep(0.2)
         """
 }
