@@ -24,11 +24,14 @@ public struct ControlApp: Codable, Hashable, Sendable {
     public var pendingRequests: Int
     /// Packets of the app the kernel rules held back since heraldd started; nil when they are off.
     public var blockedPackets: Int?
+    /// Where the latest of them went (in the last minutes); nil when none did.
+    public var lastBlockedDestination: String?
 
     public init(
         id: String, name: String, decision: String, decidedBy: String?, decidedAt: Date?, executables: [String],
         systemdUnits: [String], pinnedExecutables: [String], serviceTypes: [String], usageDescription: String?,
-        entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int, blockedPackets: Int? = nil
+        entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int, blockedPackets: Int? = nil,
+        lastBlockedDestination: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -45,6 +48,7 @@ public struct ControlApp: Codable, Hashable, Sendable {
         self.updatedAt = updatedAt
         self.pendingRequests = pendingRequests
         self.blockedPackets = blockedPackets
+        self.lastBlockedDestination = lastBlockedDestination
     }
 
     /// An upper bound of the length of the app as JSON, for paging.

@@ -180,6 +180,7 @@ package final class Daemon {
         broker.onDecisionChanged = { [unowned self] in self.controlSocket.notifyDecision($0) }
         enforcer?.onBlocked = { [unowned self] in self.broker.recordBlocked(appID: $0) }
         controlSocket.blockedPackets = { [unowned self] in self.enforcer?.blockedPackets(of: $0) }
+        controlSocket.lastBlockedDestination = { [unowned self] in self.enforcer?.lastDestination(of: $0) }
         broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }
     }
 

@@ -53,8 +53,32 @@ struct EnforcementRulesetTests {
             \tcounter held0 {
             \t\tcomment "org.example.printer"
             \t}
+            \tset held0_4 {
+            \t\ttype ipv4_addr
+            \t\tsize 64
+            \t\tflags dynamic,timeout
+            \t\ttimeout 10m
+            \t}
+            \tset held0_6 {
+            \t\ttype ipv6_addr
+            \t\tsize 64
+            \t\tflags dynamic,timeout
+            \t\ttimeout 10m
+            \t}
             \tcounter held1 {
             \t\tcomment "org.example.tictactoe"
+            \t}
+            \tset held1_4 {
+            \t\ttype ipv4_addr
+            \t\tsize 64
+            \t\tflags dynamic,timeout
+            \t\ttimeout 10m
+            \t}
+            \tset held1_6 {
+            \t\ttype ipv6_addr
+            \t\tsize 64
+            \t\tflags dynamic,timeout
+            \t\ttimeout 10m
             \t}
             \tset lan4 {
             \t\ttype ipv4_addr
@@ -97,7 +121,7 @@ struct EnforcementRulesetTests {
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted"
             \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" accept comment "org.example.printer granted"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter name "held1" jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" jump held1 comment "org.example.tictactoe not granted"
             \t}
             \tchain lan_in {
             \t\tmeta l4proto { tcp, udp } th sport 53 ct state established accept
@@ -111,12 +135,24 @@ struct EnforcementRulesetTests {
             \t\tmeta skuid { 0, 1001 } accept
             \t\tsocket cgroupv2 level 2 "system.slice/heraldd.service" accept comment "exempt"
             \t\tsocket cgroupv2 level 2 "system.slice/cast.service" accept comment "org.example.cast granted, multicast"
-            \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" counter name "held0" jump block comment "org.example.printer without multicast"
-            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" counter name "held1" jump block comment "org.example.tictactoe not granted"
+            \t\tsocket cgroupv2 level 5 "user.slice/user-1000.slice/user@1000.service/app.slice/app-printer.scope" jump held0 comment "org.example.printer without multicast"
+            \t\tsocket cgroupv2 level 2 "system.slice/tictactoe.service" jump held1 comment "org.example.tictactoe not granted"
             \t}
             \tchain block {
             \t\tmeta l4proto tcp reject with tcp reset
             \t\tdrop
+            \t}
+            \tchain held0 {
+            \t\tcounter name "held0"
+            \t\tupdate @held0_4 { ip daddr }
+            \t\tupdate @held0_6 { ip6 daddr }
+            \t\tjump block
+            \t}
+            \tchain held1 {
+            \t\tcounter name "held1"
+            \t\tupdate @held1_4 { ip daddr }
+            \t\tupdate @held1_6 { ip6 daddr }
+            \t\tjump block
             \t}
             }
 
@@ -185,7 +221,7 @@ struct EnforcementRulesetTests {
             mode: .registered, apps: [Self.apps[0]], networks: Self.networks, cgroupMount: "unified")
         #expect(
             EnforcementRuleset.replacing(with: input).contains(
-                "socket cgroupv2 level 2 \"unified/system.slice/tictactoe.service\" counter name \"held0\" jump block"))
+                "socket cgroupv2 level 2 \"unified/system.slice/tictactoe.service\" jump held0"))
     }
 
     @Test(
@@ -228,5 +264,28 @@ struct BlockedCountsTests {
             """
         #expect(BlockedCounts.parse(listing: listing) == ["org.example.tictactoe": 7, "org.example.printer": 0])
         #expect(BlockedCounts.parse(listing: "") == [:])
+    }
+}
+
+@Suite("The destination of an app's latest held-back packet")
+struct HeldDestinationsTests {
+    @Test("The element that expires last is the latest; an empty set has none")
+    func latest() {
+        let listing = """
+            table inet herald {
+            \tset held0_4 {
+            \t\ttype ipv4_addr
+            \t\tsize 64
+            \t\tflags dynamic,timeout
+            \t\ttimeout 10m
+            \t\telements = { 10.213.47.11 expires 9m58s1ms, 239.255.255.250 expires 9m59s992ms,
+            \t\t\t     10.213.47.255 expires 3m2s }
+            \t}
+            }
+            """
+        let latest = HeldDestinations.latest(inListing: listing)
+        #expect(latest?.address == "239.255.255.250")
+        #expect(latest?.expiresIn == 599_992)
+        #expect(HeldDestinations.latest(inListing: "set held0_6 {\n\ttype ipv6_addr\n}\n") == nil)
     }
 }

@@ -45,6 +45,13 @@ struct KernelEnforcementTests {
         let blocked = shown.stdout.split(separator: "\n").first { $0.contains("blocked:") }
         let packets = blocked.flatMap { line in line.split(separator: " ").compactMap { Int($0) }.first } ?? 0
         #expect(packets > 0, "herald app show counts the held-back packets: \(shown)")
+        let destinations = [
+            lab.peerAddress, EnforcementLab.ssdpGroup, TestLAN.ipv4Prefix + "255", TestLAN.ipv6Prefix + "11",
+            "224.0.0.251",
+        ]
+        #expect(
+            destinations.contains { blocked?.hasSuffix("the latest to \($0)") == true },
+            "herald app show names where the latest held-back packet went: \(shown)")
 
         // Granted: the same process reaches the peer over TCP and UDP, without a restart; multicast and broadcast
         // still need the entitlement.
@@ -376,11 +383,23 @@ final class EnforcementLab: @unchecked Sendable {
         return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// `nft --stateless list table inet herald` in h0 (the rules without their counters), or nil when there is no
-    /// such table.
+    /// `nft --stateless list table inet herald` in h0, without what the packets put in it (counters, the sets of
+    /// held-back destinations), or nil when there is no such table.
     func table() throws -> String? {
         let result = try host.run(["nft", "--stateless", "list", "table", "inet", "herald"])
-        return result.succeeded ? result.stdout : nil
+        guard result.succeeded else { return nil }
+        var lines: [Substring] = []
+        var inHeldSet = false
+        var skipping = false
+        for line in result.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("set held") { inHeldSet = true }
+            if trimmed == "}" && !skipping { inHeldSet = false }
+            if inHeldSet && trimmed.hasPrefix("elements = {") { skipping = true }
+            if !skipping { lines.append(line) }
+            if skipping && trimmed.hasSuffix("}") { skipping = false }
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// Waits for a round of the agent, printed after `offset` characters of its output, whose results contain

@@ -88,23 +88,37 @@ package enum EnforcementRuleset {
         var granted: [String] = []
         var grantedGroups: [String] = []
         var held: [String] = []
+        var heldIn: [String] = []
         var heldGroups: [String] = []
-        // Each app held back anywhere counts its packets in a counter of its own, named by its place in the list
-        // (an app id is no nft identifier) and commented with its id: heraldd reads them with `list counters`,
-        // which, unlike listing the rules, does not look every cgroup up again.
-        var counters = ""
-        var counterCount = 0
-        for app in apps where !app.cgroups.isEmpty && !(app.granted && app.multicast) {
-            let counter = "held\(counterCount)"
-            counterCount += 1
-            counters += "\tcounter \(counter) {\n\t\tcomment \"\(app.id)\"\n\t}\n"
+        // Each app held back anywhere has a chain of its own that its hold-back rules jump to: it counts the app's
+        // packets in a counter, and keeps their destinations of the last minutes in two sets (see ``heldNames``).
+        var objects = ""
+        var heldChains = ""
+        let names = Dictionary(uniqueKeysWithValues: heldNames(for: input).map { ($0.id, $0.name) })
+        for app in apps {
+            guard let name = names[app.id] else { continue }
+            objects += "\tcounter \(name) {\n\t\tcomment \"\(app.id)\"\n\t}\n"
+            for (suffix, type) in [("4", "ipv4_addr"), ("6", "ipv6_addr")] {
+                objects +=
+                    "\tset \(name)_\(suffix) {\n\t\ttype \(type)\n\t\tsize \(destinationsKept)\n"
+                    + "\t\tflags dynamic,timeout\n\t\ttimeout \(destinationTimeout)\n\t}\n"
+            }
+            heldChains += chain(
+                name,
+                [
+                    "counter name \"\(name)\"", "update @\(name)_4 { ip daddr }", "update @\(name)_6 { ip6 daddr }",
+                    "jump block",
+                ])
             for cgroup in Array(Set(app.cgroups)).sorted() {
                 let match = match(cgroup, input)
-                let count = "counter name \"\(counter)\""
-                if !app.granted { held.append("\(match) \(count) jump block comment \"\(app.id) not granted\"") }
+                if !app.granted {
+                    held.append("\(match) jump \(name) comment \"\(app.id) not granted\"")
+                    // Coming in, the packet's destination is the app itself: counted, not kept.
+                    heldIn.append(
+                        "\(match) counter name \"\(name)\" jump block comment \"\(app.id) not granted\"")
+                }
                 heldGroups.append(
-                    "\(match) \(count) jump block comment \"\(app.id) \(app.granted ? "without multicast" : "not granted")\""
-                )
+                    "\(match) jump \(name) comment \"\(app.id) \(app.granted ? "without multicast" : "not granted")\"")
             }
         }
         for app in apps {
@@ -129,14 +143,28 @@ package enum EnforcementRuleset {
             "lan_in",
             ["meta l4proto { tcp, udp } th sport 53 ct state established accept", "udp dport 5353 accept"]
                 + operatorReplies + exempt
-                + granted + held + everyoneElseIn)
+                + granted + heldIn + everyoneElseIn)
         text += chain("group_out", [operators] + exempt + grantedGroups + heldGroups + everyoneElseOut)
         // TCP gets a reset, so that connect() fails at once (ECONNREFUSED) and an established connection breaks on
         // its next segment; everything else is dropped, which a sender sees as EPERM.
         text += chain("block", ["meta l4proto tcp reject with tcp reset", "drop"])
+        text += heldChains
         text += "}\n"
-        return "table \(family) \(table) {\n" + counters + text
+        return "table \(family) \(table) {\n" + objects + text
     }
+
+    /// The names of the per-app objects of each app held back anywhere (not granted, or granted without the
+    /// multicast entitlement), in order of app id: `heldN` for its chain and counter, `heldN_4` and `heldN_6` for
+    /// the sets of its destinations (an app id is no nft identifier, so they are numbered). heraldd reads the
+    /// counters with `list counters`, which, unlike listing the rules, does not look every cgroup up again.
+    package static func heldNames(for input: EnforcementInput) -> [(id: String, name: String)] {
+        input.apps.sorted { $0.id < $1.id }.filter { !$0.cgroups.isEmpty && !($0.granted && $0.multicast) }
+            .enumerated().map { ($0.element.id, "held\($0.offset)") }
+    }
+
+    /// How many destinations of its held-back packets are kept per app and address family, and for how long.
+    package static let destinationsKept = 64
+    package static let destinationTimeout = "10m"
 
     /// The connection-tracking mark bit of operators' connections in `all` mode.
     package static let operatorMark = "0x20000000"

@@ -45,6 +45,8 @@ package final class KernelEnforcer {
     /// Packets held back per app id: of the tables replaced since heraldd started, and of the table in force.
     private var blockedBefore: [String: Int] = [:]
     private var blockedNow: [String: Int] = [:]
+    /// When the counters are read next (the monotonic millisecond).
+    private var nextCounterRead: Int64 = 0
     /// When each app's held-back packets were last reported through ``onBlocked``.
     private var lastReported: [String: Int64] = [:]
     /// One app's held-back packets are reported at most this often, in milliseconds.
@@ -68,7 +70,13 @@ package final class KernelEnforcer {
             }
         }
         let timer = try LoopTimer(loop: loop) { [unowned self] in
-            self.readCounters()
+            let now = MonotonicClock.milliseconds()
+            if now >= self.nextCounterRead {
+                self.readCounters()
+                // Reading thousands of counters takes nft a while: at most a twentieth of the time goes to it.
+                let took = MonotonicClock.milliseconds() - now
+                self.nextCounterRead = now + max(Self.cgroupScanInterval, took * 20)
+            }
             self.refresh()
             self.timer?.schedule(at: MonotonicClock.milliseconds() + Self.cgroupScanInterval)
         }
@@ -118,6 +126,18 @@ package final class KernelEnforcer {
     /// The packets the rules held back of the app `id` since heraldd started.
     package func blockedPackets(of id: String) -> Int {
         (blockedBefore[id] ?? 0) + (blockedNow[id] ?? 0)
+    }
+
+    /// Where the latest packet the rules held back of the app `id` went, in the last
+    /// ``EnforcementRuleset/destinationTimeout``; nil when none did.
+    package func lastDestination(of id: String) -> String? {
+        guard let input, let name = EnforcementRuleset.heldNames(for: input).first(where: { $0.id == id })?.name
+        else { return nil }
+        let family = "\(EnforcementRuleset.family) \(EnforcementRuleset.table)"
+        let latest = ["4", "6"].compactMap { suffix in
+            (try? NFTables.run("list set \(family) \(name)_\(suffix)")).flatMap(HeldDestinations.latest(inListing:))
+        }
+        return latest.max { $0.expiresIn < $1.expiresIn }?.address
     }
 
     /// Reads the counters of the table in force, and reports the apps whose held-back packets grew.
