@@ -100,6 +100,11 @@ let package = Package(
             path: "Benchmarks/EngineBenchmark"
         ),
         .executableTarget(
+            name: "herald-enforcement-benchmark",
+            dependencies: ["HeraldBroker", "HeraldWire"],
+            path: "Benchmarks/EnforcementBenchmark"
+        ),
+        .executableTarget(
             name: "herald-wire-benchmark",
             dependencies: ["HeraldWire"],
             path: "Benchmarks/WireBenchmark"

@@ -93,6 +93,9 @@ for unit in heraldd.service heraldd-dnssd.socket heraldd-control.socket; do
     put_text 0644 "$systemd_root/systemd/system/$unit" < <(sed "$unit_paths" "systemd/$unit")
 done
 put 0644 README.md "$prefix/share/doc/herald/README.md"
+# The drop-in that gives heraldd CAP_NET_ADMIN for kernel enforcement (docs/enforcement.md): an example to install
+# by hand only where enforcement is on, so it goes with the documentation, not into heraldd.service.d.
+put 0644 systemd/heraldd-enforcement.conf "$prefix/share/doc/herald/heraldd-enforcement.conf"
 put 0644 systemd/herald.sysusers "$systemd_root/sysusers.d/herald.conf"
 put 0644 systemd/herald.tmpfiles "$systemd_root/tmpfiles.d/herald.conf"
 

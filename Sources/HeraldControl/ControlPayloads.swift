@@ -22,11 +22,16 @@ public struct ControlApp: Codable, Hashable, Sendable {
     public var updatedAt: Date
     /// Pending requests of this app.
     public var pendingRequests: Int
+    /// Packets of the app the kernel rules held back since heraldd started; nil when they are off.
+    public var blockedPackets: Int?
+    /// Where the latest of them went (in the last minutes); nil when none did.
+    public var lastBlockedDestination: String?
 
     public init(
         id: String, name: String, decision: String, decidedBy: String?, decidedAt: Date?, executables: [String],
         systemdUnits: [String], pinnedExecutables: [String], serviceTypes: [String], usageDescription: String?,
-        entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int
+        entitlements: [String], addedAt: Date, updatedAt: Date, pendingRequests: Int, blockedPackets: Int? = nil,
+        lastBlockedDestination: String? = nil
     ) {
         self.id = id
         self.name = name
@@ -42,6 +47,8 @@ public struct ControlApp: Codable, Hashable, Sendable {
         self.addedAt = addedAt
         self.updatedAt = updatedAt
         self.pendingRequests = pendingRequests
+        self.blockedPackets = blockedPackets
+        self.lastBlockedDestination = lastBlockedDestination
     }
 
     /// An upper bound of the length of the app as JSON, for paging.
@@ -180,13 +187,46 @@ public struct ControlStatus: Codable, Hashable, Sendable {
     /// Memory the daemon has allocated and not freed (its live heap), in KiB: what a leak would grow. The resident
     /// set also counts mapped code and what the allocator keeps after frees.
     public var heapInUseKiB: Int
+    /// Kernel enforcement of local-network access; nil from a daemon of a release without it.
+    public var enforcement: Enforcement?
+
+    /// What the kernel rules enforce (docs/enforcement.md).
+    public struct Enforcement: Codable, Hashable, Sendable {
+        /// `off`, `registered` or `all`.
+        public var mode: String
+        /// True when a clean stop leaves every app held back.
+        public var failClosed: Bool
+        /// Registered apps whose cgroups the rules hold back (not granted), and those they let through.
+        public var appsHeldBack: Int
+        public var appsGranted: Int
+        /// Cgroups named by the rules (apps' and exempted units').
+        public var cgroups: Int
+        /// Times the rules were replaced since heraldd started.
+        public var updates: Int
+        /// Why the last update failed, when it did (the rules before it stay in force).
+        public var lastError: String?
+
+        public init(
+            mode: String, failClosed: Bool, appsHeldBack: Int, appsGranted: Int, cgroups: Int, updates: Int,
+            lastError: String?
+        ) {
+            self.mode = mode
+            self.failClosed = failClosed
+            self.appsHeldBack = appsHeldBack
+            self.appsGranted = appsGranted
+            self.cgroups = cgroups
+            self.updates = updates
+            self.lastError = lastError
+        }
+    }
 
     public init(
         version: String, hostName: String, uptimeSeconds: Int, interfaces: [Interface], cachedRecords: Int,
         clients: Int, operations: Int, parkedOperations: Int, registrations: Int, staticServices: Int, apps: Int,
         grantedApps: Int, deniedApps: Int, pendingRequests: Int, packetsReceived: Int, packetsSent: Int,
         malformedPackets: Int, conflicts: Int, unicastResponsesReceived: Int = 0, residentKiB: Int = 0,
-        heapInUseKiB: Int = 0, droppedRecords: Int? = nil, cacheLimitPerLink: Int? = nil
+        heapInUseKiB: Int = 0, droppedRecords: Int? = nil, cacheLimitPerLink: Int? = nil,
+        enforcement: Enforcement? = nil
     ) {
         self.version = version
         self.hostName = hostName
@@ -211,5 +251,6 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         self.heapInUseKiB = heapInUseKiB
         self.droppedRecords = droppedRecords
         self.cacheLimitPerLink = cacheLimitPerLink
+        self.enforcement = enforcement
     }
 }

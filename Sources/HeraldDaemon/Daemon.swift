@@ -33,6 +33,9 @@ package final class Daemon {
     /// The libnss-mdns socket, when configured.
     package private(set) var nss: NSSServer?
     private let staticServices: StaticServicePublisher
+    /// The kernel rules of local-network access; nil when `enforcement = off`.
+    package var enforcer: KernelEnforcer? { enforcement.enforcer }
+    private let enforcement = EnforcerSlot()
     let startedAt: Int64
     private lazy var idlePages = IdlePages(startedAt: startedAt)
     private var heapTrim = HeapTrim()
@@ -149,16 +152,35 @@ package final class Daemon {
             directories: configuration.servicesDirectories, network: network, logger: logger)
         let report = DaemonStatusReport(
             network: network, appSocket: appSocket, broker: broker,
-            staticServices: staticServices, startedAt: startedAt)
+            staticServices: staticServices, enforcement: enforcement, startedAt: startedAt)
         controlSocket = try ControlSocketServer(
             path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
             broker: broker, operators: operators, logger: logger, status: { report.status() })
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
-        broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged() }
+        // Last of all: once the kernel rules are loaded, nothing may fail before run() (whose end removes them).
+        let mode = EnforcementMode(rawValue: configuration.enforcement) ?? .off
+        if mode != .off {
+            do {
+                enforcement.enforcer = try KernelEnforcer(
+                    settings: KernelEnforcer.Settings(
+                        mode: mode, failClosed: configuration.enforcementFailClosed,
+                        exemptUnits: configuration.enforcementExemptUnits, operatorGroupID: operators.groupID),
+                    snapshot: broker.snapshot, loop: loop, logger: logger)
+            } catch {
+                throw DaemonStartError("enforcement = \(mode.rawValue) cannot be enforced: \(error)")
+            }
+        }
+        broker.onAccessChanged = { [unowned self] in
+            self.appSocket.accessChanged()
+            self.enforcer?.update(self.broker.snapshot)
+        }
         // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
         network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
         broker.onDecisionChanged = { [unowned self] in self.controlSocket.notifyDecision($0) }
+        enforcer?.onBlocked = { [unowned self] in self.broker.recordBlocked(appID: $0) }
+        controlSocket.blockedPackets = { [unowned self] in self.enforcer?.blockedPackets(of: $0) }
+        controlSocket.lastBlockedDestination = { [unowned self] in self.enforcer?.lastDestination(of: $0) }
         broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }
     }
 
@@ -204,6 +226,7 @@ package final class Daemon {
                 self.network.runDue()
             })
         broker.flush()
+        enforcer?.stop()
         logger.info("heraldd stopped")
     }
 

@@ -15,6 +15,7 @@ struct DaemonStatusReport {
     let appSocket: AppSocketServer
     let broker: PermissionBroker
     let staticServices: StaticServicePublisher
+    let enforcement: EnforcerSlot
     let startedAt: Int64
 
     func status() -> ControlStatus {
@@ -31,6 +32,11 @@ struct DaemonStatusReport {
         let snapshot = broker.snapshot
         let decisions = snapshot.registry.manifests.map { snapshot.decision(for: $0.id) }
         let pending = (try? broker.store.pendingRequests().count) ?? 0
+        let enforcement: ControlStatus.Enforcement =
+            enforcement.enforcer?.status
+            ?? ControlStatus.Enforcement(
+                mode: "off", failClosed: false, appsHeldBack: 0, appsGranted: 0, cgroups: 0, updates: 0,
+                lastError: nil)
         return ControlStatus(
             version: Daemon.version, hostName: engine.hostName.description,
             uptimeSeconds: Int((MonotonicClock.milliseconds() - startedAt) / 1000), interfaces: interfaces,
@@ -45,6 +51,11 @@ struct DaemonStatusReport {
             unicastResponsesReceived: engine.statistics.unicastResponsesReceived,
             residentKiB: ProcessMemory.residentKiB(), heapInUseKiB: ProcessMemory.heapInUseKiB(),
             droppedRecords: engine.cacheRecordsDroppedWhenFull,
-            cacheLimitPerLink: engine.configuration.cacheLimitPerLink)
+            cacheLimitPerLink: engine.configuration.cacheLimitPerLink, enforcement: enforcement)
     }
+}
+
+/// Where the daemon keeps its kernel enforcer, which is made after the status report that shows it.
+final class EnforcerSlot {
+    var enforcer: KernelEnforcer?
 }

@@ -68,6 +68,21 @@ struct CgroupTests {
         #expect(SystemdUnit.parse(procCgroup: "garbage\n\n") == nil)
     }
 
+    @Test("A selector with '*' matches the scopes desktops and Flatpak name after the app, of the right manager")
+    func globSelectors() {
+        let gnome = SystemdUnit(name: "app-gnome-tictactoe-4242.scope", manager: .user(uid: 1000))
+        #expect(gnome.matches(selector: "user:app-*-tictactoe-*.scope"))
+        #expect(!gnome.matches(selector: "app-*-tictactoe-*.scope"), "a user's scope never matches a system selector")
+        #expect(!gnome.matches(selector: "user:app-*-tictactoe-*.service"))
+        #expect(!gnome.matches(selector: "user:app-*-chess-*.scope"))
+        let flatpak = SystemdUnit(name: "app-flatpak-org.example.Game-77.scope", manager: .user(uid: 1000))
+        #expect(flatpak.matches(selector: "user:app-flatpak-org.example.Game-*.scope"))
+        #expect(!flatpak.matches(selector: "user:app-flatpak-org.example.GameX-*.scope"))
+        #expect(SystemdUnit(name: "tictactoe-worker.service").matches(selector: "tictactoe-*.service"))
+        #expect(SystemdUnit(name: "tictactoe-.service").matches(selector: "tictactoe-*.service"), "'*' may be empty")
+        #expect(!SystemdUnit(name: "tictactoe.service").matches(selector: "tictactoe-*.service"))
+    }
+
     @Test("Unit selectors match the same name, or a template of an instance")
     func selectors() {
         let instance = SystemdUnit(name: "game@alice.service")

@@ -66,6 +66,18 @@ struct IdentityTests {
         ])
         let instance = try Manifest(id: "org.example.alice", name: "Alice", systemdUnits: ["game@alice.service"])
         #expect(templated.conflicts(with: instance).count == 1)
+        // A pattern with '*' overlaps with the names it matches, and with the same or a wider pattern.
+        let desktop = ManifestRegistry([
+            try Manifest(id: "org.example.game", name: "Game", systemdUnits: ["user:app-*-tictactoe-*.scope"])
+        ])
+        for (unit, overlaps) in [
+            ("user:app-gnome-tictactoe-7.scope", true), ("user:app-*-tictactoe-*.scope", true),
+            ("user:app-*.scope", true), ("user:app-*-chess-*.scope", false), ("app-gnome-tictactoe-7.scope", false),
+            ("user:app-*-tictactoe-*.service", false),
+        ] {
+            let other = try Manifest(id: "org.example.other", name: "Other", systemdUnits: [unit])
+            #expect(desktop.conflicts(with: other).isEmpty == !overlaps, "\(unit)")
+        }
     }
 
     @Test("The registry keeps one manifest per id, ordered by id")

@@ -170,6 +170,9 @@ struct ManifestValidationTests {
             ("@.service", "before the '@'"), ("game@.scope", "scopes cannot be templates"), (".service", "empty"),
             ("user:app-tictactoe.scope", nil), ("user:game@.service", nil), ("user:", "empty"),
             ("user:tic tac.service", "cannot appear"),
+            ("user:app-*-tictactoe-*.scope", nil), ("user:app-flatpak-org.example.Game-*.scope", nil),
+            ("tictactoe-*.service", nil), ("*.scope", "at least 3"), ("a*b.scope", "at least 3"),
+            ("game@*.service", "cannot also be a template"),
         ] as [(String, String?)])
     func unitNames(unit: String, expected: String?) {
         let found = problems(manifestJSON(["systemdUnits": "[\"\(unit)\"]"]))

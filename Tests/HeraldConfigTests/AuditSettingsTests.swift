@@ -32,3 +32,32 @@ struct AuditSettingsTests {
         }
     }
 }
+
+@Suite("The kernel enforcement settings")
+struct EnforcementSettingsTests {
+    @Test("Enforcement mode, fail-closed and exempt units are read, checked and rendered back")
+    func readAndRendered() throws {
+        var configuration = DaemonConfiguration()
+        #expect(configuration.enforcement == "off")
+        try configuration.apply(
+            try ConfigurationFile(
+                parsing: """
+                    [permissions]
+                    enforcement = Registered
+                    fail-closed = yes
+                    exempt-units = ssh.service, systemd-networkd.service
+                    """))
+        #expect(configuration.enforcement == "registered")
+        #expect(configuration.enforcementFailClosed)
+        #expect(configuration.enforcementExemptUnits == ["ssh.service", "systemd-networkd.service"])
+        var again = DaemonConfiguration()
+        try again.apply(try ConfigurationFile(parsing: configuration.rendered))
+        #expect(again == configuration)
+        for bad in ["enforcement = on", "fail-closed = maybe", "exempt-units = network.target"] {
+            var broken = DaemonConfiguration()
+            #expect(throws: ConfigurationFile.ProblemList.self) {
+                try broken.apply(try ConfigurationFile(parsing: "[permissions]\n\(bad)\n"))
+            }
+        }
+    }
+}

@@ -47,6 +47,7 @@ struct InstallTests {
             "/usr/local/share/fish/vendor_completions.d/heraldd.fish",
             "/usr/local/share/man/man1/herald.1", "/usr/local/share/man/man8/heraldd.8",
             "/usr/local/share/man/man5/heraldd.conf.5", "/usr/local/share/doc/herald/README.md",
+            "/usr/local/share/doc/herald/heraldd-enforcement.conf",
         ]
         #expect(Self.files(under: root) == expected)
         #expect(FileManager.default.isExecutableFile(atPath: root + "/usr/local/bin/heraldd"))

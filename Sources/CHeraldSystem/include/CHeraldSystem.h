@@ -107,4 +107,9 @@ long herald_resident_kib(void);
 /// Returns the free pages of the allocator's heap to the kernel (glibc's malloc_trim(0)). 1 when some were.
 int herald_heap_trim(void);
 
+/// Runs `commands` (nft's language, one transaction) through libnftables, loaded at the first call. Returns 0 on
+/// success, 1 when nft refused the commands, -1 when libnftables cannot be used; `output` and `error` receive what
+/// nft printed (cut to their sizes).
+int herald_nft_run(const char *commands, char *output, size_t output_size, char *error, size_t error_size);
+
 #endif

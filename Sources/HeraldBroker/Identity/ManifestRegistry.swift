@@ -65,7 +65,9 @@ package struct ManifestRegistry: Hashable, Sendable {
         return conflicts
     }
 
-    /// True when one process unit could match both selectors (equal, or one a template of the other).
+    /// True when one selector names what the other does: equal, one a template of the other's instance, or a
+    /// pattern with `*` that matches the other (read as a name). Two patterns that some name could match both
+    /// (`app-*-tictactoe-*.scope`, `app-*-chess-*.scope`) are not a conflict: such a unit is each app's.
     static func unitSelectorsOverlap(_ a: String, _ b: String) -> Bool {
         let (first, second) = (SystemdUnit.parse(selector: a), SystemdUnit.parse(selector: b))
         guard first.ofUser == second.ofUser else { return false }

@@ -46,8 +46,8 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when a manifest's `systemdUnits` entry names this unit: a unit of the same manager (the system's, or a
-    /// user's for `user:NAME`) with the same name exactly, or an instance (`game@alice.service`) of a template
-    /// (`game@.service`).
+    /// user's for `user:NAME`) with the same name exactly, an instance (`game@alice.service`) of a template
+    /// (`game@.service`), or a name that a pattern with `*` matches (`app-*-tictactoe-*.scope`).
     package func matches(selector: String) -> Bool {
         let (pattern, ofUser) = Self.parse(selector: selector)
         guard ofUser == (manager != .system) else { return false }
@@ -57,6 +57,7 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// True when the unit name `name` is `pattern`, or an instance of the template `pattern`.
     static func unitName(_ name: String, matches pattern: String) -> Bool {
         if pattern == name { return true }
+        if pattern.contains(globCharacter) { return glob(Array(pattern.utf8)[...], matches: Array(name.utf8)[...]) }
         guard let at = pattern.firstIndex(of: "@"), pattern[pattern.index(after: at)...].hasPrefix("."),
             let nameAt = name.firstIndex(of: "@")
         else { return false }
@@ -121,6 +122,28 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
         self = unit
     }
 
+    /// The wildcard of a selector: any run of characters, none included (a unit name holds no `/`).
+    package static let globCharacter: Character = "*"
+
+    /// The fewest characters a pattern with `*` must fix besides its suffix, so that it names something.
+    package static let globLiteralMinimum = 3
+
+    /// True when `pattern`, whose `*` stand for any run of characters, matches all of `name`.
+    static func glob(_ pattern: ArraySlice<UInt8>, matches name: ArraySlice<UInt8>) -> Bool {
+        guard let first = pattern.first else { return name.isEmpty }
+        if first == UInt8(ascii: "*") {
+            let rest = pattern.dropFirst()
+            var candidate = name
+            while true {
+                if glob(rest, matches: candidate) { return true }
+                guard !candidate.isEmpty else { return false }
+                candidate = candidate.dropFirst()
+            }
+        }
+        guard let head = name.first, head == first else { return false }
+        return glob(pattern.dropFirst(), matches: name.dropFirst())
+    }
+
     /// The uid of a user manager unit name `user@UID.service`, or nil.
     static func userManagerUID(_ name: String) -> UInt32? {
         guard name.hasPrefix("user@"), name.hasSuffix(".service") else { return nil }
@@ -128,7 +151,7 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// systemd escapes cgroup names that could clash with kernel files by prefixing `_`; undo that.
-    static func cgroupUnescaped(_ component: Substring) -> String {
+    package static func cgroupUnescaped(_ component: Substring) -> String {
         component.hasPrefix("_") ? String(component.dropFirst()) : String(component)
     }
 
@@ -137,11 +160,23 @@ package struct SystemdUnit: Hashable, Sendable, CustomStringConvertible {
     /// Checks a unit name as systemd does for service and scope units: 1–255 characters of ASCII letters,
     /// digits and `:_.\-`, with at most one `@` (a template `name@.service`, when `allowTemplate`, or an
     /// instance `name@x.service`), ending in `.service` or `.scope`.
-    package static func validate(unitName name: String, allowTemplate: Bool) throws(UnitNameError) {
+    /// With `allowGlob`, `*` may stand for any run of characters (a selector such as `app-*-tictactoe-*.scope`),
+    /// provided the pattern fixes at least ``globLiteralMinimum`` characters besides its suffix.
+    package static func validate(unitName name: String, allowTemplate: Bool, allowGlob: Bool = false)
+        throws(UnitNameError)
+    {
         if name.isEmpty { throw .empty }
         if name.utf8.count > maxNameLength { throw .tooLong(name.utf8.count) }
-        if let bad = name.unicodeScalars.first(where: { !isUnitNameCharacter($0) }) {
+        if let bad = name.unicodeScalars.first(where: {
+            !isUnitNameCharacter($0) && !(allowGlob && $0 == "*")
+        }) {
             throw .invalidCharacter(String(bad))
+        }
+        if name.contains(globCharacter) {
+            let suffix = processUnitSuffixes.first { name.hasSuffix($0) } ?? ""
+            let literal = name.dropLast(suffix.count).filter { $0 != globCharacter }
+            if literal.count < globLiteralMinimum { throw .globTooWide }
+            if name.contains("@") { throw .globTemplate }
         }
         guard let suffix = processUnitSuffixes.first(where: { name.hasSuffix($0) }) else {
             if let dot = name.lastIndex(of: "."), !name[dot...].dropFirst().isEmpty {
@@ -181,6 +216,8 @@ package enum UnitNameError: Error, Hashable, Sendable, CustomStringConvertible {
     case emptyTemplatePrefix
     case templateNotAllowed
     case scopeTemplate
+    case globTooWide
+    case globTemplate
 
     package var description: String {
         switch self {
@@ -198,6 +235,10 @@ package enum UnitNameError: Error, Hashable, Sendable, CustomStringConvertible {
         case .emptyTemplatePrefix: return "a template needs a name before the '@' (as in 'game@.service')"
         case .templateNotAllowed: return "a template name (ending in '@') cannot be the unit of a process"
         case .scopeTemplate: return "scopes cannot be templates: name the scope, or use a service template"
+        case .globTooWide:
+            return "a pattern with '*' must fix at least \(SystemdUnit.globLiteralMinimum) characters besides its "
+                + "suffix (as in 'app-*-tictactoe-*.scope')"
+        case .globTemplate: return "a pattern with '*' cannot also be a template or an instance ('@')"
         }
     }
 }

@@ -189,7 +189,8 @@ package enum ManifestValidator {
                 let field = "\(key.rawValue)[\(index)]"
                 let shown = ManifestDocument.quoted(unit)
                 do {
-                    try SystemdUnit.validate(unitName: SystemdUnit.parse(selector: unit).name, allowTemplate: true)
+                    try SystemdUnit.validate(
+                        unitName: SystemdUnit.parse(selector: unit).name, allowTemplate: true, allowGlob: true)
                     if seen.insert(unit).inserted {
                         units.append(unit)
                     } else {

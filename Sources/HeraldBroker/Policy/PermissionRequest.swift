@@ -84,4 +84,6 @@ package enum PermissionOperation: String, Hashable, Sendable, CaseIterable {
     case register
     case query
     case addressLookup = "address-lookup"
+    /// Reaching the local network by the app's own sockets, which the kernel rules held back (docs/enforcement.md).
+    case localNetwork = "local-network"
 }

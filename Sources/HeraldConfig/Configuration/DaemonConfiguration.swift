@@ -35,6 +35,12 @@ package struct DaemonConfiguration: Sendable, Hashable {
     package var auditLinesPerUser = 100
     package var pendingRequestLimit = 1_000
     package var pendingRequestsPerApp = 50
+    /// Kernel enforcement of local-network access (docs/enforcement.md): `off`, `registered` or `all`.
+    package var enforcement = "off"
+    /// When true, a clean stop leaves every app held back instead of removing the rules.
+    package var enforcementFailClosed = false
+    /// System units that keep the local network when `enforcement` is `all`.
+    package var enforcementExemptUnits: [String] = []
     // [paths]
     package var appSocket = DaemonPaths.system.appSocket
     package var controlSocket = DaemonPaths.system.controlSocket
@@ -132,6 +138,18 @@ package struct DaemonConfiguration: Sendable, Hashable {
         case ("permissions", "operator-log-lines"): operatorLogLines = try number(100...10_000_000)
         case ("permissions", "audit-lines-per-user"): auditLinesPerUser = try number(0...1_000_000)
         case ("permissions", "pending-requests-per-app"): pendingRequestsPerApp = try number(1...100_000)
+        case ("permissions", "enforcement"):
+            guard Self.enforcementModes.contains(entry.value.lowercased()) else {
+                throw problem("must be off, registered or all")
+            }
+            enforcement = entry.value.lowercased()
+        case ("permissions", "fail-closed"): enforcementFailClosed = try bool()
+        case ("permissions", "exempt-units"):
+            let units = list()
+            if let bad = units.first(where: { !($0.hasSuffix(".service") || $0.hasSuffix(".scope")) }) {
+                throw problem("'\(bad)' is not a .service or .scope unit")
+            }
+            enforcementExemptUnits = units
         case ("paths", "app-socket"): appSocket = try path()
         case ("paths", "control-socket"): controlSocket = try path()
         case ("paths", "state-dir"): stateDirectory = try path()
@@ -185,6 +203,9 @@ package struct DaemonConfiguration: Sendable, Hashable {
             audit-lines-per-user = \(auditLinesPerUser)
             pending-requests = \(pendingRequestLimit)
             pending-requests-per-app = \(pendingRequestsPerApp)
+            enforcement = \(enforcement)
+            fail-closed = \(yes(enforcementFailClosed))
+            exempt-units = \(enforcementExemptUnits.joined(separator: ", "))
 
             [paths]
             app-socket = \(appSocket)
@@ -200,6 +221,9 @@ package struct DaemonConfiguration: Sendable, Hashable {
 }
 
 extension DaemonConfiguration {
+    /// The values of `[permissions] enforcement`.
+    package static let enforcementModes = ["off", "registered", "all"]
+
     /// Why `name` cannot be the host's name label (published as `name.local.`), or nil when it can.
     package static func hostNameProblem(_ name: String) -> String? {
         guard !name.isEmpty, name.utf8.count <= 63, !name.contains(".") else {

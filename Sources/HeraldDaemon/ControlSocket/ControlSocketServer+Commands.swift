@@ -228,7 +228,8 @@ extension ControlSocketServer {
             pinnedExecutables: manifest.executableSHA256.keys.sorted(),
             serviceTypes: manifest.bonjourServices.map(\.description), usageDescription: manifest.usageDescription,
             entitlements: manifest.entitlements, addedAt: stored.addedAt, updatedAt: stored.updatedAt,
-            pendingRequests: pending.count)
+            pendingRequests: pending.count, blockedPackets: blockedPackets(manifest.id.rawValue),
+            lastBlockedDestination: lastBlockedDestination(manifest.id.rawValue))
     }
 
     @discardableResult

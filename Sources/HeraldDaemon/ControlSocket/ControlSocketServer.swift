@@ -22,6 +22,10 @@ package final class ControlSocketServer {
     private var nextClientID = 1
     /// Answers `status`.
     var statusProvider: () -> ControlStatus
+    /// The packets of an app (by id) the kernel rules held back; nil when enforcement is off.
+    package var blockedPackets: (String) -> Int? = { _ in nil }
+    /// Where the latest packet the kernel rules held back of an app (by id) went; nil when none did.
+    package var lastBlockedDestination: (String) -> String? = { _ in nil }
     /// Control connections at once, and output bytes queued for one.
     static let clientLimit = 64
     /// Connections of one user who is not an operator (on a socket whose mode was loosened), so that nobody else

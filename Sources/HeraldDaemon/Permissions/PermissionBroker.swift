@@ -172,6 +172,28 @@ package final class PermissionBroker: AccessGate {
         }
     }
 
+    // MARK: - The kernel rules
+
+    /// The subject of the pending request an app's held-back packets make.
+    package static let localNetworkSubject = "the local network"
+
+    /// Records that the kernel rules held back packets of the app `appID` (docs/enforcement.md, "First use asks"):
+    /// an app not yet decided, with a usage description, gets its one pending request for the local network (a
+    /// repeat counts on it), which operators are told of as of any other request.
+    package func recordBlocked(appID: String) {
+        guard let id = try? AppID(appID), let manifest = snapshot.registry[id],
+            snapshot.decision(for: id) == .notDetermined, let usage = manifest.usageDescription
+        else { return }
+        let request = PendingRequest(
+            appID: id, appName: manifest.name, usageDescription: usage, operation: .localNetwork, serviceType: nil,
+            subject: Self.localNetworkSubject)
+        do {
+            if let stored = try store.recordPending(request) { onPendingRequests([stored]) }
+        } catch {
+            logger.error("permission store: cannot record the blocked attempt of \(appID): \(error)")
+        }
+    }
+
     // MARK: - Operator actions
 
     /// Registers (or replaces) a validated manifest. Committed before it returns.

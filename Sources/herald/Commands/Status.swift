@@ -40,6 +40,9 @@ struct Status: HeraldCommand {
         StandardOutput.line(
             "apps: \(status.apps) (\(status.grantedApps) granted, \(status.deniedApps) denied), "
                 + "pending requests: \(status.pendingRequests)")
+        if let enforcement = status.enforcement {
+            StandardOutput.line(Self.describe(enforcement))
+        }
         StandardOutput.line(
             "packets: \(status.packetsReceived) received (\(status.malformedPackets) malformed, "
                 + "\(status.unicastResponsesReceived) unicast replies), \(status.packetsSent) sent; "
@@ -47,6 +50,17 @@ struct Status: HeraldCommand {
         StandardOutput.line(
             "memory: \(Self.mebibytes(status.residentKiB)) resident, "
                 + "\(Self.mebibytes(status.heapInUseKiB)) heap in use")
+    }
+
+    /// `enforcement: registered (fail-open), 1 app held back, 2 granted, 3 cgroups, 4 updates`.
+    static func describe(_ enforcement: ControlStatus.Enforcement) -> String {
+        guard enforcement.mode != "off" else { return "enforcement: off (the kernel lets every app reach the LAN)" }
+        var text =
+            "enforcement: \(enforcement.mode) (\(enforcement.failClosed ? "fail-closed" : "fail-open")), "
+            + "\(enforcement.appsHeldBack) apps held back, \(enforcement.appsGranted) granted, "
+            + "\(enforcement.cgroups) cgroups, \(enforcement.updates) updates"
+        if let error = enforcement.lastError { text += "; last update failed: \(error)" }
+        return text
     }
 
     /// `21.4 MiB`.

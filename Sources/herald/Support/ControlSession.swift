@@ -173,6 +173,11 @@ enum ControlOutput {
         if !app.systemdUnits.isEmpty { lines.append("  systemd units: " + app.systemdUnits.joined(separator: " ")) }
         if !app.entitlements.isEmpty { lines.append("  entitlements:  " + app.entitlements.joined(separator: " ")) }
         lines.append("  pending:       \(app.pendingRequests) request\(app.pendingRequests == 1 ? "" : "s")")
+        if let blocked = app.blockedPackets {
+            lines.append(
+                "  blocked:       \(blocked) packet\(blocked == 1 ? "" : "s") held back by the kernel rules"
+                    + (app.lastBlockedDestination.map { ", the latest to \($0)" } ?? ""))
+        }
         lines.append("  registered:    \(time(app.addedAt)), updated \(time(app.updatedAt))")
         return lines
     }

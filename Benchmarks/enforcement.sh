@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The cost of kernel enforcement (docs/enforcement.md), on a LAN of two network namespaces joined by a veth pair:
+#   1. the time to build and to load the rules of APPS registered apps (each in a cgroup of its own);
+#   2. TCP connection set-up (connect + close, 2,000 times) and UDP send throughput (1,200-byte datagrams for 2 s)
+#      from a granted app to the peer, without the table and with it. The app's cgroup is the last granted one in
+#      the rules, so each of its packets is compared with every app's cgroup before it: the worst case.
+# A benchmark, not a test: it prints figures. Runs as root; needs ip, nsenter, nft and python3, and a build of
+# herald-enforcement-benchmark (swift build --product herald-enforcement-benchmark).
+# Usage: Benchmarks/enforcement.sh [APPS]     (default 1000)
+set -euo pipefail
+apps=${1:-1000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+builder=""
+for candidate in "$root/.build/release/herald-enforcement-benchmark" "$root/.build/debug/herald-enforcement-benchmark"; do
+    if [ -x "$candidate" ]; then builder=$candidate; break; fi
+done
+[ -n "$builder" ] || { echo "enforcement.sh: build herald-enforcement-benchmark first" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "enforcement.sh: needs root (namespaces, cgroups, nft)" >&2; exit 2; }
+
+# The cgroup v2 hierarchy, and where it lies below /sys/fs/cgroup (where nft looks cgroups up).
+mnt=$(awk '{ for (i = 1; i <= NF; i++) if ($i == "-") { if ($(i+1) == "cgroup2" && $4 == "/") print $5; break } }' /proc/self/mountinfo | head -1)
+[ -n "$mnt" ] || { echo "enforcement.sh: no cgroup v2 hierarchy mounted" >&2; exit 2; }
+prefix=${mnt#/sys/fs/cgroup}; prefix=${prefix#/}
+
+id=$$
+a=hbench$id-a
+b=hbench$id-b
+parent=herald-bench-$id
+work=$(mktemp -d)
+peer_pid=""
+cleanup() {
+    [ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null || true
+    ip netns del "$a" 2>/dev/null || true
+    ip netns del "$b" 2>/dev/null || true
+    sleep 0.2
+    for dir in "$mnt/$parent"/*/; do [ -d "$dir" ] && rmdir "$dir" 2>/dev/null || true; done
+    rmdir "$mnt/$parent" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir "$mnt/$parent"
+for ((i = 0; i < apps; i++)); do mkdir "$mnt/$parent/app-$i.service"; done
+# The measuring app: the last granted one (even indexes are granted).
+last=$(( (apps - 1) / 2 * 2 ))
+app_cgroup=$mnt/$parent/app-$last.service
+
+ip netns add "$a"
+ip netns add "$b"
+ip link add va netns "$a" type veth peer name vb netns "$b"
+ip -n "$a" addr add 10.77.0.1/24 dev va
+ip -n "$b" addr add 10.77.0.2/24 dev vb
+for ns in "$a" "$b"; do ip -n "$ns" link set lo up; done
+ip -n "$a" link set va up
+ip -n "$b" link set vb up
+# nsenter --net keeps this mount namespace (ip netns exec would mount another /sys, without the cgroups).
+in_a() { nsenter --net="/run/netns/$a" "$@"; }
+
+cat >"$work/peer.py" <<'PY'
+import socket, threading
+def tcp():
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("10.77.0.2", 9000)); s.listen(1024)
+    while True:
+        c, _ = s.accept(); c.close()
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.77.0.2", 9001))
+    while True: s.recv(2048)
+threading.Thread(target=tcp, daemon=True).start()
+threading.Thread(target=udp, daemon=True).start()
+print("ready", flush=True)
+threading.Event().wait()
+PY
+cat >"$work/client.py" <<'PY'
+import socket, statistics, time
+samples = []
+for _ in range(2000):
+    start = time.perf_counter_ns()
+    s = socket.create_connection(("10.77.0.2", 9000)); s.close()
+    samples.append((time.perf_counter_ns() - start) / 1000)
+samples.sort()
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.connect(("10.77.0.2", 9001))
+payload = b"x" * 1200; sent = 0; end = time.perf_counter() + 2
+while time.perf_counter() < end:
+    for _ in range(100):
+        s.send(payload); sent += 1
+print("tcp connect+close: median %.1f us, p99 %.1f us; udp send: %.0f datagrams/s (%.0f MB/s)" % (
+    statistics.median(samples), samples[int(len(samples) * 0.99)], sent / 2, sent * 1200 / 2 / 1e6))
+PY
+nsenter --net="/run/netns/$b" python3 -u "$work/peer.py" >"$work/peer.log" 2>&1 &
+peer_pid=$!
+for _ in $(seq 50); do grep -q ready "$work/peer.log" 2>/dev/null && break; sleep 0.1; done
+
+measure() { sh -c "echo \$\$ > '$app_cgroup/cgroup.procs' && exec nsenter --net=/run/netns/$a python3 '$work/client.py'"; }
+
+echo "== $apps apps ($(nproc) cores; $(uname -r); $(nft --version))"
+"$builder" "$apps" "$parent" "$prefix" >"$work/rules.nft" 2>"$work/build.log"
+cp "$work/rules.nft" "$work/rules-first.nft"
+cat "$work/build.log"
+loads=()
+for _ in 1 2 3 4 5; do
+    start=$(date +%s%N)
+    in_a nft -f "$work/rules-first.nft"
+    loads+=($(( ($(date +%s%N) - start) / 1000 )))
+done
+sorted=$(printf '%s\n' "${loads[@]}" | sort -n | tr '\n' ' ')
+echo "load (nft -f, one transaction replacing the table): ${sorted}us (median $(printf '%s\n' "${loads[@]}" | sort -n | sed -n 3p) us)"
+echo "rules naming a cgroup: $(grep -c 'socket cgroupv2' "$work/rules.nft")"
+lists=()
+for _ in 1 2 3 4 5; do
+    start=$(date +%s%N)
+    in_a nft list counters table inet herald >/dev/null
+    lists+=($(( ($(date +%s%N) - start) / 1000 )))
+done
+echo "reading the counters (nft list counters, as heraldd does every 0.5 s): median $(printf '%s\n' "${lists[@]}" | sort -n | sed -n 3p) us"
+# What connection tracking costs: the same table without the one rule that uses it (DNS replies), measured first,
+# while no rule of this namespace has turned connection tracking on.
+sed 's/ ct state established//' "$work/rules.nft" >"$work/rules-no-ct.nft"
+in_a nft -f "$work/rules-no-ct.nft"
+echo "-- with the table less its connection-tracking rule"
+measure
+in_a nft -f "$work/rules.nft"
+echo "-- with the table (the app granted, its accept rule after those of the $((last / 2)) other granted apps)"
+measure
+in_a nft delete table inet herald
+echo "-- without the table"
+measure
