@@ -32,6 +32,8 @@ package final class Daemon {
     private let appsDirectory: AppsDirectory
     /// The libnss-mdns socket, when configured.
     package private(set) var nss: NSSServer?
+    /// Avahi's D-Bus API on the system bus; nil while it is off (docs/dbus-api.md).
+    private var avahi: AvahiDBusServer?
     private let staticServices: StaticServicePublisher
     let startedAt: Int64
     private lazy var idlePages = IdlePages(startedAt: startedAt)
@@ -145,6 +147,9 @@ package final class Daemon {
                 logger.error("not serving .local names to NSS on \(path): \(error)")
             }
         }
+        avahi = try AvahiDBusServer.start(
+            setting: configuration.dbus, loop: loop, network: network, gate: appSocket.gate, limits: limits.sessions,
+            nssAvailable: nss != nil, logger: logger)
         staticServices = StaticServicePublisher(
             directory: configuration.servicesDirectory, network: network, logger: logger)
         let report = DaemonStatusReport(
@@ -154,7 +159,10 @@ package final class Daemon {
             path: configuration.controlSocket, inherited: listenFDs?.descriptors(named: "control").first, loop: loop,
             broker: broker, operators: operators, logger: logger, status: { report.status() })
         try loop.register(signals.fd, for: .readable) { [unowned self] _ in self.handleSignals() }
-        broker.onAccessChanged = { [unowned self] in self.appSocket.accessChanged() }
+        broker.onAccessChanged = { [unowned self] in
+            self.appSocket.accessChanged()
+            self.avahi?.accessChanged()
+        }
         // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
         network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
