@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension HeraldOnTestLANs {
+    /// Avahi's own tools, unmodified, against heraldd's D-Bus API on a private system bus, on a host with no
+    /// avahi-daemon (docs/dbus-api.md): they discover and publish through Herald, under its permission rules.
+    @Suite("Avahi's D-Bus API served by heraldd", .serialized)
+    struct AvahiDBusAPITests {
+        init() throws {
+            try Requirements.check()
+            _ = try HeraldBinaries.directory()
+            _ = try Requirements.requireExecutable("dbus-daemon")
+            _ = try Requirements.requireExecutable("avahi-browse")
+        }
+
+        /// A system bus of the test's own: a `dbus-daemon` with the system bus's default policy and Herald's policy
+        /// file (`dbus/herald-avahi.conf`), listening in a directory every user can reach.
+        final class PrivateBus {
+            let directory: String
+            let process: RunningProcess
+            var address: String { "unix:path=\(directory)/system_bus_socket" }
+
+            init(on host: TestLAN.Host) throws {
+                directory = "/tmp/herald-dbus-\(UUID().uuidString.prefix(8))"
+                try FileManager.default.createDirectory(
+                    atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+                let policy = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                    .deletingLastPathComponent().appendingPathComponent("dbus/herald-avahi.conf").path
+                let config = """
+                    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN"
+                     "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                    <busconfig>
+                      <type>system</type>
+                      <listen>unix:path=\(directory)/system_bus_socket</listen>
+                      <auth>EXTERNAL</auth>
+                      <policy context="default">
+                        <allow user="*"/>
+                        <deny own="*"/>
+                        <deny send_type="method_call"/>
+                        <allow send_type="signal"/>
+                        <allow send_requested_reply="true" send_type="method_return"/>
+                        <allow send_requested_reply="true" send_type="error"/>
+                        <allow receive_type="method_call"/>
+                        <allow receive_type="method_return"/>
+                        <allow receive_type="error"/>
+                        <allow receive_type="signal"/>
+                        <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+                        <allow send_destination="org.freedesktop.DBus"
+                               send_interface="org.freedesktop.DBus.Introspectable"/>
+                      </policy>
+                      <include>\(policy)</include>
+                    </busconfig>
+                    """
+                try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
+                process = try host.spawn([
+                    "dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog",
+                    "--print-address",
+                ])
+                do {
+                    try process.waitForOutput(containing: "unix:path=", in: .stdout, timeout: 10)
+                } catch {
+                    remove()
+                    throw error
+                }
+            }
+
+            func remove() {
+                process.terminate(grace: 1)
+                try? FileManager.default.removeItem(atPath: directory)
+            }
+        }
+
+        /// The Herald host (heraldd on its private bus, no avahi-daemon) and a python-zeroconf peer.
+        final class Setting {
+            let lan: TestLAN
+            let bus: PrivateBus
+            let daemon: HeraldDaemon
+            let peer: RunningProcess
+            static let peerType = "_hdbus._tcp"
+
+            init() throws {
+                lan = try TestLAN(hosts: 2)
+                do {
+                    bus = try PrivateBus(on: lan.hosts[0])
+                } catch {
+                    lan.shutdown()
+                    throw error
+                }
+                do {
+                    daemon = try lan.hosts[0].startHeraldd(
+                        launcher: ["env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)"])
+                    #expect(daemon.logShows("D-Bus API: serving org.freedesktop.Avahi", timeout: 10), "\(daemon.log)")
+                    peer = try lan.hosts[1].startZeroconf(
+                        script: """
+                            info = ServiceInfo(
+                                "\(Self.peerType).local.", "Peer Service.\(Self.peerType).local.", port=4321,
+                                properties={"k": "v"}, server=HOST_NAME + ".local.", parsed_addresses=[HOST_IPV4])
+                            zc.register_service(info)
+                            ready("registered")
+                            wait_forever()
+                            """, ipv6: false)
+                    try peer.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+                } catch {
+                    bus.remove()
+                    lan.shutdown()
+                    throw error
+                }
+            }
+
+            var home: TestLAN.Host { lan.hosts[0] }
+            var peerHost: TestLAN.Host { lan.hosts[1] }
+
+            /// `argv` run on the Herald host with the private bus as the system bus.
+            func run(_ argv: [String], timeout: TimeInterval = 20) throws -> CommandResult {
+                try home.run(argv, timeout: timeout, environment: ["DBUS_SYSTEM_BUS_ADDRESS": bus.address])
+            }
+
+            func shutDown() {
+                lan.shutdown()
+                bus.remove()
+            }
+        }
+
+        @Test("avahi-browse -r lists and resolves a python-zeroconf peer's service through heraldd, as root")
+        func browseAndResolve() throws {
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            var entries: [AvahiBrowseEntry] = []
+            let deadline = Date(timeIntervalSinceNow: 15)
+            repeat {
+                let result = try setting.run(["avahi-browse", "-r", "-p", "-t", Setting.peerType])
+                #expect(result.succeeded, "\(result)\n\(setting.daemon.log)")
+                entries = result.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                if entries.contains(where: { $0.event == .resolved }) { break }
+                usleep(300_000)
+            } while Date() < deadline
+            let added = entries.filter { $0.event == .added }
+            #expect(added.contains { $0.name == "Peer Service" && $0.type == Setting.peerType && $0.domain == "local" })
+            let resolved = try #require(entries.first { $0.event == .resolved }, "\(entries)")
+            #expect(resolved.name == "Peer Service")
+            #expect(resolved.port == 4321)
+            #expect(resolved.address == setting.peerHost.ipv4)
+            #expect(resolved.hostName == "\(setting.peerHost.name).local")
+            #expect(resolved.txt == ["k=v"])
+            #expect(resolved.networkProtocol == "IPv4")
+        }
+
+        @Test("avahi-publish -s through heraldd is seen by the peer; the service goes when the tool does")
+        func publish() throws {
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            let publisher = try setting.home.spawn(
+                ["avahi-publish", "-s", "Herald Pub", "_hdpub._tcp", "4555", "k=v"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address])
+            try publisher.waitForOutput(containing: "Established under name 'Herald Pub'", timeout: 15)
+            let replies = try setting.peerHost.legacyQuery("Herald Pub._hdpub._tcp.local", type: 33, timeout: 2)
+            let srv = replies.flatMap(\.answers).filter { $0.type == 33 }
+            // SRV data: priority 0, weight 0, port 4555 (0x11cb), then the target.
+            #expect(srv.contains { $0.value.hasPrefix("0000000011cb") }, "\(replies)")
+            let txt = try setting.peerHost.legacyQuery("Herald Pub._hdpub._tcp.local", type: 16, timeout: 2)
+            #expect(txt.flatMap(\.answers).contains { $0.type == 16 && $0.value == "036b3d76" }, "\(txt)")
+            publisher.terminate(grace: 2)
+            // The tool left the bus: its entry group goes, with goodbyes.
+            var gone = false
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while !gone && Date() < deadline {
+                let again = try setting.peerHost.legacyQuery("Herald Pub._hdpub._tcp.local", type: 33, timeout: 1)
+                gone = again.flatMap(\.answers).allSatisfy { $0.type != 33 }
+            }
+            #expect(gone)
+        }
+
+        @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
+        func unregisteredUserIsRefused() throws {
+            let alice = try TestUser.ensure(TestUser.aliceName)
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            let refused = try setting.run(try alice.command(["avahi-browse", "-r", "-p", "-t", Setting.peerType]))
+            #expect(refused.stderr.contains("Not permitted"), "\(refused)")
+            #expect(refused.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:)).isEmpty)
+            let publish = try setting.run(
+                try alice.command(["avahi-publish", "-s", "Alice Pub", "_hdpub._tcp", "4556"]), timeout: 5)
+            #expect(!publish.stdout.contains("Established"), "\(publish)")
+            #expect(publish.stderr.contains("Not permitted"), "\(publish)\n\(setting.daemon.log)")
+            // Root, an operator, needs no manifest.
+            let root = try setting.run(["avahi-browse", "-p", "-t", Setting.peerType])
+            #expect(root.succeeded, "\(root)")
+        }
+    }
+}
