@@ -153,7 +153,10 @@ extension AvahiFrontEnd {
             // Parked until an operator decides: the group stays registering.
             group.parked = true
         case .nameConflict:
+            // As with Avahi, a collision empties the group: the client adds its services again under new names
+            // (avahi-publish asserts that the group is empty before it does).
             withdraw(group)
+            group.services.removeAll()
             setState(group, .collision, error: .collision)
         default:
             withdraw(group)

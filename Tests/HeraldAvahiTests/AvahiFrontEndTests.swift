@@ -295,7 +295,18 @@ final class FrontEndHarness {
         harness.deliver(.registrationFailed(.nameConflict), to: id)
         #expect(harness.signals.last?.arguments == [.int32(3), .string("org.freedesktop.Avahi.CollisionError")])
         #expect(harness.commands.last == .cancel(id))
-        // The client renames as avahi-publish does: Reset, add under the new name, Commit.
+        // The group is empty again, as Avahi leaves it: the client adds its service under a new name and commits.
+        #expect(harness.call("IsEmpty", path: path, interface: group) == .reply([.boolean(true)]))
+        harness.call(
+            "AddService",
+            [.int32(-1), .int32(-1), .uint32(0), .string("Pub #2"), .string("_http._tcp"), .string("")]
+                + [.string(""), .uint16(8080), .byteArrays([])], path: path, interface: group)
+        #expect(harness.call("Commit", path: path, interface: group) == .reply([]))
+        guard case .register(_, let renamed) = harness.commands.last else {
+            Issue.record("no new registration: \(harness.commands)")
+            return
+        }
+        #expect(renamed.instance == "Pub #2")
         #expect(harness.call("Reset", path: path, interface: group) == .reply([]))
         #expect(harness.signals.last?.arguments == [.int32(0), .string("org.freedesktop.Avahi.Success")])
     }

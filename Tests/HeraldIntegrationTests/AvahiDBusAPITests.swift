@@ -174,6 +174,46 @@ extension HeraldOnTestLANs {
             #expect(gone)
         }
 
+        @Test("a name collision with the peer makes avahi-publish rename, as with avahi-daemon")
+        func collisionRenames() throws {
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            let publisher = try setting.home.spawn(
+                ["avahi-publish", "-s", "Peer Service", Setting.peerType, "4600"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address])
+            try publisher.waitForOutput(containing: "Established under name 'Peer Service #2'", timeout: 20)
+            #expect(publisher.stderr.lowercased().contains("collision"), "\(publisher.stderr)")
+            let replies = try setting.peerHost.legacyQuery(
+                "Peer Service #2.\(Setting.peerType).local", type: 33, timeout: 2)
+            // Port 4600 is 0x11f8.
+            #expect(
+                replies.flatMap(\.answers).contains { $0.type == 33 && $0.value.hasPrefix("0000000011f8") },
+                "\(replies)")
+        }
+
+        @Test("avahi-browse -a finds the peer's type and service, and avahi-resolve -n its host")
+        func browseAllAndResolveHost() throws {
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            var entries: [AvahiBrowseEntry] = []
+            let deadline = Date(timeIntervalSinceNow: 15)
+            repeat {
+                let result = try setting.run(["avahi-browse", "-a", "-p", "-t"])
+                #expect(result.succeeded, "\(result)")
+                entries = result.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                if !entries.isEmpty { break }
+                usleep(300_000)
+            } while Date() < deadline
+            #expect(
+                entries.contains { $0.event == .added && $0.name == "Peer Service" && $0.type == Setting.peerType },
+                "\(entries)")
+            let host = "\(setting.peerHost.name).local"
+            let resolved = try setting.run(["avahi-resolve", "-4", "-n", host])
+            #expect(resolved.succeeded, "\(resolved)")
+            #expect(
+                resolved.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(host)\t\(setting.peerHost.ipv4)")
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)
