@@ -214,6 +214,68 @@ extension HeraldOnTestLANs {
                 resolved.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(host)\t\(setting.peerHost.ipv4)")
         }
 
+        @Test(
+            "a registered app waits for a decision; herald grant makes its open avahi-browse list the peer, herald deny withdraws its avahi-publish service within 2 s"
+        )
+        func grantAndDeny() throws {
+            let alice = try TestUser.ensure(TestUser.aliceName)
+            let area = try PermissionTestArea()
+            defer { area.remove() }
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            // Avahi's tools, registered as one app that declares the peer's type and the one it publishes.
+            try setting.daemon.control([
+                "app", "add",
+                try area.writeManifest(
+                    [
+                        "id": "org.example.avahitools", "name": "Avahi tools",
+                        "executables": ["/usr/bin/avahi-browse", "/usr/bin/avahi-publish"],
+                        "NSBonjourServices": [Setting.peerType, "_hdpub._tcp"],
+                        "NSLocalNetworkUsageDescription": "Avahi's tools browse and publish.",
+                    ], named: "avahi-tools.json"),
+            ]).expectSuccess()
+            let environment = ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address]
+            // On a terminal (script's), so that what it prints is seen while it runs (stdbuf's LD_PRELOAD would make
+            // it no app).
+            let browser = try setting.home.spawn(
+                try alice.command(["script", "-qfec", "avahi-browse -p \(Setting.peerType)", "/dev/null"]),
+                environment: environment)
+            defer { browser.terminate(grace: 1) }
+            // Not decided yet: the browser exists and says nothing.
+            usleep(2_500_000)
+            #expect(browser.isRunning, "\(browser.output)")
+            // avahi-browse -p writes a space as \032.
+            #expect(!browser.stdout.contains("Peer\\032Service"), "\(browser.output)")
+            try setting.daemon.control(["grant", "org.example.avahitools"]).expectSuccess()
+            do {
+                try browser.waitForOutput(containing: "+;", in: .stdout, timeout: 10)
+                #expect(browser.stdout.contains("Peer\\032Service;\(Setting.peerType);local"), "\(browser.output)")
+            } catch {
+                Issue.record("\(error)\n\(browser.output)\n\(setting.daemon.log)")
+                return
+            }
+
+            let publisher = try setting.home.spawn(
+                try alice.command(["avahi-publish", "-s", "Alice Pub", "_hdpub._tcp", "4557"]), environment: environment
+            )
+            defer { publisher.terminate(grace: 1) }
+            try publisher.waitForOutput(containing: "Established under name 'Alice Pub'", timeout: 15)
+            let name = "Alice Pub._hdpub._tcp.local"
+            let before = try setting.peerHost.legacyQuery(name, type: 33, timeout: 1)
+            #expect(before.flatMap(\.answers).contains { $0.type == 33 }, "\(before)")
+            try setting.daemon.control(["deny", "org.example.avahitools"]).expectSuccess()
+            let denied = Date()
+            var gone = false
+            while !gone && Date().timeIntervalSince(denied) < 5 {
+                let answers = try setting.peerHost.legacyQuery(name, type: 33, timeout: 0.3)
+                gone = answers.flatMap(\.answers).allSatisfy { $0.type != 33 }
+            }
+            let elapsed = Date().timeIntervalSince(denied)
+            #expect(gone && elapsed < 2, "withdrawn: \(gone), after \(elapsed) s")
+            // The tool hears that its group failed, and why.
+            try publisher.waitForOutput(containing: "Not permitted", timeout: 5)
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)
