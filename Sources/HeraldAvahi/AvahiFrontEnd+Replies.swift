@@ -29,6 +29,9 @@ extension AvahiFrontEnd {
             addressReply(address, object: object, initial: initial)
         case (.hostNameResolver, .addrInfo(let address)):
             hostAddressReply(address, object: object, initial: initial)
+        case (.addressResolver, .query(let query)), (.recordBrowser, .query(let query)),
+            (.domainBrowser, .query(let query)):
+            recordReply(query, object: object, initial: initial)
         case (.entryGroup, .registerService(let register)):
             entryGroupReply(register, context: context, group: object, initial: initial)
         default:
@@ -37,12 +40,12 @@ extension AvahiFrontEnd {
     }
 
     /// The protocol reported for a result: the one asked for, else IPv4 (dnssd results name no family).
-    private func reportedProtocol(_ object: AvahiObject) -> Int32 {
+    func reportedProtocol(_ object: AvahiObject) -> Int32 {
         object.protocol == .unspecified ? AvahiProtocol.inet.rawValue : object.protocol.rawValue
     }
 
     /// True when a reply's error means the object waits or fails; handles both.
-    private func refused(_ error: DNSServiceError, object: AvahiObject, initial: Bool) -> Bool {
+    func refused(_ error: DNSServiceError, object: AvahiObject, initial: Bool) -> Bool {
         guard error != .noError else {
             object.parked = false
             return false
@@ -138,7 +141,7 @@ extension AvahiFrontEnd {
     }
 
     /// A resolver's answer: `Found`, or the late answer of the call that waits for it (which ends the resolver).
-    private func answer(_ object: AvahiObject, with arguments: [DBusValue]) {
+    func answer(_ object: AvahiObject, with arguments: [DBusValue]) {
         if let call = object.pendingCall {
             deferredReplies.append(AvahiDeferredReply(call: call, result: .reply(arguments)))
             forget(object)

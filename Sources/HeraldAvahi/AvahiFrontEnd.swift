@@ -276,15 +276,31 @@ package final class AvahiFrontEnd {
             resolver.pendingCall = token
             try startOrDrop(resolver)
             return .later
+        case "AddressResolverNew", "AddressResolverPrepare":
+            let resolver = try makeAddressResolver(&arguments, client: client)
+            if member.hasSuffix("New") { try startOrDrop(resolver) }
+            return .reply([.objectPath(resolver.path)])
+        case "ResolveAddress":
+            let resolver = try makeAddressResolver(&arguments, client: client)
+            resolver.pendingCall = token
+            try startOrDrop(resolver)
+            return .later
+        case "RecordBrowserNew", "RecordBrowserPrepare":
+            let browser = try makeRecordBrowser(&arguments, client: client)
+            if member.hasSuffix("New") { try startOrDrop(browser) }
+            return .reply([.objectPath(browser.path)])
+        case "DomainBrowserNew", "DomainBrowserPrepare":
+            let browser = try makeDomainBrowser(&arguments, client: client)
+            if member.hasSuffix("New") { try startOrDrop(browser) }
+            return .reply([.objectPath(browser.path)])
         default:
-            // DomainBrowser, RecordBrowser, AddressResolver and ResolveAddress: not served yet (docs/dbus-api.md).
-            throw .notSupported
+            throw .unknownMethod(member, AvahiInterfaceSpec.serverName)
         }
     }
 
     // MARK: - Objects
 
-    private func makeObject(
+    func makeObject(
         _ kind: AvahiObject.Kind, _ label: String, client: Client, interface: Int32, protocol number: Int32
     ) throws(AvahiError) -> AvahiObject {
         guard interface >= -1 else { throw .invalidInterface }
@@ -299,12 +315,12 @@ package final class AvahiFrontEnd {
         return object
     }
 
-    private func dnssdInterface(_ interface: Int32) throws(AvahiError) -> UInt32 {
+    func dnssdInterface(_ interface: Int32) throws(AvahiError) -> UInt32 {
         guard let index = AvahiInterface.dnssdIndex(interface) else { throw .invalidInterface }
         return index
     }
 
-    private static func lookupFlags(_ raw: UInt32) throws(AvahiError) -> AvahiLookupFlags {
+    static func lookupFlags(_ raw: UInt32) throws(AvahiError) -> AvahiLookupFlags {
         let flags = AvahiLookupFlags(rawValue: raw)
         guard AvahiLookupFlags.known.isSuperset(of: flags) else { throw .invalidFlags }
         // Herald serves multicast DNS only.
@@ -312,7 +328,7 @@ package final class AvahiFrontEnd {
         return flags
     }
 
-    private static func checkDomain(_ domain: String) throws(AvahiError) {
+    static func checkDomain(_ domain: String) throws(AvahiError) {
         let lowered = AvahiNames.undotted(domain).lowercased()
         guard lowered.isEmpty || lowered == "local" else { throw .notSupported }
     }
@@ -420,10 +436,10 @@ package final class AvahiFrontEnd {
         }
         object.context = context
         switch object.kind {
-        case .serviceBrowser, .serviceTypeBrowser:
+        case .serviceBrowser, .serviceTypeBrowser, .recordBrowser, .domainBrowser:
             schedule(.cacheExhausted, for: object, after: 0)
             schedule(.allForNow, for: object, after: Self.allForNowDelay)
-        case .serviceResolver, .hostNameResolver:
+        case .serviceResolver, .hostNameResolver, .addressResolver:
             schedule(.resolveTimeout, for: object, after: Self.resolveTimeout)
         case .entryGroup:
             break

@@ -29,6 +29,9 @@ extension AvahiInterfaceSpec {
     package static let serviceTypeBrowserName = "org.freedesktop.Avahi.ServiceTypeBrowser"
     package static let serviceResolverName = "org.freedesktop.Avahi.ServiceResolver"
     package static let hostNameResolverName = "org.freedesktop.Avahi.HostNameResolver"
+    package static let addressResolverName = "org.freedesktop.Avahi.AddressResolver"
+    package static let recordBrowserName = "org.freedesktop.Avahi.RecordBrowser"
+    package static let domainBrowserName = "org.freedesktop.Avahi.DomainBrowser"
     package static let introspectableName = "org.freedesktop.DBus.Introspectable"
 
     /// `a:i b:s` → arguments.
@@ -141,6 +144,27 @@ extension AvahiInterfaceSpec {
             member("Found", "\(lookupIn) name:s aprotocol:i address:s flags:u"),
             member("Failure", "error:s"),
         ])
+
+    package static let addressResolver = AvahiInterfaceSpec(
+        name: addressResolverName, methods: [member("Free"), member("Start")],
+        signals: [
+            member("Found", "\(lookupIn) aprotocol:i address:s name:s flags:u"),
+            member("Failure", "error:s"),
+        ])
+
+    package static let recordBrowser = AvahiInterfaceSpec(
+        name: recordBrowserName, methods: [member("Free"), member("Start")],
+        signals: [
+            member("ItemNew", "\(lookupIn) name:s clazz:q type:q rdata:ay flags:u"),
+            member("ItemRemove", "\(lookupIn) name:s clazz:q type:q rdata:ay flags:u"),
+        ] + browserSignals)
+
+    package static let domainBrowser = AvahiInterfaceSpec(
+        name: domainBrowserName, methods: [member("Free"), member("Start")],
+        signals: [
+            member("ItemNew", "\(lookupIn) domain:s flags:u"),
+            member("ItemRemove", "\(lookupIn) domain:s flags:u"),
+        ] + browserSignals)
 
     /// The introspection document of an object serving `interfaces` (and `Introspectable`).
     package static func introspection(of interfaces: [AvahiInterfaceSpec], children: [String] = []) -> String {

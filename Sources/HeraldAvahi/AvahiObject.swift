@@ -8,6 +8,9 @@ final class AvahiObject {
         case serviceTypeBrowser
         case serviceResolver
         case hostNameResolver
+        case addressResolver
+        case recordBrowser
+        case domainBrowser
         case entryGroup
     }
 
@@ -77,6 +80,9 @@ final class AvahiObject {
         case .serviceTypeBrowser: AvahiInterfaceSpec.serviceTypeBrowserName
         case .serviceResolver: AvahiInterfaceSpec.serviceResolverName
         case .hostNameResolver: AvahiInterfaceSpec.hostNameResolverName
+        case .addressResolver: AvahiInterfaceSpec.addressResolverName
+        case .recordBrowser: AvahiInterfaceSpec.recordBrowserName
+        case .domainBrowser: AvahiInterfaceSpec.domainBrowserName
         case .entryGroup: AvahiInterfaceSpec.entryGroupName
         }
     }
@@ -87,6 +93,9 @@ final class AvahiObject {
         case .serviceTypeBrowser: .serviceTypeBrowser
         case .serviceResolver: .serviceResolver
         case .hostNameResolver: .hostNameResolver
+        case .addressResolver: .addressResolver
+        case .recordBrowser: .recordBrowser
+        case .domainBrowser: .domainBrowser
         case .entryGroup: .entryGroup
         }
     }

@@ -337,4 +337,60 @@ final class FrontEndHarness {
         #expect(harness.frontEnd.objectCount == 0)
         #expect(harness.frontEnd.clientCount == 0)
     }
+
+    @Test func anAddressResolverAsksTheReverseNameAndFindsTheHost() throws {
+        let harness = FrontEndHarness()
+        let result = harness.call("ResolveAddress", [.int32(-1), .int32(-1), .string("10.0.0.9"), .uint32(0)])
+        #expect(result == .later)
+        guard case .query(let id, let name, let type, nil, _) = harness.commands.first else {
+            Issue.record("no query: \(harness.commands)")
+            return
+        }
+        #expect(name == FrontEndHarness.name("9.0.0.10.in-addr.arpa."))
+        #expect(type == .ptr)
+        harness.deliver(
+            .recordAdded(
+                ResourceRecord(name: name, ttl: 120, data: .ptr(FrontEndHarness.name("peer.local."))),
+                FrontEndHarness.link), to: id)
+        #expect(
+            harness.frontEnd.takeDeferredReplies() == [
+                AvahiDeferredReply(
+                    call: 1,
+                    result: .reply([
+                        .int32(2), .int32(0), .int32(0), .string("10.0.0.9"), .string("peer.local"), .uint32(4),
+                    ]))
+            ])
+        #expect(harness.commands.last == .cancel(id))
+        #expect(
+            harness.call("ResolveAddress", [.int32(-1), .int32(-1), .string("not-an-address"), .uint32(0)])
+                == .error(.invalidAddress))
+    }
+
+    @Test func aRecordBrowserReportsRecordsWithTheirData() throws {
+        let harness = FrontEndHarness()
+        let path = try #require(
+            FrontEndHarness.path(
+                harness.call(
+                    "RecordBrowserNew",
+                    [.int32(-1), .int32(-1), .string("peer.local"), .uint16(1), .uint16(1), .uint32(0)])))
+        guard case .query(let id, _, .a, nil, _) = harness.commands.first else {
+            Issue.record("no query: \(harness.commands)")
+            return
+        }
+        harness.deliver(
+            .recordAdded(
+                ResourceRecord(
+                    name: FrontEndHarness.name("peer.local."), ttl: 120, data: .a(IPv4Address(10, 0, 0, 9))),
+                FrontEndHarness.link), to: id)
+        #expect(
+            harness.signals == [
+                AvahiSignal(
+                    destination: FrontEndHarness.client, path: path, interface: AvahiInterfaceSpec.recordBrowserName,
+                    member: "ItemNew",
+                    arguments: [
+                        .int32(2), .int32(0), .string("peer.local"), .uint16(1), .uint16(1), .bytes([10, 0, 0, 9]),
+                        .uint32(4),
+                    ])
+            ])
+    }
 }

@@ -191,7 +191,8 @@ extension HeraldOnTestLANs {
                 "\(replies)")
         }
 
-        @Test("avahi-browse -a finds the peer's type and service, and avahi-resolve -n its host")
+        @Test(
+            "avahi-browse -a finds the peer's type and service, avahi-resolve -n its host, avahi-resolve -a an address")
         func browseAllAndResolveHost() throws {
             let setting = try Setting()
             defer { setting.shutDown() }
@@ -207,6 +208,11 @@ extension HeraldOnTestLANs {
             #expect(
                 entries.contains { $0.event == .added && $0.name == "Peer Service" && $0.type == Setting.peerType },
                 "\(entries)")
+            // heraldd's own address, which it publishes with its reverse-mapping name.
+            let own = try setting.run(["avahi-resolve", "-a", setting.home.ipv4])
+            #expect(
+                own.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                    == "\(setting.home.ipv4)\t\(setting.daemon.hostName).local", "\(own)")
             let host = "\(setting.peerHost.name).local"
             let resolved = try setting.run(["avahi-resolve", "-4", "-n", host])
             #expect(resolved.succeeded, "\(resolved)")
