@@ -29,6 +29,7 @@ package struct AvahiError: Hashable, Sendable, Error, CustomStringConvertible {
     package static let invalidProtocol = avahi("InvalidProtocolError", "Invalid protocol specification")
     package static let invalidFlags = avahi("InvalidFlagsError", "Invalid flags")
     package static let invalidArgument = avahi("InvalidArgumentError", "Invalid argument")
+    package static let invalidRecord = avahi("InvalidRecordError", "Invalid record")
     package static let invalidObject = avahi("InvalidObjectError", "Invalid object")
     package static let collision = avahi("CollisionError", "Local name collision")
     package static let timeout = avahi("TimeoutError", "Timeout reached")

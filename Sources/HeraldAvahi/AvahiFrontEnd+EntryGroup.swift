@@ -10,10 +10,11 @@ extension AvahiFrontEnd {
         guard group.kind == .entryGroup else { throw .unknownMethod(member, group.interfaceName) }
         switch member {
         case "GetState": return .reply([.int32(group.state.rawValue)])
-        case "IsEmpty": return .reply([.boolean(group.services.isEmpty)])
+        case "IsEmpty": return .reply([.boolean(group.services.isEmpty && group.records.isEmpty)])
         case "Reset":
             withdraw(group)
             group.services.removeAll()
+            group.records.removeAll()
             setState(group, .uncommitted)
             return .reply([])
         case "Commit":
@@ -28,9 +29,14 @@ extension AvahiFrontEnd {
         case "UpdateServiceTxt":
             try updateTXT(&arguments, in: group)
             return .reply([])
+        case "AddAddress":
+            try addAddress(&arguments, to: group)
+            return .reply([])
+        case "AddRecord":
+            try addRecord(&arguments, to: group)
+            return .reply([])
         default:
-            // AddAddress and AddRecord: not served yet (docs/dbus-api.md).
-            throw .notSupported
+            throw .unknownMethod(member, group.interfaceName)
         }
     }
 
@@ -101,7 +107,7 @@ extension AvahiFrontEnd {
 
     private func commit(_ group: AvahiObject) throws(AvahiError) {
         guard group.state == .uncommitted || group.state == .collision else { throw .badState }
-        guard !group.services.isEmpty else { throw .isEmpty }
+        guard !group.services.isEmpty || !group.records.isEmpty else { throw .isEmpty }
         for index in group.services.indices {
             let service = group.services[index]
             let regtype = ([service.type] + service.subtypes).joined(separator: ",")
@@ -121,6 +127,18 @@ extension AvahiFrontEnd {
             group.services[index].context = context
             group.services[index].registered = false
         }
+        for index in group.records.indices {
+            let context = makeContext()
+            let status = submit(.registerRecord(group.records[index].request), context: context, for: group)
+            guard status == .noError else {
+                objectOfContext[context] = nil
+                withdraw(group)
+                setState(group, .failure, error: AvahiError(status))
+                throw AvahiError(status)
+            }
+            group.records[index].context = context
+            group.records[index].registered = false
+        }
         setState(group, .registering)
     }
 
@@ -131,6 +149,11 @@ extension AvahiFrontEnd {
             group.services[index].context = nil
             group.services[index].registered = false
         }
+        for index in group.records.indices {
+            if let context = group.records[index].context { cancel(context, of: group) }
+            group.records[index].context = nil
+            group.records[index].registered = false
+        }
         group.parked = false
     }
 
@@ -139,14 +162,19 @@ extension AvahiFrontEnd {
         signal(group, "StateChanged", [.int32(state.rawValue), .string(error?.name ?? Self.success)])
     }
 
-    /// A reply of one of the group's registrations.
-    func entryGroupReply(_ reply: RegisterServiceReply, context: ClientContext, group: AvahiObject, initial: Bool) {
-        guard let index = group.services.firstIndex(where: { $0.context == context }) else { return }
-        switch reply.error {
+    /// A reply of one of the group's registrations, of a service or of a record.
+    func entryGroupReply(_ error: DNSServiceError, context: ClientContext, group: AvahiObject, initial: Bool) {
+        let service = group.services.firstIndex { $0.context == context }
+        let record = group.records.firstIndex { $0.context == context }
+        guard service != nil || record != nil else { return }
+        switch error {
         case .noError:
             group.parked = false
-            group.services[index].registered = true
-            if group.state == .registering && group.services.allSatisfy(\.registered) {
+            if let service { group.services[service].registered = true }
+            if let record { group.records[record].registered = true }
+            if group.state == .registering && group.services.allSatisfy(\.registered)
+                && group.records.allSatisfy(\.registered)
+            {
                 setState(group, .established)
             }
         case .noAuth where initial:
@@ -157,10 +185,79 @@ extension AvahiFrontEnd {
             // (avahi-publish asserts that the group is empty before it does).
             withdraw(group)
             group.services.removeAll()
+            group.records.removeAll()
             setState(group, .collision, error: .collision)
         default:
             withdraw(group)
-            setState(group, .failure, error: AvahiError(reply.error))
+            setState(group, .failure, error: AvahiError(error))
         }
+    }
+
+    /// The interface, flags and name that `AddAddress` and `AddRecord` begin with.
+    private func readRecordKey(_ arguments: inout DBusArguments) throws(AvahiError)
+        -> (interface: UInt32, flags: AvahiPublishFlags, name: DNSName)
+    {
+        let interface = try arguments.int32()
+        let proto = try arguments.int32()
+        let flags = AvahiPublishFlags(rawValue: try arguments.uint32())
+        let text = try arguments.string()
+        guard let index = AvahiInterface.dnssdIndex(interface) else { throw .invalidInterface }
+        guard AvahiProtocol(rawValue: proto) != nil else { throw .invalidProtocol }
+        guard AvahiPublishFlags.known.isSuperset(of: flags) else { throw .invalidFlags }
+        guard !flags.contains(.useWideArea) else { throw .notSupported }
+        guard let name = try? DNSName(text.hasSuffix(".") ? text : text + "."), name.isMulticastDNSName else {
+            throw .invalidHostName
+        }
+        return (index, flags, name)
+    }
+
+    private func addRecordRequest(
+        _ group: AvahiObject, interface: UInt32, unique: Bool, name: DNSName, type: RecordType, data: [UInt8],
+        ttl: UInt32
+    ) {
+        let request = RegisterRecordRequest(
+            recordIndex: makeRecordIndex(), flags: unique ? .unique : .shared, interfaceIndex: interface,
+            fullname: name.description, rrtype: type.rawValue, rdata: data, ttl: ttl)
+        group.records.append(AvahiObject.GroupRecord(request: request))
+    }
+
+    /// `AddAddress`: the name's A or AAAA record and, unless `NO_REVERSE`, the address's reverse-mapping PTR
+    /// record, both unique, as Avahi publishes them.
+    private func addAddress(_ arguments: inout DBusArguments, to group: AvahiObject) throws(AvahiError) {
+        let key = try readRecordKey(&arguments)
+        let text = try arguments.string()
+        guard group.state == .uncommitted || group.state == .collision else { throw .badState }
+        let type: RecordType
+        let data: [UInt8]
+        let reverse: DNSName
+        if let address = IPv4Address(text) {
+            (type, data, reverse) = (.a, RecordData.a(address).uncompressedBytes, address.reverseName)
+        } else if let address = IPv6Address(text) {
+            (type, data, reverse) = (.aaaa, RecordData.aaaa(address).uncompressedBytes, address.reverseName)
+        } else {
+            throw .invalidAddress
+        }
+        addRecordRequest(
+            group, interface: key.interface, unique: true, name: key.name, type: type, data: data, ttl: 120)
+        if !key.flags.contains(.noReverse) {
+            addRecordRequest(
+                group, interface: key.interface, unique: true, name: reverse, type: .ptr,
+                data: RecordData.ptr(key.name).uncompressedBytes, ttl: 120)
+        }
+    }
+
+    /// `AddRecord`: any record, unique when `UNIQUE` is given, else shared.
+    private func addRecord(_ arguments: inout DBusArguments, to group: AvahiObject) throws(AvahiError) {
+        let key = try readRecordKey(&arguments)
+        let recordClass = try arguments.uint16()
+        let type = try arguments.uint16()
+        let ttl = try arguments.uint32()
+        let data = try arguments.bytes()
+        guard group.state == .uncommitted || group.state == .collision else { throw .badState }
+        guard recordClass == 1 else { throw .invalidArgument }
+        guard (try? RecordData.decode(type: RecordType(type), uncompressed: data)) != nil else { throw .invalidRecord }
+        addRecordRequest(
+            group, interface: key.interface, unique: key.flags.contains(.unique), name: key.name,
+            type: RecordType(type), data: data, ttl: ttl)
     }
 }

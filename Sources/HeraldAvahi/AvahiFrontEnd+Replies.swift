@@ -33,7 +33,9 @@ extension AvahiFrontEnd {
             (.domainBrowser, .query(let query)):
             recordReply(query, object: object, initial: initial)
         case (.entryGroup, .registerService(let register)):
-            entryGroupReply(register, context: context, group: object, initial: initial)
+            entryGroupReply(register.error, context: context, group: object, initial: initial)
+        case (.entryGroup, .registerRecord(let register)):
+            entryGroupReply(register.error, context: context, group: object, initial: initial)
         default:
             break
         }

@@ -32,6 +32,7 @@ package final class AvahiFrontEnd {
     var objectOfContext: [ClientContext: AvahiObject] = [:]
     private var nextConnection = 1
     private var nextContext: UInt64 = 1
+    private var nextRecordIndex: UInt32 = 1
     var signals: [AvahiSignal] = []
     var deferredReplies: [AvahiDeferredReply] = []
     var logLines: [SessionLogLine] = []
@@ -448,6 +449,12 @@ package final class AvahiFrontEnd {
 
     func schedule(_ event: TimedEvent, for object: AvahiObject, after delay: Int64) {
         deadlines.append((now + delay, object.path, event))
+    }
+
+    /// A record index no other record of the sessions had (`DNSServiceRegisterRecord`'s, per connection).
+    func makeRecordIndex() -> UInt32 {
+        defer { nextRecordIndex &+= 1 }
+        return nextRecordIndex
     }
 
     func makeContext() -> ClientContext {

@@ -28,6 +28,13 @@ final class AvahiObject {
         var registered = false
     }
 
+    /// One record of an entry group (`AddAddress`, `AddRecord`), as added, and its registration once committed.
+    struct GroupRecord {
+        var request: RegisterRecordRequest
+        var context: ClientContext?
+        var registered = false
+    }
+
     let kind: Kind
     let path: String
     let owner: AvahiFrontEnd.Client
@@ -58,6 +65,7 @@ final class AvahiObject {
 
     // Entry groups.
     var services: [GroupService] = []
+    var records: [GroupRecord] = []
     var state = AvahiEntryGroupState.uncommitted
 
     init(kind: Kind, path: String, owner: AvahiFrontEnd.Client, interface: Int32, protocol: AvahiProtocol) {
@@ -70,7 +78,7 @@ final class AvahiObject {
 
     /// Every session context the object holds.
     var contexts: [ClientContext] {
-        [context, lookupContext].compactMap { $0 } + services.compactMap(\.context)
+        [context, lookupContext].compactMap { $0 } + services.compactMap(\.context) + records.compactMap(\.context)
     }
 
     /// The interface name of the object's kind.

@@ -72,6 +72,10 @@ package struct DBusArguments {
         guard case .string(let value) = take() else { throw .invalidArguments }
         return value
     }
+    package mutating func bytes() throws(AvahiError) -> [UInt8] {
+        guard case .bytes(let value) = take() else { throw .invalidArguments }
+        return value
+    }
     package mutating func byteArrays() throws(AvahiError) -> [[UInt8]] {
         guard case .byteArrays(let value) = take() else { throw .invalidArguments }
         return value

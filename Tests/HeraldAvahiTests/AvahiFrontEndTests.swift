@@ -393,4 +393,34 @@ final class FrontEndHarness {
                     ])
             ])
     }
+
+    @Test func addAddressPublishesTheAddressAndItsReverseName() throws {
+        let harness = FrontEndHarness()
+        let path = try #require(FrontEndHarness.path(harness.call("EntryGroupNew")))
+        let group = AvahiInterfaceSpec.entryGroupName
+        #expect(
+            harness.call(
+                "AddAddress", [.int32(-1), .int32(-1), .uint32(0), .string("printer.local"), .string("10.0.0.7")],
+                path: path, interface: group) == .reply([]))
+        #expect(
+            harness.call(
+                "AddAddress", [.int32(-1), .int32(-1), .uint32(0), .string("printer.example"), .string("10.0.0.7")],
+                path: path, interface: group) == .error(.invalidHostName))
+        #expect(harness.call("Commit", path: path, interface: group) == .reply([]))
+        let records = harness.commands.compactMap { command -> (OperationID, RecordRegistration)? in
+            if case .registerRecord(let id, let registration) = command { (id, registration) } else { nil }
+        }
+        #expect(
+            records.map(\.1.name) == [
+                FrontEndHarness.name("printer.local."), FrontEndHarness.name("7.0.0.10.in-addr.arpa."),
+            ])
+        #expect(records.map(\.1.type) == [.a, .ptr])
+        #expect(records.allSatisfy { $0.1.unique })
+        harness.deliver(.registered(FrontEndHarness.name("printer.local.")), to: records[0].0)
+        #expect(harness.signals.last?.arguments == [.int32(1), .string("org.freedesktop.Avahi.Success")])
+        harness.deliver(.registered(FrontEndHarness.name("7.0.0.10.in-addr.arpa.")), to: records[1].0)
+        #expect(harness.signals.last?.arguments == [.int32(2), .string("org.freedesktop.Avahi.Success")])
+        #expect(harness.call("Free", path: path, interface: group) == .reply([]))
+        #expect(Set(harness.commands.suffix(2)) == [.cancel(records[0].0), .cancel(records[1].0)])
+    }
 }

@@ -174,6 +174,18 @@ extension HeraldOnTestLANs {
             #expect(gone)
         }
 
+        @Test("avahi-publish -a publishes an address through heraldd, answered to the peer")
+        func publishAddress() throws {
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            let publisher = try setting.home.spawn(
+                ["avahi-publish", "-a", "-R", "hdaddr.local", "10.213.47.250"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address])
+            try publisher.waitForOutput(containing: "Established under name 'hdaddr.local'", timeout: 15)
+            let replies = try setting.peerHost.legacyQuery("hdaddr.local", type: 1, timeout: 2)
+            #expect(replies.flatMap(\.answers).contains { $0.type == 1 && $0.value == "10.213.47.250" }, "\(replies)")
+        }
+
         @Test("a name collision with the peer makes avahi-publish rename, as with avahi-daemon")
         func collisionRenames() throws {
             let setting = try Setting()
