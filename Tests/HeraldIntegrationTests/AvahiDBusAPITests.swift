@@ -82,8 +82,9 @@ extension HeraldOnTestLANs {
             let peer: RunningProcess
             static let peerType = "_hdbus._tcp"
 
-            init() throws {
-                lan = try TestLAN(hosts: 2)
+            /// `hosts` hosts: the Herald host, the python-zeroconf peer, and any others the test uses.
+            init(hosts: Int = 2) throws {
+                lan = try TestLAN(hosts: hosts)
                 do {
                     bus = try PrivateBus(on: lan.hosts[0])
                 } catch {
@@ -147,6 +148,94 @@ extension HeraldOnTestLANs {
             #expect(resolved.hostName == "\(setting.peerHost.name).local")
             #expect(resolved.txt == ["k=v"])
             #expect(resolved.networkProtocol == "IPv4")
+        }
+
+        @Test("avahi-browse -r prints the same lines through heraldd as through avahi-daemon on the same LAN")
+        func sameOutputAsAvahi() throws {
+            let setting = try Setting(hosts: 3)
+            defer { setting.shutDown() }
+            let avahiHost = setting.lan.hosts[2]
+            try avahiHost.startAvahi()
+            /// The lines about the peer's service, without the interface (each host names its own).
+            func lines(_ output: String) -> [String] {
+                output.split(separator: "\n").filter { $0.contains("Peer") }.map { line in
+                    var fields = line.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+                    if fields.count > 1 { fields[1] = "IF" }
+                    return fields.joined(separator: ";")
+                }.sorted()
+            }
+            // The first ItemNew of a browse through each daemon (heraldd may have cached the announcements the peer
+            // made before avahi-daemon started: a comparison, not a benchmark), then the whole -t listing.
+            func firstItem(_ run: (String) throws -> RunningProcess) throws -> TimeInterval {
+                let started = Date()
+                let browser = try run("avahi-browse -p \(Setting.peerType)")
+                defer { browser.terminate(grace: 1) }
+                try browser.waitForOutput(containing: "+;", in: .stdout, timeout: 15)
+                return Date().timeIntervalSince(started)
+            }
+            let heraldFirst = try firstItem { command in
+                try setting.home.spawn(
+                    ["script", "-qfec", command, "/dev/null"],
+                    environment: ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address])
+            }
+            let avahiFirst = try firstItem { command in try avahiHost.spawn(["script", "-qfec", command, "/dev/null"]) }
+            let heraldStart = Date()
+            let herald = try setting.run(["avahi-browse", "-r", "-p", "-t", Setting.peerType])
+            let heraldTime = Date().timeIntervalSince(heraldStart)
+            let avahiStart = Date()
+            let avahi = try avahiHost.run(["avahi-browse", "-r", "-p", "-t", Setting.peerType])
+            let avahiTime = Date().timeIntervalSince(avahiStart)
+            #expect(herald.succeeded && avahi.succeeded, "\(herald)\n\(avahi)")
+            #expect(!lines(avahi.stdout).isEmpty, "\(avahi)")
+            #expect(lines(herald.stdout) == lines(avahi.stdout), "Herald:\n\(herald.stdout)\nAvahi:\n\(avahi.stdout)")
+            print(
+                """
+                avahi-browse -r -p -t \(Setting.peerType) through heraldd (\(String(format: "%.2f", heraldTime)) s, first \
+                ItemNew after \(String(format: "%.3f", heraldFirst)) s):
+                \(herald.stdout)
+                the same through avahi-daemon (\(String(format: "%.2f", avahiTime)) s, first ItemNew after \
+                \(String(format: "%.3f", avahiFirst)) s):
+                \(avahi.stdout)
+                """)
+        }
+
+        @Test(
+            "Debian's own libdns_sd.so.1 (Avahi's compatibility library, over D-Bus) browses, resolves and queries through heraldd"
+        )
+        func avahiCompatibilityLibrary() throws {
+            let lite = try LibDNSSDPrograms.compile("Examples/dns-sd-lite/dns-sd-lite.c", named: "dns-sd-lite")
+            let probe = try LibDNSSDPrograms.compile(
+                "Tests/HeraldIntegrationTests/CPrograms/dnssd_probe.c", named: "dnssd_probe")
+            // Without Herald's library on the loader path: Debian's, which speaks D-Bus to "avahi-daemon".
+            let loaded = try LibDNSSDPrograms.loadedLibrary(of: lite, withHerald: false)
+            #expect(loaded?.hasSuffix("-linux-gnu/libdns_sd.so.1") == true, "\(loaded ?? "none")")
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            let environment = ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address]
+            var browse = try setting.home.run([lite, "-t", "3", "-B", Setting.peerType], environment: environment)
+            for _ in 0..<3 where !browse.stdout.contains("Peer Service") {
+                browse = try setting.home.run([lite, "-t", "3", "-B", Setting.peerType], environment: environment)
+            }
+            #expect(
+                browse.stderr.contains("Apple Bonjour compatibility layer of Avahi"),
+                "not Avahi's library: \(browse.stderr)")
+            #expect(
+                browse.stdout.split(separator: "\n").contains {
+                    $0.contains("Add") && $0.contains("\(Setting.peerType).") && $0.hasSuffix("Peer Service")
+                }, "\(browse)\n\(setting.daemon.log)")
+            let resolve = try setting.home.run(
+                [lite, "-t", "3", "-L", "Peer Service", Setting.peerType], environment: environment)
+            #expect(
+                resolve.stdout.contains(
+                    "Peer\\032Service.\(Setting.peerType).local. can be reached at \(setting.peerHost.name).local.:4321"
+                ),
+                "\(resolve)")
+            #expect(resolve.stdout.contains(" k=v\n"), "\(resolve)")
+            // DNSServiceQueryRecord is Avahi's record browser: the SRV record (port 4321 = 0x10e1).
+            let query = try setting.home.run(
+                [probe, "query", "Peer Service.\(Setting.peerType).local.", "33", "3"], environment: environment)
+            #expect(query.stdout.contains("query return=0"), "\(query)")
+            #expect(query.stdout.contains("type=33 class=1") && query.stdout.contains("rdata=0000000010e1"), "\(query)")
         }
 
         @Test("avahi-publish -s through heraldd is seen by the peer; the service goes when the tool does")
