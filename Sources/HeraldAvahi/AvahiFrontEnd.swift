@@ -87,6 +87,20 @@ package final class AvahiFrontEnd {
         takeCoreLog()
     }
 
+    /// A client's process exited or started another program while its bus connection stayed: its operations end
+    /// as on the app socket (browsers and resolvers fail with NotPermitted, entry groups with their services
+    /// withdrawn), and it serves as no app from now on.
+    package func endProgram(of sender: String, reason: String) {
+        guard let client = clients[sender] else { return }
+        core.endProgram(of: client.id, reason: reason)
+        processReplies(initial: false)
+    }
+
+    /// True while a client has objects whose operations run or wait in the sessions.
+    package func hasOperations(_ sender: String) -> Bool {
+        clients[sender].map { core.hasOperations($0.id) } ?? false
+    }
+
     /// The clients on the bus.
     package var clientCount: Int { clients.count }
     /// The objects of all clients.

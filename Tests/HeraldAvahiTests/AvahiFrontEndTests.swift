@@ -423,4 +423,24 @@ final class FrontEndHarness {
         #expect(harness.call("Free", path: path, interface: group) == .reply([]))
         #expect(Set(harness.commands.suffix(2)) == [.cancel(records[0].0), .cancel(records[1].0)])
     }
+
+    @Test func aClientWhoseProgramEndedLosesItsOperations() throws {
+        let harness = FrontEndHarness()
+        let path = try #require(
+            FrontEndHarness.path(
+                harness.call(
+                    "ServiceBrowserNew", [.int32(-1), .int32(-1), .string("_http._tcp"), .string(""), .uint32(0)])))
+        let id = try #require(harness.lastBrowse())
+        #expect(harness.frontEnd.hasOperations(FrontEndHarness.client))
+        harness.frontEnd.endProgram(of: FrontEndHarness.client, reason: "pid 4242 started another program")
+        harness.collect()
+        #expect(harness.commands.last == .cancel(id))
+        #expect(
+            harness.signals.last
+                == AvahiSignal(
+                    destination: FrontEndHarness.client, path: path,
+                    interface: AvahiInterfaceSpec.serviceBrowserName, member: "Failure",
+                    arguments: [.string("org.freedesktop.Avahi.NotPermittedError")]))
+        #expect(!harness.frontEnd.hasOperations(FrontEndHarness.client))
+    }
 }

@@ -32,12 +32,17 @@ final class AvahiDBusServer {
     private var heldCalls: [String: [SystemBus.Call]] = [:]
     /// True while ``flush()`` runs.
     private var flushing = false
+    /// Checks, while clients have operations, that each still runs the program it called with.
+    private var sweepTimer: LoopTimer?
+    static let sweepMilliseconds: Int64 = 1000
 
     /// Who is behind each client, fixed at its first call.
     final class Caller {
         let identity: ClientIdentity
         var program: ConnectingProgram?
         var notedCaller = false
+        /// Set once the process no longer runs the program it called with: it serves as no app from then on.
+        var programEnded = false
         init(identity: ClientIdentity) { self.identity = identity }
         deinit { if let pidfd = identity.pidfd { close(pidfd) } }
     }
@@ -94,6 +99,7 @@ final class AvahiDBusServer {
             self.frontEnd.advance(to: MonotonicClock.milliseconds())
             self.flush()
         }
+        sweepTimer = try LoopTimer(loop: loop) { [unowned self] in self.sweep() }
         bus.onCall = { [unowned self] call in self.receive(call) }
         bus.onNameLost = { [unowned self] name in self.clientGone(name) }
         bus.onClosed = { [unowned self] in
@@ -170,6 +176,7 @@ final class AvahiDBusServer {
         case .later: waitingCalls[token] = call
         }
         flush()
+        if frontEnd.hasOperations(call.sender) { scheduleSweep() }
     }
 
     private func clientGone(_ sender: String) {
@@ -179,6 +186,29 @@ final class AvahiDBusServer {
         _ = caller
         frontEnd.clientGone(sender)
         flush()
+    }
+
+    /// Ends the operations of clients whose process started another program (or exited without its bus
+    /// connection closing, as when a child holds it), as the app socket's sweep does for its connections.
+    private func sweep() {
+        var busy = false
+        for (sender, caller) in callerOfSender.sorted(by: { $0.key < $1.key }) where frontEnd.hasOperations(sender) {
+            busy = true
+            guard !caller.programEnded, let program = caller.program else { continue }
+            guard !gate.stillRuns(program, peer: caller.identity) else { continue }
+            caller.programEnded = true
+            frontEnd.endProgram(
+                of: sender, reason: "pid \(caller.identity.pid), which called, has exited or started another program")
+        }
+        flush()
+        if busy { sweepTimer?.schedule(at: MonotonicClock.milliseconds() + Self.sweepMilliseconds) }
+    }
+
+    /// Keeps the sweep going while any client has operations.
+    private func scheduleSweep() {
+        if sweepTimer?.deadline == nil {
+            sweepTimer?.schedule(at: MonotonicClock.milliseconds() + Self.sweepMilliseconds)
+        }
     }
 
     /// Re-judges every client's operations after a grant, a deny or a reset.
@@ -257,7 +287,8 @@ final class AvahiSessionGate: SessionGate {
         guard let caller = server?.callers[connection] else { return CallerIdentity(pid: nil, uid: UInt32.max) }
         let peer = caller.identity
         let sender = UnixSocket.Sender(pid: peer.pid, uid: peer.uid, gid: peer.gid, pidfd: nil)
-        let (identity, note) = gate.caller(of: peer, connection: caller.program, sender: sender)
+        let (identity, note) = gate.caller(
+            of: peer, connection: caller.programEnded ? nil : caller.program, sender: sender)
         if let note, !caller.notedCaller {
             caller.notedCaller = true
             logger.notice("D-Bus API: client pid \(peer.pid): judged as no app: \(note)")
