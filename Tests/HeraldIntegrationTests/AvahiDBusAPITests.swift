@@ -383,6 +383,43 @@ extension HeraldOnTestLANs {
             try publisher.waitForOutput(containing: "Not permitted", timeout: 5)
         }
 
+        @Test(
+            "while avahi-daemon owns the name heraldd waits for it on the bus; once avahi-daemon stops, heraldd serves")
+        func takesOverFromAvahi() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let (home, peerHost) = (lan.hosts[0], lan.hosts[1])
+            // avahi-daemon with the distribution's system bus (its /run/dbus is the host's own), then heraldd on
+            // the same bus, found at the standard path.
+            let avahi = try home.startAvahi(hostName: "avahi-\(home.name)")
+            let daemon = try home.startHeraldd()
+            #expect(daemon.logShows("D-Bus API waiting", timeout: 10), "\(daemon.log)")
+            let peer = try peerHost.startZeroconf(
+                script: """
+                    info = ServiceInfo(
+                        "_hdtake._tcp.local.", "Taken Over._hdtake._tcp.local.", port=4700,
+                        server=HOST_NAME + ".local.", parsed_addresses=[HOST_IPV4])
+                    zc.register_service(info)
+                    ready("registered")
+                    wait_forever()
+                    """, ipv6: false)
+            try peer.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+            avahi.process.terminate(grace: 3)
+            #expect(
+                daemon.logShows("D-Bus API: serving org.freedesktop.Avahi", timeout: 10), "\(daemon.log)")
+            var entries: [AvahiBrowseEntry] = []
+            let deadline = Date(timeIntervalSinceNow: 15)
+            repeat {
+                let result = try home.run(["avahi-browse", "-r", "-p", "-t", "_hdtake._tcp"])
+                entries = result.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                if entries.contains(where: { $0.event == .resolved }) { break }
+                usleep(300_000)
+            } while Date() < deadline
+            #expect(
+                entries.contains { $0.event == .resolved && $0.name == "Taken Over" && $0.port == 4700 },
+                "\(entries)\n\(daemon.log)")
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)

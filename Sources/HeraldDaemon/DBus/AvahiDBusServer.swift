@@ -30,6 +30,8 @@ final class AvahiDBusServer {
     private var nextToken = 1
     /// Calls of clients whose program is still being identified (a pinned executable being hashed).
     private var heldCalls: [String: [SystemBus.Call]] = [:]
+    /// True while another daemon owns the name and heraldd waits in the bus's queue for it.
+    private(set) var waitingForName = false
     /// True while ``flush()`` runs.
     private var flushing = false
     /// Checks, while clients have operations, that each still runs the program it called with.
@@ -67,16 +69,31 @@ final class AvahiDBusServer {
             logger.notice("D-Bus API off: no system bus (\(error))")
             return nil
         }
-        if let refused = bus.requestName(busName) {
+        // With `auto`, a name another daemon holds (avahi-daemon) is waited for: the bus hands it over when that
+        // one lets it go. With `yes`, heraldd must own it now.
+        let request = bus.requestName(busName, queue: setting == .auto)
+        if case .failed(let refused) = request {
             bus.close()
             if setting == .yes { throw refused }
-            logger.notice("D-Bus API off: cannot own \(busName) (\(refused)); is avahi-daemon running?")
+            logger.notice("D-Bus API off: cannot own \(busName) (\(refused))")
             return nil
+        }
+        if case .queued = request, setting == .yes {
+            bus.close()
+            throw SystemError("RequestName(\(busName)): another daemon owns it", code: EEXIST)
         }
         let server = try AvahiDBusServer(
             bus: bus, loop: loop, network: network, gate: gate, limits: limits, nssAvailable: nssAvailable,
             logger: logger)
-        logger.info("D-Bus API: serving \(busName) on the system bus as \(bus.uniqueName)")
+        if case .queued = request {
+            server.waitingForName = true
+            let text =
+                "D-Bus API waiting: another daemon (avahi-daemon?) owns \(busName); heraldd serves it once that one "
+                + "lets it go"
+            logger.notice("\(text)")
+        } else {
+            logger.info("D-Bus API: serving \(busName) on the system bus as \(bus.uniqueName)")
+        }
         return server
     }
 
@@ -102,6 +119,11 @@ final class AvahiDBusServer {
         sweepTimer = try LoopTimer(loop: loop) { [unowned self] in self.sweep() }
         bus.onCall = { [unowned self] call in self.receive(call) }
         bus.onNameLost = { [unowned self] name in self.clientGone(name) }
+        bus.onNameAcquired = { [unowned self] name in
+            guard name == Self.busName, self.waitingForName else { return }
+            self.waitingForName = false
+            self.logger.info("D-Bus API: serving \(name) on the system bus as \(self.bus.uniqueName)")
+        }
         bus.onClosed = { [unowned self] in
             self.logger.warning("D-Bus API off: the system bus connection broke")
             for name in Array(self.callerOfSender.keys) { self.clientGone(name) }

@@ -54,6 +54,8 @@ final class SystemBus {
     var onCall: ((Call) -> Void)?
     /// A unique name left the bus (its client's objects go).
     var onNameLost: ((String) -> Void)?
+    /// The bus gave this connection a well-known name it waited for.
+    var onNameAcquired: ((String) -> Void)?
     /// The bus connection broke.
     var onClosed: (() -> Void)?
 
@@ -113,10 +115,21 @@ final class SystemBus {
         sd_bus_flush_close_unref(bus)
     }
 
-    /// Asks for a well-known name; false (with the reason) when another connection has it or the policy forbids it.
-    func requestName(_ name: String) -> SystemError? {
-        let result = sd_bus_request_name(bus, name, 0)
-        return result < 0 ? SystemError("RequestName(\(name))", code: -result) : nil
+    /// What asking for a well-known name gave.
+    enum NameRequest {
+        case owner
+        /// Another connection owns it; the bus gives it to this one when that one lets it go (`NameAcquired`).
+        case queued
+        case failed(SystemError)
+    }
+
+    /// Asks for a well-known name, waiting in the bus's queue for it when `queue` is true and another connection
+    /// has it.
+    func requestName(_ name: String, queue: Bool) -> NameRequest {
+        // SD_BUS_NAME_QUEUE.
+        let result = sd_bus_request_name(bus, name, queue ? 1 << 2 : 0)
+        if result < 0 { return .failed(SystemError("RequestName(\(name))", code: -result)) }
+        return result == 0 ? .queued : .owner
     }
 
     /// The bus's unique name for this connection.
@@ -188,7 +201,9 @@ final class SystemBus {
             received.append(sd_bus_message_ref(message))
             return 1
         }
-        if sd_bus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") > 0 {
+        if sd_bus_message_is_signal(message, "org.freedesktop.DBus", "NameOwnerChanged") > 0
+            || sd_bus_message_is_signal(message, "org.freedesktop.DBus", "NameAcquired") > 0
+        {
             received.append(sd_bus_message_ref(message))
         }
         return 0
@@ -223,6 +238,13 @@ final class SystemBus {
     private func handle(_ message: OpaquePointer) {
         if sd_bus_message_is_method_call(message, nil, nil) > 0 {
             onCall?(Call(message))
+            return
+        }
+        if sd_bus_message_is_signal(message, "org.freedesktop.DBus", "NameAcquired") > 0 {
+            if let arguments = Self.readArguments(message), arguments.count == 1, case .string(let name) = arguments[0]
+            {
+                onNameAcquired?(name)
+            }
             return
         }
         guard let arguments = Self.readArguments(message), arguments.count == 3,
