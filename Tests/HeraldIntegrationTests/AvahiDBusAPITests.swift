@@ -420,6 +420,71 @@ extension HeraldOnTestLANs {
                 "\(entries)\n\(daemon.log)")
         }
 
+        @Test("cupsd, a real avahi-client daemon running as root, shares a queue through heraldd: the peer finds it")
+        func cupsSharesAQueue() throws {
+            _ = try Requirements.requireExecutable("cupsd")
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            let directory = setting.bus.directory + "/cups"
+            for sub in ["spool", "tmp", "cache", "state", "log", "ppd"] {
+                try FileManager.default.createDirectory(
+                    atPath: directory + "/" + sub, withIntermediateDirectories: true)
+            }
+            try """
+            LogLevel debug
+            Port 8631
+            Browsing Yes
+            BrowseLocalProtocols dnssd
+            DefaultShared Yes
+            WebInterface No
+            <Location />
+              Order allow,deny
+              Allow all
+            </Location>
+
+            """.write(toFile: directory + "/cupsd.conf", atomically: true, encoding: .utf8)
+            try """
+            ServerRoot \(directory)
+            RequestRoot \(directory)/spool
+            TempDir \(directory)/tmp
+            CacheDir \(directory)/cache
+            StateDir \(directory)/state
+            ErrorLog \(directory)/log/error_log
+            AccessLog \(directory)/log/access_log
+            PageLog \(directory)/log/page_log
+            SystemGroup root
+            FileDevice Yes
+
+            """.write(toFile: directory + "/cups-files.conf", atomically: true, encoding: .utf8)
+            try """
+            <Printer hdprinter>
+            Info Herald Test Printer
+            DeviceURI file:///dev/null
+            State Idle
+            Accepting Yes
+            Shared Yes
+            </Printer>
+
+            """.write(toFile: directory + "/printers.conf", atomically: true, encoding: .utf8)
+            let cupsd = try setting.home.spawn(
+                ["cupsd", "-f", "-c", directory + "/cupsd.conf", "-s", directory + "/cups-files.conf"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address])
+            defer { cupsd.terminate(grace: 2) }
+            var found: [LegacyReply] = []
+            let deadline = Date(timeIntervalSinceNow: 20)
+            repeat {
+                found = try setting.peerHost.legacyQuery("_ipp._tcp.local", type: 12, timeout: 1)
+                if found.flatMap(\.answers).contains(where: { $0.type == 12 }) { break }
+            } while Date() < deadline
+            let log = (try? String(contentsOfFile: directory + "/log/error_log", encoding: .utf8)) ?? ""
+            // The PTR record's data, in hex, names the instance CUPS chose: "Herald Test Printer @ HOST".
+            let instance = "Herald Test Printer @ \(setting.daemon.hostName)".utf8.map { String(format: "%02x", $0) }
+                .joined()
+            #expect(
+                found.flatMap(\.answers).contains { $0.type == 12 && $0.value.contains(instance) },
+                "\(found)\ncupsd: \(cupsd.output)\n\(log.suffix(3000))\nheraldd: \(setting.daemon.log)")
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)

@@ -277,7 +277,10 @@ final class AvahiDBusServer {
 
     private func writeLog() {
         for line in frontEnd.takeLog() {
-            let text = "D-Bus API: \(line.text)"
+            // The sessions name their front end as the app socket; these lines are the D-Bus API's.
+            let own =
+                line.text.hasPrefix("app socket: ") ? String(line.text.dropFirst("app socket: ".count)) : line.text
+            let text = "D-Bus API: \(own)"
             switch line.level {
             case .info: logger.info("\(text)")
             case .notice: logger.notice("\(text)")
