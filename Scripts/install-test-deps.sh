@@ -70,10 +70,10 @@ installed() {
 # systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started);
 # barrier and xvfb: a real Debian app built against dns_sd.h (its GUI advertises and browses
 # _barrierServerZeroconf._tcp), run on a virtual X display against Herald's libdns_sd;
-# cups-daemon: cupsd, a real daemon that publishes through libavahi-client, run against heraldd's D-Bus API.
+# cups-daemon, snapserver: real daemons that publish through libavahi-client, run against heraldd's D-Bus API.
 # tshark is optional and deliberately not installed.
 missing=""
-for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb cups-daemon; do
+for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb cups-daemon snapserver; do
     installed "$pkg" || missing="$missing $pkg"
 done
 

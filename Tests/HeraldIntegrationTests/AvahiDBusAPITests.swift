@@ -485,6 +485,54 @@ extension HeraldOnTestLANs {
                 "\(found)\ncupsd: \(cupsd.output)\n\(log.suffix(3000))\nheraldd: \(setting.daemon.log)")
         }
 
+        @Test("snapserver, a real avahi-client daemon run by a user as a registered, granted app, is found by the peer")
+        func snapserverAsAnApp() throws {
+            _ = try Requirements.requireExecutable("snapserver")
+            let alice = try TestUser.ensure(TestUser.aliceName)
+            let area = try PermissionTestArea()
+            defer { area.remove() }
+            let setting = try Setting()
+            defer { setting.shutDown() }
+            // Its manifest declares the five types snapserver publishes; an operator grants it.
+            try setting.daemon.control([
+                "app", "add",
+                try area.writeManifest(
+                    [
+                        "id": "org.example.snapserver", "name": "Snapcast server",
+                        "executables": ["/usr/bin/snapserver"],
+                        "NSBonjourServices": [
+                            "_snapcast._tcp", "_snapcast-stream._tcp", "_snapcast-jsonrpc._tcp", "_snapcast-tcp._tcp",
+                            "_snapcast-http._tcp",
+                        ],
+                        "NSLocalNetworkUsageDescription": "Snapcast offers its audio streams on the local network.",
+                    ], named: "snapserver.json"),
+            ]).expectSuccess()
+            try setting.daemon.control(["grant", "org.example.snapserver"]).expectSuccess()
+            let directory = setting.bus.directory + "/snapserver"
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try "".write(toFile: directory + "/snapserver.conf", atomically: true, encoding: .utf8)
+            chown(directory, alice.uid, alice.gid)
+            let server = try setting.home.spawn(
+                try alice.command([
+                    "/usr/bin/snapserver", "-c", directory + "/snapserver.conf", "--server.datadir=" + directory,
+                    "--server.pidfile=" + directory + "/pid", "--logging.sink=stderr",
+                    "--stream.source=pipe://" + directory + "/fifo?name=default", "--stream.port=4704",
+                    "--tcp.port=4705", "--http.port=4780",
+                ]), environment: ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address])
+            defer { server.terminate(grace: 2) }
+            // The PTR record of _snapcast._tcp names the instance "Snapcast" (its data is given in hex).
+            let instance = "Snapcast".utf8.map { String(format: "%02x", $0) }.joined()
+            var found: [LegacyReply] = []
+            let deadline = Date(timeIntervalSinceNow: 20)
+            repeat {
+                found = try setting.peerHost.legacyQuery("_snapcast._tcp.local", type: 12, timeout: 1)
+                if found.flatMap(\.answers).contains(where: { $0.type == 12 }) { break }
+            } while Date() < deadline
+            #expect(
+                found.flatMap(\.answers).contains { $0.type == 12 && $0.value.contains(instance) },
+                "\(found)\nsnapserver: \(server.output)\nheraldd: \(setting.daemon.log)")
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)
