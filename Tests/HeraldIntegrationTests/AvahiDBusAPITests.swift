@@ -533,6 +533,60 @@ extension HeraldOnTestLANs {
                 "\(found)\nsnapserver: \(server.output)\nheraldd: \(setting.daemon.log)")
         }
 
+        @Test(
+            "benchmark: avahi-browse -r of 1,000 services through heraldd and through avahi-daemon on the same LAN, same run"
+        )
+        func resolveBenchmark() throws {
+            // Within the 1,024 objects one client may hold, in Avahi as in Herald: avahi-browse -r holds a resolver
+            // per service found until it resolves.
+            let count = 1000
+            let setting = try Setting(hosts: 4)
+            defer { setting.shutDown() }
+            let (avahiHost, publisherHost) = (setting.lan.hosts[2], setting.lan.hosts[3])
+            try avahiHost.startAvahi()
+            // The services are Avahi static services of a fourth host, written before its avahi-daemon starts.
+            let services = publisherHost.directory + "/avahi-services"
+            try FileManager.default.createDirectory(atPath: services, withIntermediateDirectories: true)
+            for index in 0..<count {
+                try """
+                <?xml version="1.0" standalone='no'?>
+                <service-group><name>Bench \(index)</name>
+                <service><type>_hdbench._tcp</type><port>\(10_000 + index)</port><txt-record>i=\(index)</txt-record></service>
+                </service-group>
+
+                """.write(toFile: services + "/bench-\(index).service", atomically: false, encoding: .utf8)
+            }
+            try publisherHost.startAvahi()
+            /// Runs avahi-browse -r -p -t until it resolves every service (at most 60 s: each daemon has the peer's
+            /// announcements cached by then), and gives the time of that run and what it resolved.
+            func complete(_ run: () throws -> CommandResult) throws -> (seconds: Double, resolved: Int, runs: Int) {
+                let deadline = Date(timeIntervalSinceNow: 60)
+                var runs = 0
+                while true {
+                    let started = Date()
+                    let result = try run()
+                    let seconds = Date().timeIntervalSince(started)
+                    runs += 1
+                    let resolved = Set(
+                        result.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                            .filter { $0.event == .resolved }.map(\.name)
+                    ).count
+                    if resolved >= count || Date() > deadline { return (seconds, resolved, runs) }
+                }
+            }
+            let command = ["avahi-browse", "-r", "-p", "-t", "_hdbench._tcp"]
+            let herald = try complete { try setting.run(command, timeout: 120) }
+            let avahi = try complete { try avahiHost.run(command, timeout: 120) }
+            print(
+                """
+                avahi-browse -r -p -t of \(count) services: through heraldd \(herald.resolved) resolved in \
+                \(String(format: "%.2f", herald.seconds)) s (run \(herald.runs)); through avahi-daemon \(avahi.resolved) \
+                resolved in \(String(format: "%.2f", avahi.seconds)) s (run \(avahi.runs))
+                """)
+            #expect(herald.resolved == count, "\(setting.daemon.log.suffix(3000))")
+            #expect(avahi.resolved == count)
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)

@@ -107,6 +107,10 @@ final class AvahiDBusServer {
         self.logger = logger
         sessionGate = AvahiSessionGate(gate: gate, logger: logger)
         host = AvahiDaemonHost(network: network, nssAvailable: nssAvailable)
+        // A resolver is two operations of the sessions (the service, then its host's address): a client may hold
+        // as many objects as Avahi lets it (1024) whatever they are, within its user's share of operations.
+        var limits = limits
+        limits.operationsPerConnection *= 2
         let core = SessionCore(
             limits: limits, messageSizeLimit: network.engine.configuration.messageSizeLimit, gate: sessionGate,
             owner: .avahiSessions)
