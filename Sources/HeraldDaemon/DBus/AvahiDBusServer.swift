@@ -207,9 +207,10 @@ final class AvahiDBusServer {
 
     private func clientGone(_ sender: String) {
         heldCalls[sender] = nil
+        // Its calls waiting for a late answer get none: nobody is there to read it.
+        waitingCalls = waitingCalls.filter { $0.value.sender != sender }
         guard let caller = callerOfSender.removeValue(forKey: sender) else { return }
-        if let id = frontEnd.connection(of: sender) { callers[id] = nil }
-        _ = caller
+        if let id = frontEnd.connection(of: sender), callers[id] === caller { callers[id] = nil }
         frontEnd.clientGone(sender)
         flush()
     }
