@@ -101,6 +101,18 @@ package final class AvahiFrontEnd {
         clients[sender].map { core.hasOperations($0.id) } ?? false
     }
 
+    /// The host's name changed (a conflict on the network): the server says it is registering and then running
+    /// again, as Avahi's does, so that clients that put the host's name in their services' names rename them.
+    /// Herald keeps their registrations meanwhile.
+    package func hostRenamed() {
+        for state in [AvahiServerState.registering, .running] {
+            signals.append(
+                AvahiSignal(
+                    destination: "", path: "/", interface: AvahiInterfaceSpec.serverName, member: "StateChanged",
+                    arguments: [.int32(state.rawValue), .string(Self.success)]))
+        }
+    }
+
     /// The clients on the bus.
     package var clientCount: Int { clients.count }
     /// The objects of all clients.

@@ -28,7 +28,8 @@ package enum AvahiCallResult: Hashable, Sendable {
     case later
 }
 
-/// A signal for the client that owns the object it comes from (Avahi sends its signals to their owner alone).
+/// A signal for the client that owns the object it comes from (Avahi sends its signals to their owner alone), or
+/// for every client (the server's `StateChanged`, whose destination is empty).
 package struct AvahiSignal: Hashable, Sendable, CustomStringConvertible {
     package var destination: String
     package var path: String

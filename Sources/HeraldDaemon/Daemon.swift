@@ -164,7 +164,10 @@ package final class Daemon {
             self.avahi?.accessChanged()
         }
         // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
-        network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
+        network.onHostRenamed = { [unowned self] in
+            self.staticServices.reload()
+            self.avahi?.hostRenamed()
+        }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
         broker.onDecisionChanged = { [unowned self] in self.controlSocket.notifyDecision($0) }
         broker.onAuditLogGrew = { [unowned self] in self.controlSocket.notifyAuditLog() }

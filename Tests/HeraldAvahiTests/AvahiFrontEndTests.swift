@@ -443,4 +443,17 @@ final class FrontEndHarness {
                     arguments: [.string("org.freedesktop.Avahi.NotPermittedError")]))
         #expect(!harness.frontEnd.hasOperations(FrontEndHarness.client))
     }
+
+    @Test func aHostRenameIsTheServerRegisteringThenRunningForEveryone() {
+        let harness = FrontEndHarness()
+        harness.frontEnd.hostRenamed()
+        harness.collect()
+        #expect(harness.signals.map(\.destination) == ["", ""])
+        #expect(harness.signals.map(\.path) == ["/", "/"])
+        #expect(
+            harness.signals.map(\.arguments) == [
+                [.int32(1), .string("org.freedesktop.Avahi.Success")],
+                [.int32(2), .string("org.freedesktop.Avahi.Success")],
+            ])
+    }
 }

@@ -238,6 +238,12 @@ final class AvahiDBusServer {
         }
     }
 
+    /// The host's name changed: clients hear that the server registers and runs again.
+    func hostRenamed() {
+        frontEnd.hostRenamed()
+        flush()
+    }
+
     /// Re-judges every client's operations after a grant, a deny or a reset.
     func accessChanged() {
         frontEnd.accessChanged()

@@ -174,16 +174,15 @@ final class SystemBus {
         watch()
     }
 
-    /// Sends a signal to one destination.
+    /// Sends a signal to one destination, or to every connection that listens for it (`destination` empty).
     func signal(
         destination: String, path: String, interface: String, member: String, arguments: [DBusValue]
     ) {
         var message: OpaquePointer?
         guard sd_bus_message_new_signal(bus, &message, path, interface, member) >= 0, let message else { return }
         defer { sd_bus_message_unref(message) }
-        guard sd_bus_message_set_destination(message, destination) >= 0, Self.append(arguments, to: message) else {
-            return
-        }
+        if !destination.isEmpty, sd_bus_message_set_destination(message, destination) < 0 { return }
+        guard Self.append(arguments, to: message) else { return }
         send(message)
     }
 
