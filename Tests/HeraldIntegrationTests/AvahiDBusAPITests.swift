@@ -587,6 +587,36 @@ extension HeraldOnTestLANs {
             #expect(avahi.resolved == count)
         }
 
+        @Test("a host rename after a conflict is the server's StateChanged to every client, then the new name")
+        func hostRenameIsSignalled() throws {
+            let gdbus = try Requirements.requireExecutable("gdbus")
+            let setting = try Setting(hosts: 3)
+            defer { setting.shutDown() }
+            let environment = ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address]
+            let monitor = try setting.home.spawn(
+                [gdbus, "monitor", "--system", "--dest", "org.freedesktop.Avahi"], environment: environment)
+            defer { monitor.terminate(grace: 1) }
+            usleep(500_000)
+            // A third host claims heraldd's host name for an address of its own.
+            let claimer = try setting.lan.hosts[2].startZeroconf(
+                script: """
+                    info = ServiceInfo(
+                        "_hdclaim._tcp.local.", "Claim._hdclaim._tcp.local.", port=4800,
+                        server="\(setting.daemon.hostName).local.", parsed_addresses=[HOST_IPV4])
+                    zc.register_service(info)
+                    ready("registered")
+                    wait_forever()
+                    """, ipv6: false)
+            try claimer.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+            try monitor.waitForOutput(containing: "StateChanged (2,", in: .stdout, timeout: 20)
+            #expect(monitor.stdout.contains("/: org.freedesktop.Avahi.Server.StateChanged (1,"), "\(monitor.output)")
+            let name = try setting.run([
+                gdbus, "call", "--system", "--dest", "org.freedesktop.Avahi", "--object-path", "/", "--method",
+                "org.freedesktop.Avahi.Server.GetHostName",
+            ])
+            #expect(name.stdout.contains("'\(setting.daemon.hostName)-2'"), "\(name)\n\(setting.daemon.log)")
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)
