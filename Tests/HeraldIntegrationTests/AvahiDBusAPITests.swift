@@ -571,6 +571,7 @@ extension HeraldOnTestLANs {
                         result.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
                             .filter { $0.event == .resolved }.map(\.name)
                     ).count
+                    print("run \(runs): \(resolved) resolved in \(String(format: "%.2f", seconds)) s")
                     if resolved >= count || Date() > deadline { return (seconds, resolved, runs) }
                 }
             }

@@ -133,6 +133,9 @@ final class AvahiDBusServer {
             for name in Array(self.callerOfSender.keys) { self.clientGone(name) }
         }
         network.router.register(self, for: .avahiSessions)
+        // What arrived while the name was asked for (the bus's NameAcquired, early calls) waits in sd-bus's queue,
+        // not on the descriptor.
+        bus.process()
     }
 
     /// The clients on the bus, and their objects.
