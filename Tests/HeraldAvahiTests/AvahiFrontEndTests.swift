@@ -456,4 +456,109 @@ final class FrontEndHarness {
                 [.int32(2), .string("org.freedesktop.Avahi.Success")],
             ])
     }
+
+    @Test func updateServiceTxtReplacesThePublishedRecord() throws {
+        let harness = FrontEndHarness()
+        let path = try #require(FrontEndHarness.path(harness.call("EntryGroupNew")))
+        let group = AvahiInterfaceSpec.entryGroupName
+        let key: [DBusValue] = [.int32(-1), .int32(-1), .uint32(0), .string("Pub"), .string("_http._tcp"), .string("")]
+        harness.call(
+            "AddService", key + [.string(""), .uint16(80), .byteArrays([Array("v=1".utf8)])], path: path,
+            interface: group)
+        harness.call("Commit", path: path, interface: group)
+        guard case .register(let id, _) = harness.commands.first else {
+            Issue.record("no registration: \(harness.commands)")
+            return
+        }
+        #expect(
+            harness.call("UpdateServiceTxt", key + [.byteArrays([Array("v=2".utf8)])], path: path, interface: group)
+                == .reply([]))
+        #expect(harness.commands.last == .updateTXT(id, try TXTRecord(strings: [Array("v=2".utf8)])))
+        let other: [DBusValue] = [
+            .int32(-1), .int32(-1), .uint32(0), .string("Other"), .string("_http._tcp"), .string(""),
+        ]
+        #expect(
+            harness.call("UpdateServiceTxt", other + [.byteArrays([])], path: path, interface: group)
+                == .error(.invalidObject))
+    }
+
+    @Test func aDomainBrowserAsksRFC6763sNamesAndReportsDomains() throws {
+        let harness = FrontEndHarness()
+        let path = try #require(
+            FrontEndHarness.path(
+                harness.call("DomainBrowserNew", [.int32(-1), .int32(-1), .string(""), .int32(0), .uint32(0)])))
+        guard case .query(let id, let name, .ptr, nil, _) = harness.commands.first else {
+            Issue.record("no query: \(harness.commands)")
+            return
+        }
+        #expect(name == FrontEndHarness.name("b._dns-sd._udp.local."))
+        harness.deliver(
+            .recordAdded(
+                ResourceRecord(name: name, ttl: 120, data: .ptr(FrontEndHarness.name("example.local."))),
+                FrontEndHarness.link), to: id)
+        #expect(
+            harness.signals.last
+                == AvahiSignal(
+                    destination: FrontEndHarness.client, path: path, interface: AvahiInterfaceSpec.domainBrowserName,
+                    member: "ItemNew", arguments: [.int32(2), .int32(0), .string("example.local"), .uint32(4)]))
+        #expect(
+            harness.call("DomainBrowserNew", [.int32(-1), .int32(-1), .string(""), .int32(9), .uint32(0)])
+                == .error(.invalidArgument))
+    }
+
+    @Test func resolveHostNameAnswersWithTheFirstAddress() throws {
+        let harness = FrontEndHarness()
+        let result = harness.call(
+            "ResolveHostName", [.int32(-1), .int32(-1), .string("peer.local"), .int32(1), .uint32(0)])
+        #expect(result == .later)
+        let queries = harness.commands.compactMap { command -> (OperationID, RecordType)? in
+            if case .query(let id, _, let type, _, _) = command { (id, type) } else { nil }
+        }
+        // aprotocol 1 (IPv6): the AAAA record only.
+        #expect(queries.map(\.1) == [.aaaa])
+        let id = try #require(queries.first?.0)
+        let address = try #require(IPv6Address("fe80::9"))
+        harness.deliver(
+            .recordAdded(
+                ResourceRecord(name: FrontEndHarness.name("peer.local."), ttl: 120, data: .aaaa(address)),
+                FrontEndHarness.link), to: id)
+        #expect(
+            harness.frontEnd.takeDeferredReplies() == [
+                AvahiDeferredReply(
+                    call: 1,
+                    result: .reply([
+                        .int32(2), .int32(0), .string("peer.local"), .int32(1), .string("fe80::9"), .uint32(4),
+                    ]))
+            ])
+    }
+
+    @Test func addRecordPublishesASharedOrUniqueRecord() throws {
+        let harness = FrontEndHarness()
+        let path = try #require(FrontEndHarness.path(harness.call("EntryGroupNew")))
+        let group = AvahiInterfaceSpec.entryGroupName
+        let txt: [UInt8] = [3] + Array("a=b".utf8)
+        #expect(
+            harness.call(
+                "AddRecord",
+                [
+                    .int32(-1), .int32(-1), .uint32(0), .string("note.local"), .uint16(1), .uint16(16), .uint32(60),
+                    .bytes(txt),
+                ], path: path, interface: group) == .reply([]))
+        #expect(
+            harness.call(
+                "AddRecord",
+                [
+                    .int32(-1), .int32(-1), .uint32(1), .string("note.local"), .uint16(3), .uint16(16), .uint32(60),
+                    .bytes(txt),
+                ], path: path, interface: group) == .error(.invalidArgument))
+        #expect(harness.call("Commit", path: path, interface: group) == .reply([]))
+        guard case .registerRecord(_, let registration) = harness.commands.first else {
+            Issue.record("no record: \(harness.commands)")
+            return
+        }
+        #expect(registration.name == FrontEndHarness.name("note.local."))
+        #expect(registration.type == .txt)
+        #expect(!registration.unique)
+        #expect(registration.ttl == 60)
+    }
 }
