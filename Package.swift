@@ -11,6 +11,7 @@ import PackageDescription
 //   HeraldSession the dnssd client sessions as a state machine, and the owners of engine operation IDs: no I/O
 //   HeraldConfig  the readers of services.d files (Avahi .service, systemd .dnssd) and heraldd.conf: pure values, no I/O
 //   HeraldNSS     the NSS socket's protocol (libnss-mdns's text lines) and the wait rules of a lookup: a pure codec
+//   HeraldAvahi   Avahi's D-Bus API over a SessionCore: calls, objects, signals as values, no bus
 //   HeraldDaemon  sockets, interfaces, the socket servers, configuration: the only OS-facing layer
 //   HeraldClient  the synchronous client of the app socket
 //   HeraldKit     the async client library for apps, on top of HeraldClient
@@ -138,6 +139,19 @@ package.targets += [
 ]
 for target in package.targets where target.name == "HeraldBroker" || target.name == "HeraldConfig" {
     target.dependencies.append("HeraldXML")
+}
+
+// Avahi's D-Bus API (docs/dbus-api.md): sd-bus from libsystemd for the bus, and the Avahi protocol over the
+// sessions as a pure layer (HeraldAvahi) that HeraldDaemon's thin bus shell drives.
+package.targets += [
+    .systemLibrary(name: "CSystemdBus", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+    .target(name: "HeraldAvahi", dependencies: ["HeraldWire", "HeraldEngine", "HeraldIPC", "HeraldSession"]),
+    .testTarget(
+        name: "HeraldAvahiTests",
+        dependencies: ["HeraldAvahi", "HeraldSession", "HeraldEngine", "HeraldIPC", "HeraldWire", "HeraldBroker"]),
+]
+for target in package.targets where target.name == "HeraldDaemon" {
+    target.dependencies += ["HeraldAvahi", "CSystemdBus"]
 }
 
 // The libFuzzer targets (Fuzz/README.md), one executable per fuzzed module, each using the module's public API only.

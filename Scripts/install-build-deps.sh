@@ -2,11 +2,12 @@
 # Installs the Debian packages that building Herald needs besides the Swift toolchain, when they are missing:
 #   libsqlite3-dev   SQLite's header and library, for the permission store (Sources/CSQLite)
 #   libexpat1-dev    the XML parser that property-list manifests and Avahi service files are read with (Sources/CExpat)
+#   libsystemd-dev   sd-bus, the D-Bus library Avahi's D-Bus API is served with (Sources/CSystemdBus)
 # Run as root to install; run as another user it only checks, and names what to install.
 # Idempotent; prints one line per package installed, nothing when all are there.
 set -eu
 
-packages="libsqlite3-dev libexpat1-dev"
+packages="libsqlite3-dev libexpat1-dev libsystemd-dev"
 
 missing=""
 for pkg in $packages; do

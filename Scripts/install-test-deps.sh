@@ -69,14 +69,15 @@ installed() {
 # sqlite3: store checks in tests (the build's own packages, libsqlite3-dev and libexpat1-dev, come from install-build-deps.sh);
 # systemd: systemd-analyze, systemd-sysusers and systemd-tmpfiles for checking the units (nothing is started);
 # barrier and xvfb: a real Debian app built against dns_sd.h (its GUI advertises and browses
-# _barrierServerZeroconf._tcp), run on a virtual X display against Herald's libdns_sd.
+# _barrierServerZeroconf._tcp), run on a virtual X display against Herald's libdns_sd;
+# cups-daemon, snapserver: real daemons that publish through libavahi-client, run against heraldd's D-Bus API.
 # dpkg-dev, debhelper, lintian and debootstrap: the Debian package is built, checked and installed into a fresh
 # Debian 12 tree (Scripts/build-deb.sh, DebianPackageTests).
 # nftables and libnftables1: the nft tool the kernel enforcement tests read the rules with, and the library heraldd
 # loads to write them (docs/enforcement.md); nothing is started and no rules are loaded by installing them.
 # tshark is optional and deliberately not installed.
 missing=""
-for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb dpkg-dev debhelper lintian debootstrap nftables libnftables1; do
+for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb cups-daemon snapserver dpkg-dev debhelper lintian debootstrap nftables libnftables1; do
     installed "$pkg" || missing="$missing $pkg"
 done
 

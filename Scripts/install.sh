@@ -99,6 +99,12 @@ put 0644 systemd/heraldd-enforcement.conf "$prefix/share/doc/herald/heraldd-enfo
 put 0644 systemd/herald.sysusers "$systemd_root/sysusers.d/herald.conf"
 put 0644 systemd/herald.tmpfiles "$systemd_root/tmpfiles.d/herald.conf"
 
+# Who may own and call org.freedesktop.Avahi (Avahi's D-Bus API, docs/dbus-api.md): the bus reads policies from
+# /usr/share/dbus-1/system.d (the distribution's) and /etc/dbus-1/system.d (the administrator's).
+dbus_policy_dir=/etc/dbus-1/system.d
+[ "$prefix" = /usr ] && dbus_policy_dir=/usr/share/dbus-1/system.d
+put 0644 dbus/herald-avahi.conf "$dbus_policy_dir/herald-avahi.conf"
+
 for file in services.d/*; do
     put 0644 "$file" "$prefix/share/herald/services.d/$(basename "$file")"
 done

@@ -53,6 +53,11 @@ int herald_pass_credentials(int fd) {
     return setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &on, sizeof(on)) == 0 ? 1 : 0;
 }
 
+int herald_pidfd_open(int pid) {
+    if (pid <= 0) return -1;
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
 int herald_pidfd_alive(int pidfd) {
     struct pollfd entry = { .fd = pidfd, .events = POLLIN, .revents = 0 };
     int ready = poll(&entry, 1, 0);

@@ -32,6 +32,8 @@ package final class Daemon {
     private let appsDirectory: AppsDirectory
     /// The libnss-mdns socket, when configured.
     package private(set) var nss: NSSServer?
+    /// Avahi's D-Bus API on the system bus; nil while it is off (docs/dbus-api.md).
+    private var avahi: AvahiDBusServer?
     private let staticServices: StaticServicePublisher
     /// The kernel rules of local-network access; nil when `enforcement = off`.
     package var enforcer: KernelEnforcer? { enforcement.enforcer }
@@ -148,6 +150,9 @@ package final class Daemon {
                 logger.error("not serving .local names to NSS on \(path): \(error)")
             }
         }
+        avahi = try AvahiDBusServer.start(
+            setting: configuration.dbus, loop: loop, network: network, gate: appSocket.gate, limits: limits.sessions,
+            nssAvailable: nss != nil, logger: logger)
         staticServices = StaticServicePublisher(
             directories: configuration.servicesDirectories, network: network, logger: logger)
         let report = DaemonStatusReport(
@@ -172,10 +177,14 @@ package final class Daemon {
         }
         broker.onAccessChanged = { [unowned self] in
             self.appSocket.accessChanged()
+            self.avahi?.accessChanged()
             self.enforcer?.update(self.broker.snapshot)
         }
         // Service names with %h (%H) follow the host name when a conflict changes it, as Avahi's do.
-        network.onHostRenamed = { [unowned self] in self.staticServices.reload() }
+        network.onHostRenamed = { [unowned self] in
+            self.staticServices.reload()
+            self.avahi?.hostRenamed()
+        }
         broker.onPendingRequests = { [unowned self] in self.controlSocket.notifyPending($0) }
         broker.onDecisionChanged = { [unowned self] in self.controlSocket.notifyDecision($0) }
         enforcer?.onBlocked = { [unowned self] in self.broker.recordBlocked(appID: $0) }

@@ -11,6 +11,8 @@ package enum EngineOperationOwner: UInt8, CaseIterable, Sendable, CustomStringCo
     case staticServices = 2
     /// `.local` name lookups for libnss-mdns.
     case nss = 3
+    /// The sessions of Avahi's D-Bus API (a ``SessionCore`` of their own).
+    case avahiSessions = 4
 
     /// The owner of `id`: what its top byte names, or nil for a byte no allocator writes.
     package init?(of id: OperationID) {
@@ -23,6 +25,7 @@ package enum EngineOperationOwner: UInt8, CaseIterable, Sendable, CustomStringCo
         case .appSessions: "app sessions"
         case .staticServices: "static services"
         case .nss: "NSS"
+        case .avahiSessions: "Avahi D-Bus sessions"
         }
     }
 }

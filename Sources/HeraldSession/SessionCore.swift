@@ -55,7 +55,7 @@ package final class SessionCore {
     var sessions: [ConnectionID: Session] = [:]
     /// Which session and operation each engine operation belongs to.
     var owners: [OperationID: (connection: ConnectionID, operation: SessionOperation)] = [:]
-    var operationIDs = EngineOperationIDs(owner: .appSessions)
+    var operationIDs: EngineOperationIDs
     /// The groups of browses of one type, and which group each group's engine operation serves.
     var browseGroups: [BrowseGroup.Key: BrowseGroup] = [:]
     var groupOfOperation: [OperationID: BrowseGroup] = [:]
@@ -75,10 +75,12 @@ package final class SessionCore {
     /// The version reported for the `DaemonVersion` property.
     package static let daemonVersion: UInt32 = 100
 
+    /// `owner` tags the engine operations the core starts: each front end with a core of its own has its own.
     package init(
         limits: SessionLimits = SessionLimits(), messageSizeLimit: MessageSizeLimit = .default,
-        gate: any SessionGate
+        gate: any SessionGate, owner: EngineOperationOwner = .appSessions
     ) {
+        operationIDs = EngineOperationIDs(owner: owner)
         self.limits = limits
         self.messageSizeLimit = messageSizeLimit
         self.gate = gate

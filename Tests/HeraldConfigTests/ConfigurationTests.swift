@@ -43,14 +43,18 @@ struct ConfigurationTests {
             nss-socket = /run/avahi-daemon/socket
             mdnsresponder-socket = /run/mDNSResponder
             services-dir = /etc/herald/services.d, /etc/avahi/services
+            [dbus]
+            enabled = no
             """
         var configuration = DaemonConfiguration()
         #expect(configuration.servicesDirectories == ["/etc/herald/services.d"])
+        #expect(configuration.dbus == .auto, "Avahi's D-Bus API is served whenever a system bus is reachable")
         #expect(configuration.nssSocket == nil, "the NSS socket is off unless configured")
         #expect(configuration.mdnsResponderSocket == nil, "mDNSResponder's path is not served unless configured")
         try configuration.apply(try ConfigurationFile(parsing: text))
         #expect(configuration.nssSocket == "/run/avahi-daemon/socket")
         #expect(configuration.mdnsResponderSocket == "/run/mDNSResponder")
+        #expect(configuration.dbus == .no)
         #expect(configuration.hostName == "kitchen")
         #expect(configuration.interfaces == ["eth0", "wlan0"])
         #expect(configuration.useIPv6 == false)

@@ -38,7 +38,7 @@ struct InstallTests {
             "/usr/local/lib/herald/avahi-takeover",
             "/etc/systemd/system/heraldd.service", "/etc/systemd/system/heraldd-dnssd.socket",
             "/etc/systemd/system/heraldd-control.socket", "/etc/sysusers.d/herald.conf", "/etc/tmpfiles.d/herald.conf",
-            "/etc/herald/heraldd.conf",
+            "/etc/herald/heraldd.conf", "/etc/dbus-1/system.d/herald-avahi.conf",
             "/usr/local/share/herald/services.d/ssh.service", "/usr/local/share/herald/services.d/sftp-ssh.service",
             "/usr/local/share/herald/services.d/device-info.service", "/usr/local/share/herald/services.d/http.dnssd",
             "/usr/local/share/bash-completion/completions/herald", "/usr/local/share/zsh/site-functions/_herald",

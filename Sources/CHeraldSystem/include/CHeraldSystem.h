@@ -59,6 +59,9 @@ int herald_interface_mtu(const char *name);
 /// through /proc/self/fd (open with O_PATH | O_NOFOLLOW | O_CLOEXEC); -1 with errno on failure.
 int herald_open_path_nofollow(const char *path);
 
+/// pidfd_open(2) of `pid` (Linux 5.3+): a descriptor that keeps naming that process; -1 when it fails.
+int herald_pidfd_open(int pid);
+
 /// 1 while the process behind a pidfd runs, 0 once it has exited, -1 on error.
 int herald_pidfd_alive(int pidfd);
 

@@ -54,6 +54,15 @@ package struct DaemonConfiguration: Sendable, Hashable {
     /// Another path the app protocol is served on, for programs built against Apple's libdns_sd, which look for
     /// mDNSResponder at `/var/run/mDNSResponder`; nil: only the app socket.
     package var mdnsResponderSocket: String?
+    // [dbus]
+    /// Whether Avahi's D-Bus API is served on the system bus (docs/dbus-api.md).
+    package var dbus = DBusSetting.auto
+
+    /// `[dbus] enabled`: serve Avahi's D-Bus API whenever a system bus is reachable (`auto`), insist on it (`yes`:
+    /// heraldd does not start without it), or never (`no`).
+    package enum DBusSetting: String, Sendable, Hashable {
+        case auto, yes, no
+    }
 
     package init() {}
 
@@ -162,6 +171,13 @@ package struct DaemonConfiguration: Sendable, Hashable {
             servicesDirectories = paths
         case ("paths", "nss-socket"): nssSocket = try socketPath()
         case ("paths", "mdnsresponder-socket"): mdnsResponderSocket = try socketPath()
+        case ("dbus", "enabled"):
+            switch entry.value.lowercased() {
+            case "auto": dbus = .auto
+            case "yes", "true", "on", "1": dbus = .yes
+            case "no", "false", "off", "0": dbus = .no
+            default: throw problem("must be auto, yes or no")
+            }
         default:
             throw ConfigurationFile.Problem(
                 line: entry.line,
@@ -215,6 +231,8 @@ package struct DaemonConfiguration: Sendable, Hashable {
             services-dir = \(servicesDirectories.joined(separator: ", "))
             nss-socket = \(nssSocket ?? "")
             mdnsresponder-socket = \(mdnsResponderSocket ?? "")
+            [dbus]
+            enabled = \(dbus.rawValue)
 
             """
     }
