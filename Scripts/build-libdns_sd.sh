@@ -14,7 +14,8 @@ mkdir -p "$out"
 sources=(Sources/libdns_sd/*.c)
 "$cc" -std=c11 -shared -fPIC -O2 -g -Wall -Wextra -Werror -fvisibility=hidden \
     -Wl,-soname,libdns_sd.so.1 -Wl,--version-script=Sources/libdns_sd/exports.map -Wl,-z,defs \
-    -o "$out/libdns_sd.so.1.tmp" "${sources[@]}"
-mv "$out/libdns_sd.so.1.tmp" "$out/libdns_sd.so.1"
+    -o "$out/libdns_sd.so.1.tmp.$$" "${sources[@]}"
+# A name of its own until it is complete: two builds at once (install tests side by side) never share a file.
+mv "$out/libdns_sd.so.1.tmp.$$" "$out/libdns_sd.so.1"
 ln -sf libdns_sd.so.1 "$out/libdns_sd.so"
 echo "$(cd "$out" && pwd)/libdns_sd.so.1"

@@ -366,7 +366,8 @@ final class AvahiDaemonHost: AvahiHostFacts {
         guard index > 0 else { return nil }
         var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
         guard if_indextoname(UInt32(index), &buffer) != nil else { return nil }
-        return String(cString: buffer)
+        let bytes = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     func interfaceIndex(ofName name: String) -> Int32? {
