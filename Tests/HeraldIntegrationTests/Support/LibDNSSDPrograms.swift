@@ -14,8 +14,11 @@ enum LibDNSSDPrograms {
         return url.path
     }()
 
-    /// Where this process keeps the library and the compiled programs.
-    static let workDirectory = "/tmp/herald-libdnssd-\(getpid())"
+    /// Where this process keeps the library and the compiled programs; removed when the test process exits.
+    static let workDirectory: String = {
+        atexit { try? FileManager.default.removeItem(atPath: "/tmp/herald-libdnssd-\(getpid())") }
+        return "/tmp/herald-libdnssd-\(getpid())"
+    }()
 
     /// The directory holding Herald's `libdns_sd.so.1`, built once per test process by Scripts/build-libdns_sd.sh.
     static func libraryDirectory() throws -> String {
