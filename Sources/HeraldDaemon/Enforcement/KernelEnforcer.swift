@@ -42,6 +42,9 @@ package final class KernelEnforcer {
     private var applied: String?
     private var updates = 0
     private var lastError: String?
+    /// The ingress program that holds back incoming multicast and broadcast, and the cgroups last read.
+    private var ingress: CgroupIngress?
+    private var cgroups: [String] = []
     /// Packets held back per app id: of the tables replaced since heraldd started, and of the table in force.
     private var blockedBefore: [String: Int] = [:]
     private var blockedNow: [String: Int] = [:]
@@ -64,6 +67,14 @@ package final class KernelEnforcer {
         self.logger = logger
         hierarchy = try CgroupHierarchy.current().get()
         try apply()
+        do {
+            ingress = try CgroupIngress(
+                mountPoint: hierarchy.mountPoint, operatorUIDs: input?.operatorUIDs ?? [0], logger: logger)
+        } catch {
+            try? NFTables.run(EnforcementRuleset.removal)
+            throw error
+        }
+        updateIngress()
         if monitor.fd >= 0 {
             try loop.register(monitor.fd, for: .readable) { [unowned self] _ in
                 if self.monitor.drainNotifications() { self.refresh() }
@@ -83,7 +94,7 @@ package final class KernelEnforcer {
         timer.schedule(at: MonotonicClock.milliseconds() + Self.cgroupScanInterval)
         self.timer = timer
         logger.notice(
-            "enforcement: \(settings.mode.rawValue), \(input?.apps.filter { !$0.granted }.count ?? 0) apps held back (cgroups below \(hierarchy.mountPoint))"
+            "enforcement: \(settings.mode.rawValue), \(input?.apps.filter { !$0.granted }.count ?? 0) apps held back (cgroups below \(hierarchy.mountPoint)); \(ingressDescription)"
         )
     }
 
@@ -106,10 +117,30 @@ package final class KernelEnforcer {
             if lastError != error.description { logger.error("enforcement: \(error); the previous rules stay") }
             lastError = error.description
         }
+        updateIngress()
+    }
+
+    /// Attaches the ingress program to the cgroups the rules in force imply, and only to them.
+    private func updateIngress() {
+        guard let ingress, let input else { return }
+        ingress.update(
+            targets: IngressTargets.targets(for: input, cgroups: cgroups), operatorUIDs: input.operatorUIDs)
+    }
+
+    /// What `herald status` and the log say of incoming multicast and broadcast.
+    private var ingressDescription: String {
+        guard let ingress else { return "incoming multicast and broadcast not held back" }
+        if let reason = ingress.unavailable { return "incoming multicast and broadcast NOT held back: \(reason)" }
+        return "incoming multicast and broadcast held back at \(ingress.attachedCount) cgroups"
     }
 
     /// What a clean stop leaves (docs/enforcement.md, "Stopping"): no table (fail-open), or every app held back.
     package func stop() {
+        // The links would go with the process anyway; closing them says so in the log first.
+        if let ingress, ingress.attachedCount > 0 {
+            ingress.detachAll()
+            logger.info("enforcement: the ingress program is detached from every cgroup")
+        }
         do {
             if settings.failClosed, let input {
                 try NFTables.run(EnforcementRuleset.replacing(with: input.closed))
@@ -164,7 +195,7 @@ package final class KernelEnforcer {
             appsHeldBack: apps.filter { !$0.granted && !$0.cgroups.isEmpty }.count,
             appsGranted: apps.filter { $0.granted && !$0.cgroups.isEmpty }.count,
             cgroups: Set(apps.flatMap(\.cgroups) + (input?.exemptCgroups ?? [])).count, updates: updates,
-            lastError: lastError)
+            lastError: lastError, ingress: ingressDescription)
     }
 
     /// Replaces the rules when what they are made from changed. A cgroup that went away between reading the tree
@@ -194,7 +225,8 @@ package final class KernelEnforcer {
     private func currentInput() -> EnforcementInput {
         var byApp: [AppID: [String]] = [:]
         var exempt: [String] = []
-        for path in hierarchy.cgroups() {
+        cgroups = hierarchy.cgroups()
+        for path in cgroups {
             guard let unit = CgroupHierarchy.unit(ofCgroup: path), EnforcementRuleset.isNameable(cgroup: path) else {
                 continue
             }
