@@ -7,7 +7,7 @@ import Testing
 
 /// Incoming multicast and broadcast (docs/enforcement.md, "Incoming multicast and broadcast"): the app's own
 /// python-zeroconf browser and an SSDP client, on the namespaced LAN of ``EnforcementLab``, overhear nothing of the
-/// peer until the app is granted with the multicast entitlement.
+/// peer until the app is granted with the multicast entitlement; and `enforcement = off` after a crash.
 extension KernelEnforcementTests {
     @Test("The app's own python-zeroconf finds nothing of the peer until granted, then finds it without a restart")
     func ownZeroconf() throws {
@@ -83,6 +83,52 @@ extension KernelEnforcementTests {
         let denied = client.stdout.count
         #expect(try Self.steady(client, blocked, after: denied), "denied: \(client.output.suffix(800))")
         #expect(try lab.ingressPrograms() == 1, "denied: the program is attached again")
+    }
+
+    @Test("enforcement = off after a crash: the table a killed heraldd left goes, with one line in the log")
+    func offAfterCrash() throws {
+        let lab = try EnforcementLab(enforcement: "registered")
+        defer { lab.shutdown() }
+        try lab.register(multicast: false)
+        let daemon = try lab.startDaemon()
+        #expect(try lab.table() != nil)
+        #expect(try lab.ingressPrograms() == 1)
+        daemon.process.send(SIGKILL)
+        _ = daemon.process.waitForExit(timeout: 5)
+        #expect(try lab.table() != nil, "the kernel keeps a killed heraldd's table")
+
+        try lab.configure(enforcement: "off")
+        let off = try lab.startDaemon()
+        let line = "enforcement: off: removed the table inet herald an earlier heraldd left"
+        #expect(off.logShows(line), "\(off.log)")
+        #expect(try lab.table() == nil, "the table is gone")
+        #expect(try lab.ingressPrograms() == 0, "no ingress program is left")
+        let agent = try lab.startAgent()
+        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok") != nil, "off: every path is open")
+        // Said once; a second start finds nothing to remove and says nothing.
+        #expect(off.stop() == 0)
+        let again = try lab.startDaemon()
+        _ = try again.control(["status"])
+        #expect(!again.log.contains("removed the table"), "\(again.log)")
+        #expect(off.log.components(separatedBy: line).count == 2, "one line: \(off.log)")
+        #expect(again.stop() == 0)
+
+        // heraldd as its own user: killed with a table loaded, then started with 'off' and without CAP_NET_ADMIN
+        // (the drop-in removed with the switch), it cannot remove the table and says how to.
+        try lab.configure(enforcement: "registered")
+        let user = try TestUser.ensure(TestUser.daemonName)
+        let confined = try lab.startConfinedDaemon(user: user, capabilities: ["net_admin", "bpf"])
+        confined.process.send(SIGKILL)
+        _ = confined.process.waitForExit(timeout: 5)
+        #expect(try lab.table() != nil)
+        try lab.configure(enforcement: "off")
+        let bare = try lab.startConfinedDaemon(user: user, capabilities: [])
+        #expect(bare.logShows("remove it with 'nft delete table inet herald'"), "\(bare.log)")
+        #expect(try lab.table() != nil, "without CAP_NET_ADMIN the table stays")
+        #expect(bare.stop() == 0)
+        let able = try lab.startConfinedDaemon(user: user, capabilities: ["net_admin"])
+        #expect(able.logShows(line), "with CAP_NET_ADMIN back, it goes: \(able.log)")
+        #expect(try lab.table() == nil)
     }
 
     /// Waits for a round after `offset` that shows `expected`, then checks that the next three show it too.
@@ -258,6 +304,13 @@ extension KernelEnforcementTests {
 }
 
 extension EnforcementLab {
+    /// Rewrites the configuration with another enforcement mode, for the next start.
+    func configure(enforcement mode: String) throws {
+        try "[permissions]\nenforcement = \(mode)\nfail-closed = no\n"
+            .write(toFile: area.directory + "/heraldd.conf", atomically: true, encoding: .utf8)
+        enforcementMode = mode
+    }
+
     /// Runs `script` with the system's python3 as the app user, in the app's cgroup.
     func startInAppCgroup(script: String, named name: String, arguments: [String]) throws -> RunningProcess {
         let path = area.directory + "/" + name

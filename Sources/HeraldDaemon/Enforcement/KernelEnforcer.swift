@@ -1,6 +1,7 @@
 import HeraldBroker
 import HeraldControl
 import HeraldEngine
+import HeraldFiles
 import Logging
 
 #if canImport(Glibc)
@@ -18,12 +19,18 @@ package final class KernelEnforcer {
         package var exemptUnits: [String]
         /// The operator group, whose members' sockets are never held back (as root's are not).
         package var operatorGroupID: UInt32?
+        /// A file that exists while the kernel holds a table of heraldd's (see ``removeLeftovers(marker:logger:)``).
+        package var marker: String?
 
-        package init(mode: EnforcementMode, failClosed: Bool, exemptUnits: [String], operatorGroupID: UInt32?) {
+        package init(
+            mode: EnforcementMode, failClosed: Bool, exemptUnits: [String], operatorGroupID: UInt32?,
+            marker: String? = nil
+        ) {
             self.mode = mode
             self.failClosed = failClosed
             self.exemptUnits = exemptUnits
             self.operatorGroupID = operatorGroupID
+            self.marker = marker
         }
     }
 
@@ -75,6 +82,7 @@ package final class KernelEnforcer {
             throw error
         }
         updateIngress()
+        if let marker = settings.marker { close(open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)) }
         if monitor.fd >= 0 {
             try loop.register(monitor.fd, for: .readable) { [unowned self] _ in
                 if self.monitor.drainNotifications() { self.refresh() }
@@ -147,11 +155,52 @@ package final class KernelEnforcer {
                 logger.notice("enforcement: stopped fail-closed: every registered app is held back until heraldd runs")
             } else {
                 try NFTables.run(EnforcementRuleset.removal)
+                if let marker = settings.marker { unlink(marker) }
                 logger.info("enforcement: stopped fail-open: the table inet herald is removed")
             }
         } catch {
             logger.error("enforcement: cannot change the rules when stopping: \(error)")
         }
+    }
+
+    /// With `enforcement = off`, at start: removes the table an earlier heraldd left in the kernel (after a crash,
+    /// or a fail-closed stop, before the switch to `off`), with one line in the log. It looks when `marker` says an
+    /// earlier heraldd loaded rules, or when heraldd has CAP_NET_ADMIN; otherwise libnftables is not even loaded.
+    /// Its ingress program needs nothing: BPF links go with the process that held them.
+    package static func removeLeftovers(marker: String, logger: Logger) {
+        let marked = access(marker, F_OK) == 0
+        guard marked || hasNetAdmin() else { return }
+        let family = "\(EnforcementRuleset.family) \(EnforcementRuleset.table)"
+        do {
+            try NFTables.run("list table \(family)")
+        } catch .refused {
+            // No such table: nothing was left.
+            unlink(marker)
+            return
+        } catch {
+            let text =
+                "enforcement: off, but an earlier heraldd may have left the table \(family), and heraldd cannot "
+                + "look: \(error); remove it with 'nft delete table \(family)'"
+            logger.error("\(text)")
+            return
+        }
+        do {
+            try NFTables.run(EnforcementRuleset.removal)
+            unlink(marker)
+            logger.notice("enforcement: off: removed the table \(family) an earlier heraldd left")
+        } catch {
+            logger.error("enforcement: off, but the table \(family) an earlier heraldd left stays: \(error)")
+        }
+    }
+
+    /// True when this process has CAP_NET_ADMIN in its effective set (bit 12 of `CapEff` in /proc/self/status).
+    private static func hasNetAdmin() -> Bool {
+        guard let status = FileContents.text("/proc/self/status", limit: 65_536),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
+            let mask = UInt64(
+                line.dropFirst("CapEff:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
+        else { return false }
+        return mask & (1 << 12) != 0
     }
 
     /// The packets the rules held back of the app `id` since heraldd started.
