@@ -1,7 +1,6 @@
 import HeraldBroker
 import HeraldControl
 import HeraldEngine
-import HeraldFiles
 import Logging
 
 #if canImport(Glibc)
@@ -164,12 +163,11 @@ package final class KernelEnforcer {
     }
 
     /// With `enforcement = off`, at start: removes the table an earlier heraldd left in the kernel (after a crash,
-    /// or a fail-closed stop, before the switch to `off`), with one line in the log. It looks when `marker` says an
-    /// earlier heraldd loaded rules, or when heraldd has CAP_NET_ADMIN; otherwise libnftables is not even loaded.
+    /// or a fail-closed stop, before the switch to `off`), with one line in the log. It looks only when `marker`
+    /// says an earlier heraldd loaded rules, so that a daemon that never enforced does not even load libnftables.
     /// Its ingress program needs nothing: BPF links go with the process that held them.
     package static func removeLeftovers(marker: String, logger: Logger) {
-        let marked = access(marker, F_OK) == 0
-        guard marked || hasNetAdmin() else { return }
+        guard access(marker, F_OK) == 0 else { return }
         let family = "\(EnforcementRuleset.family) \(EnforcementRuleset.table)"
         do {
             try NFTables.run("list table \(family)")
@@ -191,16 +189,6 @@ package final class KernelEnforcer {
         } catch {
             logger.error("enforcement: off, but the table \(family) an earlier heraldd left stays: \(error)")
         }
-    }
-
-    /// True when this process has CAP_NET_ADMIN in its effective set (bit 12 of `CapEff` in /proc/self/status).
-    private static func hasNetAdmin() -> Bool {
-        guard let status = FileContents.text("/proc/self/status", limit: 65_536),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("CapEff:") }),
-            let mask = UInt64(
-                line.dropFirst("CapEff:".count).trimmingPrefix(while: { $0 == " " || $0 == "\t" }), radix: 16)
-        else { return false }
-        return mask & (1 << 12) != 0
     }
 
     /// The packets the rules held back of the app `id` since heraldd started.
