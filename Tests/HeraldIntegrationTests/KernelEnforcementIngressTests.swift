@@ -21,6 +21,8 @@ extension KernelEnforcementTests {
                 lab.peerAddress,
             ])
         try peer.waitForOutput(containing: "registered", timeout: 15)
+        // heraldd has read the manifest and attached the program before the browser starts.
+        #expect(try lab.ingressPrograms(becoming: 1) == 1, "\(daemon.log)")
         let browser = try lab.startInAppCgroup(
             script: Self.zeroconfBrowser, named: "browse.py", arguments: [lab.hostAddress])
         try browser.waitForOutput(containing: "browsing", timeout: 15)
@@ -40,7 +42,7 @@ extension KernelEnforcementTests {
             found.held, "granted with the entitlement, the same browser finds the peer: \(browser.output.suffix(800))")
         let after = try daemon.control(["status"])
         #expect(after.stdout.contains("incoming multicast and broadcast held back at 0 cgroups"), "\(after)")
-        #expect(try lab.ingressPrograms() == 0, "a granted app with the entitlement has no ingress program")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "a granted app with the entitlement has no ingress program")
     }
 
     @Test("SSDP: an app granted for Bonjour types only neither sends M-SEARCH nor overhears NOTIFY, IPv4 and IPv6")
@@ -82,7 +84,7 @@ extension KernelEnforcementTests {
         try daemon.control(["deny", EnforcementLab.appID]).expectSuccess()
         let denied = client.stdout.count
         #expect(try Self.steady(client, blocked, after: denied), "denied: \(client.output.suffix(800))")
-        #expect(try lab.ingressPrograms() == 1, "denied: the program is attached again")
+        #expect(try lab.ingressPrograms(becoming: 1) == 1, "denied: the program is attached again")
     }
 
     @Test("enforcement = off after a crash: the table a killed heraldd left goes, with one line in the log")
@@ -92,7 +94,8 @@ extension KernelEnforcementTests {
         try lab.register(multicast: false)
         let daemon = try lab.startDaemon()
         #expect(try lab.table() != nil)
-        #expect(try lab.ingressPrograms() == 1)
+        let attached = try lab.ingressPrograms(becoming: 1)
+        #expect(attached == 1, "\(daemon.log)")
         daemon.process.send(SIGKILL)
         _ = daemon.process.waitForExit(timeout: 5)
         #expect(try lab.table() != nil, "the kernel keeps a killed heraldd's table")
@@ -102,7 +105,7 @@ extension KernelEnforcementTests {
         let line = "enforcement: off: removed the table inet herald an earlier heraldd left"
         #expect(off.logShows(line), "\(off.log)")
         #expect(try lab.table() == nil, "the table is gone")
-        #expect(try lab.ingressPrograms() == 0, "no ingress program is left")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "no ingress program is left")
         let agent = try lab.startAgent()
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok") != nil, "off: every path is open")
         // Said once; a second start finds nothing to remove and says nothing.
@@ -334,6 +337,17 @@ extension EnforcementLab {
         ])
     }
 
+    /// How many ingress programs are attached to the app's cgroup itself, once that is `expected` or after 3 s
+    /// (heraldd reads the apps' manifests, and a killed one's links are released, a moment later).
+    func ingressPrograms(becoming expected: Int) throws -> Int {
+        var count = try ingressPrograms()
+        waitUntil(timeout: 3) {
+            count = (try? ingressPrograms()) ?? count
+            return count == expected
+        }
+        return count
+    }
+
     /// How many ingress programs are attached to the app's cgroup itself (BPF_PROG_QUERY, through python's ctypes).
     func ingressPrograms() throws -> Int {
         let script = """
@@ -347,12 +361,15 @@ extension EnforcementLab {
             struct.pack_into("=IIIIQI", attr, 0, fd, 0, 0, 0, ctypes.addressof(ids), 64)
             if libc.syscall(number, 16, attr, 128) != 0:  # BPF_PROG_QUERY
                 sys.exit("BPF_PROG_QUERY: " + os.strerror(ctypes.get_errno()))
-            print(struct.unpack_from("=I", attr, 24)[0])
+            count = struct.unpack_from("=I", attr, 24)[0]
+            print(count, " ".join(str(ids[i]) for i in range(min(count, 64))))
             """
         let result = try host.run(["/usr/bin/python3", "-c", script, cgroup])
-        guard result.succeeded, let count = Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        let fields = result.stdout.split(whereSeparator: \.isWhitespace)
+        guard result.succeeded, let count = fields.first.flatMap({ Int($0) }) else {
             throw HarnessError.setup("cannot query the cgroup's programs: \(result)")
         }
+        print("enforcement: ingress programs of \(cgroup): \(fields.dropFirst().joined(separator: " "))")
         return count
     }
 }

@@ -122,6 +122,25 @@ struct KernelEnforcementTests {
         #expect(
             try lab.waitForRound(of: stranger, blocked, after: strangerAfter) != nil,
             "a program that is no app stays held back")
+
+        // Receiving: the ingress program sits above the app's cgroup; once the app has the entitlement, it moves
+        // below the app's parent, to the app's siblings, and the app hears the peer's NOTIFYs.
+        _ = try lab.peer.spawn([
+            "/usr/bin/python3", "-u", try lab.peer.writeFile(named: "ssdp.py", Self.ssdpResponder), lab.peerAddress,
+            lab.peer.interface,
+        ])
+        let client = try lab.startInAppCgroup(
+            script: Self.ssdpClient, named: "ssdp-client.py", arguments: [lab.hostAddress, lab.host.interface])
+        #expect(try Self.steady(client, "msearch=EPERM notify4=0 notify6=0", after: 0), "\(client.output.suffix(600))")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "in 'all', the program is attached above the app's cgroup")
+        try lab.register(multicast: true)
+        let entitled = client.stdout.count
+        let open = waitUntil(timeout: 6) {
+            Self.rounds(of: client, after: entitled).contains {
+                $0["msearch"] == "ok" && $0["notify4"] != "0" && $0["notify6"] != "0"
+            }
+        }
+        #expect(open.held, "with the entitlement, in 'all': \(client.output.suffix(600))")
     }
 
     @Test(
@@ -157,7 +176,7 @@ struct KernelEnforcementTests {
         let beforeGrant = agent.stdout.count
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok", after: beforeGrant) != nil, "\(daemon.log)")
-        #expect(try lab.ingressPrograms() == 1, "the confined heraldd attached its ingress program")
+        #expect(try lab.ingressPrograms(becoming: 1) == 1, "the confined heraldd attached its ingress program")
         #expect(daemon.stop() == 0)
         #expect(try lab.table() == nil, "a clean stop removes the table")
     }
@@ -191,12 +210,12 @@ struct KernelEnforcementTests {
         let implied = try #require(try lab.table(), "the table exists while heraldd runs")
         #expect(implied.contains("org.example.kernelgate granted"), "\(implied)")
         // Granted without the multicast entitlement: its cgroup still has the ingress program.
-        #expect(try lab.ingressPrograms() == 1)
+        #expect(try lab.ingressPrograms(becoming: 1) == 1)
 
         // Clean stop (fail-open): no table, and the app reaches the LAN as without Herald.
         #expect(daemon.stop() == 0, "\(daemon.log)")
         #expect(try lab.table() == nil, "a clean stop leaves no table")
-        #expect(try lab.ingressPrograms() == 0, "a clean stop detaches the ingress program")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "a clean stop detaches the ingress program")
         let stopped = agent.stdout.count
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok", after: stopped) != nil)
 
@@ -207,12 +226,12 @@ struct KernelEnforcementTests {
         daemon.process.send(SIGKILL)
         _ = daemon.process.waitForExit(timeout: 5)
         #expect(try lab.table() == implied, "the kernel keeps the rules of a killed heraldd")
-        #expect(try lab.ingressPrograms() == 0, "the ingress program goes with a killed heraldd's links")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "the ingress program goes with a killed heraldd's links")
         try lab.host.check(["nft", "add", "rule", "inet", "herald", "lan_out", "drop", "comment", "\"stale\""])
         #expect(try lab.table()?.contains("stale") == true)
         daemon = try lab.startDaemon()
         #expect(try lab.table() == implied, "a restart rebuilds exactly the rules of the store")
-        #expect(try lab.ingressPrograms() == 1, "a restart attaches the ingress program once")
+        #expect(try lab.ingressPrograms(becoming: 1) == 1, "a restart attaches the ingress program once")
         let beforeDeny = agent.stdout.count
         try daemon.control(["deny", EnforcementLab.appID]).expectSuccess()
         #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM", after: beforeDeny) != nil)
