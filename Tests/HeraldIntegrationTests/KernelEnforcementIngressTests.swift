@@ -33,6 +33,11 @@ extension KernelEnforcementTests {
         // The peer announces every second: six of them pass by the app's own browser.
         Thread.sleep(forTimeInterval: 6)
         #expect(!browser.stdout.contains("Peer Gate"), "not granted, the app overheard: \(browser.stdout)")
+        // heraldd, in a cgroup of its own, keeps hearing the LAN: root browsing through it finds the peer.
+        let through = try daemon.spawnHerald(["browse", "_kernelgate._tcp"])
+        defer { through.terminate(grace: 1) }
+        let listed = waitUntil(timeout: 5) { through.stdout.contains("Peer Gate") }
+        #expect(listed.held, "heraldd finds the peer: \(through.output.suffix(400))")
         let status = try daemon.control(["status"])
         #expect(status.stdout.contains("incoming multicast and broadcast held back at 1 cgroups"), "\(status)")
 
@@ -85,6 +90,14 @@ extension KernelEnforcementTests {
         let denied = client.stdout.count
         #expect(try Self.steady(client, blocked, after: denied), "denied: \(client.output.suffix(800))")
         #expect(try lab.ingressPrograms(becoming: 1) == 1, "denied: the program is attached again")
+
+        // Granted again, then reset (not determined): detached, then attached again.
+        try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "granted with the entitlement: detached")
+        try daemon.control(["reset", EnforcementLab.appID]).expectSuccess()
+        let reset = client.stdout.count
+        #expect(try lab.ingressPrograms(becoming: 1) == 1, "reset: attached again")
+        #expect(try Self.steady(client, blocked, after: reset), "reset: \(client.output.suffix(800))")
     }
 
     @Test("enforcement = off after a crash: the table a killed heraldd left goes, with one line in the log")
