@@ -75,9 +75,11 @@ installed() {
 # Debian 12 tree (Scripts/build-deb.sh, DebianPackageTests).
 # nftables and libnftables1: the nft tool the kernel enforcement tests read the rules with, and the library heraldd
 # loads to write them (docs/enforcement.md); nothing is started and no rules are loaded by installing them.
+# python3-zeroconf: python-zeroconf for the system's python3, which the enforcement tests run as an unprivileged
+# app user (the pip copy below belongs to the python3 first on PATH, which may be root's own).
 # tshark is optional and deliberately not installed.
 missing=""
-for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb cups-daemon snapserver dpkg-dev debhelper lintian debootstrap nftables libnftables1; do
+for pkg in iproute2 util-linux avahi-daemon avahi-utils dbus dnsutils libnss-mdns libavahi-compat-libdnssd-dev libavahi-compat-libdnssd1 sqlite3 systemd barrier xvfb cups-daemon snapserver dpkg-dev debhelper lintian debootstrap nftables libnftables1 python3-zeroconf; do
     installed "$pkg" || missing="$missing $pkg"
 done
 

@@ -3,7 +3,8 @@
 #   1. systemd-analyze verify on heraldd.service and both socket units;
 #   2. systemd-sysusers and systemd-tmpfiles applied to a scratch root;
 #   3. systemd-analyze security --offline=yes, failing above an exposure of 2.0;
-#   4. the same with the kernel enforcement drop-in (heraldd-enforcement.conf) installed, also at most 2.0;
+#   4. the same with the kernel enforcement drop-in (heraldd-enforcement.conf) installed, also at most 2.0, and that
+#      the drop-in gives CAP_BPF and allows bpf(2);
 #   5. that the unit's system-call filter allows userfaultfd(2).
 #
 # `verify` insists that ExecStart= names an existing executable. The shipped unit names the
@@ -96,7 +97,7 @@ else
     echo "ok: exposure $exposure (at most $max_exposure)"
 fi
 
-echo "== systemd-analyze security with the enforcement drop-in (CAP_NET_ADMIN)"
+echo "== systemd-analyze security with the enforcement drop-in (CAP_NET_ADMIN, CAP_BPF, bpf(2))"
 dropin_root="$scratch/dropin-root"
 mkdir -p "$dropin_root/etc/systemd/system/heraldd.service.d"
 cp "$here/heraldd.service" "$dropin_root/etc/systemd/system/"
@@ -108,6 +109,9 @@ if [ $dropin_status -ne 0 ] || [ -z "$dropin_exposure" ]; then
     printf '%s\n' "$dropin_output" | tail -5; echo "FAIL: systemd-analyze security with the drop-in"; failed=1
 elif ! printf '%s\n' "$dropin_output" | grep -q '✗ CapabilityBoundingSet=~CAP_NET_ADMIN'; then
     echo "FAIL: the drop-in was not applied (CAP_NET_ADMIN not seen)"; failed=1
+elif ! printf '%s\n' "$dropin_output" | grep -q '✗ CapabilityBoundingSet=~CAP_BPF' ||
+     ! printf '%s\n' "$dropin_output" | grep -q 'bpf is allowed'; then
+    echo "FAIL: the drop-in does not give CAP_BPF and the bpf(2) system call (the ingress program needs both)"; failed=1
 elif awk -v e="$dropin_exposure" -v m="$max_exposure" 'BEGIN { exit !(e > m) }'; then
     echo "FAIL: exposure with the drop-in $dropin_exposure is above $max_exposure"; failed=1
 else

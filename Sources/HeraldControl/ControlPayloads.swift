@@ -205,10 +205,12 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         public var updates: Int
         /// Why the last update failed, when it did (the rules before it stay in force).
         public var lastError: String?
+        /// Whether incoming multicast and broadcast are held back, at how many cgroups, or why not.
+        public var ingress: String?
 
         public init(
             mode: String, failClosed: Bool, appsHeldBack: Int, appsGranted: Int, cgroups: Int, updates: Int,
-            lastError: String?
+            lastError: String?, ingress: String? = nil
         ) {
             self.mode = mode
             self.failClosed = failClosed
@@ -217,6 +219,7 @@ public struct ControlStatus: Codable, Hashable, Sendable {
             self.cgroups = cgroups
             self.updates = updates
             self.lastError = lastError
+            self.ingress = ingress
         }
     }
 

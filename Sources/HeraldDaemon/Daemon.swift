@@ -169,11 +169,14 @@ package final class Daemon {
                 enforcement.enforcer = try KernelEnforcer(
                     settings: KernelEnforcer.Settings(
                         mode: mode, failClosed: configuration.enforcementFailClosed,
-                        exemptUnits: configuration.enforcementExemptUnits, operatorGroupID: operators.groupID),
+                        exemptUnits: configuration.enforcementExemptUnits, operatorGroupID: operators.groupID,
+                        marker: configuration.stateDirectory + "/enforcement-table"),
                     snapshot: broker.snapshot, loop: loop, logger: logger)
             } catch {
                 throw DaemonStartError("enforcement = \(mode.rawValue) cannot be enforced: \(error)")
             }
+        } else {
+            KernelEnforcer.removeLeftovers(marker: configuration.stateDirectory + "/enforcement-table", logger: logger)
         }
         broker.onAccessChanged = { [unowned self] in
             self.appSocket.accessChanged()

@@ -23,7 +23,8 @@ struct KernelEnforcementTests {
         // Not granted (not determined): every LAN path fails at once; the routed outside address still works.
         let held = try lab.waitForRound(
             of: agent,
-            "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED mdns=EPERM")
+            "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED mdns=EPERM "
+                + "udp6=EPERM ll6=EPERM mdns6=EPERM")
         #expect(held != nil, "not granted: \(agent.output.suffix(1500))")
         #expect(try lab.incoming() == "ECONNREFUSED", "an incoming connection from the peer is refused")
         let status = try daemon.control(["status"])
@@ -57,7 +58,9 @@ struct KernelEnforcementTests {
         // still need the entitlement.
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
         let granted = try lab.waitForRound(
-            of: agent, "tcp=ok udp=ok mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ok mdns=EPERM", timeout: 3)
+            of: agent,
+            "tcp=ok udp=ok mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ok mdns=EPERM udp6=ok ll6=ok mdns6=EPERM",
+            timeout: 3)
         #expect(granted != nil, "granted: \(agent.stdout.suffix(600))")
         #expect(try lab.incoming() == "ok", "the peer connects to the granted app")
         let open = agent.stdout.count
@@ -67,7 +70,8 @@ struct KernelEnforcementTests {
         // The manifest gains the multicast entitlement: the decision stays, multicast and broadcast open.
         try lab.register(multicast: true)
         let entitled = try lab.waitForRound(
-            of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok mdns=sent", timeout: 3)
+            of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok mdns=sent udp6=ok ll6=ok mdns6=sent",
+            timeout: 3)
         #expect(entitled != nil, "granted with the entitlement: \(agent.stdout.suffix(600))")
 
         // Denied: the established connection breaks within a second, and every LAN path fails again.
@@ -81,6 +85,8 @@ struct KernelEnforcementTests {
             of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok outside=ok tcp6=ECONNREFUSED",
             after: beforeDeny)
         #expect(cut != nil, "denied: \(agent.stdout.suffix(600))")
+        let cut6 = try lab.waitForRound(of: agent, "udp6=EPERM ll6=EPERM mdns6=EPERM", after: beforeDeny)
+        #expect(cut6 != nil, "denied, IPv6: \(agent.stdout.suffix(600))")
         #expect(try lab.incoming() == "ECONNREFUSED", "an incoming connection to the denied app is refused")
 
         // Reset: not determined is not granted.
@@ -116,9 +122,30 @@ struct KernelEnforcementTests {
         #expect(
             try lab.waitForRound(of: stranger, blocked, after: strangerAfter) != nil,
             "a program that is no app stays held back")
+
+        // Receiving: the ingress program sits above the app's cgroup; once the app has the entitlement, it moves
+        // below the app's parent, to the app's siblings, and the app hears the peer's NOTIFYs.
+        _ = try lab.peer.spawn([
+            "/usr/bin/python3", "-u", try lab.peer.writeFile(named: "ssdp.py", Self.ssdpResponder), lab.peerAddress,
+            lab.peer.interface,
+        ])
+        let client = try lab.startInAppCgroup(
+            script: Self.ssdpClient, named: "ssdp-client.py", arguments: [lab.hostAddress, lab.host.interface])
+        #expect(try Self.steady(client, "msearch=EPERM notify4=0 notify6=0", after: 0), "\(client.output.suffix(600))")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "in 'all', the program is attached above the app's cgroup")
+        try lab.register(multicast: true)
+        let entitled = client.stdout.count
+        let open = waitUntil(timeout: 6) {
+            Self.rounds(of: client, after: entitled).contains {
+                $0["msearch"] == "ok" && $0["notify4"] != "0" && $0["notify6"] != "0"
+            }
+        }
+        #expect(open.held, "with the entitlement, in 'all': \(client.output.suffix(600))")
     }
 
-    @Test("Least privilege: heraldd as its own user enforces with CAP_NET_ADMIN, and without it refuses to start")
+    @Test(
+        "Least privilege: heraldd as its own user enforces with CAP_NET_ADMIN and CAP_BPF, and without either refuses to start"
+    )
     func leastPrivilege() throws {
         let lab = try EnforcementLab(enforcement: "registered")
         defer { lab.shutdown() }
@@ -133,12 +160,23 @@ struct KernelEnforcementTests {
             #expect(message.contains("CAP_NET_ADMIN") && message.contains("heraldd-enforcement.conf"), "\(message)")
         }
         #expect(try lab.table() == nil, "nothing was loaded")
-        let daemon = try lab.startConfinedDaemon(user: user, capabilities: ["net_admin"])
+        // CAP_NET_ADMIN alone loads the table but not the ingress program: heraldd stops, and removes the table.
+        do {
+            let daemon = try lab.startConfinedDaemon(user: user, capabilities: ["net_admin"])
+            daemon.stop()
+            Issue.record("heraldd started with enforcement on and no CAP_BPF:\n\(daemon.log)")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains("CAP_BPF") && message.contains("heraldd-enforcement.conf"), "\(message)")
+        }
+        #expect(try lab.table() == nil, "no table is left when the ingress program cannot be loaded")
+        let daemon = try lab.startConfinedDaemon(user: user, capabilities: ["net_admin", "bpf"])
         let agent = try lab.startAgent()
         #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM") != nil, "\(daemon.log)")
         let beforeGrant = agent.stdout.count
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok", after: beforeGrant) != nil, "\(daemon.log)")
+        #expect(try lab.ingressPrograms(becoming: 1) == 1, "the confined heraldd attached its ingress program")
         #expect(daemon.stop() == 0)
         #expect(try lab.table() == nil, "a clean stop removes the table")
     }
@@ -151,7 +189,7 @@ struct KernelEnforcementTests {
         let daemon = try lab.startDaemon()
         let agent = try lab.startAgent()
         let open = try lab.waitForRound(
-            of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok mdns=sent")
+            of: agent, "tcp=ok udp=ok mcast=ok bcast=ok dns=ok outside=ok tcp6=ok mdns=sent udp6=ok ll6=ok mdns6=sent")
         #expect(open != nil, "off: \(agent.stdout.suffix(600))")
         #expect(try lab.table() == nil, "enforcement = off makes no table")
         #expect(try lab.incoming() == "ok")
@@ -171,10 +209,13 @@ struct KernelEnforcementTests {
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok") != nil)
         let implied = try #require(try lab.table(), "the table exists while heraldd runs")
         #expect(implied.contains("org.example.kernelgate granted"), "\(implied)")
+        // Granted without the multicast entitlement: its cgroup still has the ingress program.
+        #expect(try lab.ingressPrograms(becoming: 1) == 1)
 
         // Clean stop (fail-open): no table, and the app reaches the LAN as without Herald.
         #expect(daemon.stop() == 0, "\(daemon.log)")
         #expect(try lab.table() == nil, "a clean stop leaves no table")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "a clean stop detaches the ingress program")
         let stopped = agent.stdout.count
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok", after: stopped) != nil)
 
@@ -185,10 +226,12 @@ struct KernelEnforcementTests {
         daemon.process.send(SIGKILL)
         _ = daemon.process.waitForExit(timeout: 5)
         #expect(try lab.table() == implied, "the kernel keeps the rules of a killed heraldd")
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "the ingress program goes with a killed heraldd's links")
         try lab.host.check(["nft", "add", "rule", "inet", "herald", "lan_out", "drop", "comment", "\"stale\""])
         #expect(try lab.table()?.contains("stale") == true)
         daemon = try lab.startDaemon()
         #expect(try lab.table() == implied, "a restart rebuilds exactly the rules of the store")
+        #expect(try lab.ingressPrograms(becoming: 1) == 1, "a restart attaches the ingress program once")
         let beforeDeny = agent.stdout.count
         try daemon.control(["deny", EnforcementLab.appID]).expectSuccess()
         #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM", after: beforeDeny) != nil)
@@ -234,7 +277,8 @@ final class EnforcementLab: @unchecked Sendable {
     let unit: String
     let cgroup: String
     private let configuration: String
-    private let enforcement: String
+    /// The mode heraldd is configured with.
+    var enforcementMode: String
     private var createdSlice = false
 
     /// The manifest's selector: the unit's name, or with `pattern` a `*` pattern that matches it.
@@ -252,7 +296,7 @@ final class EnforcementLab: @unchecked Sendable {
         selector = pattern ? "herald-kt\(lan.id)-*.service" : unit
         cgroup = "/sys/fs/cgroup/system.slice/" + unit
         configuration = area.directory + "/heraldd.conf"
-        self.enforcement = enforcement
+        enforcementMode = enforcement
         try "[permissions]\nenforcement = \(enforcement)\nfail-closed = \(failClosed ? "yes" : "no")\n"
             .write(toFile: configuration, atomically: true, encoding: .utf8)
         do {
@@ -319,8 +363,8 @@ final class EnforcementLab: @unchecked Sendable {
 
     /// Waits until `daemon` has loaded its rules (its sockets accept before that, and it serves nobody until then).
     private func waitForRules(of daemon: HeraldDaemon) throws {
-        guard enforcement != "off" else { return }
-        guard daemon.logShows("enforcement: \(enforcement),") else {
+        guard enforcementMode != "off" else { return }
+        guard daemon.logShows("enforcement: \(enforcementMode),") else {
             throw HarnessError.setup("heraldd did not load its rules:\n\(daemon.log)")
         }
     }
@@ -363,10 +407,27 @@ final class EnforcementLab: @unchecked Sendable {
         let python = "/usr/bin/python3"
         let app = try AppUser.command([
             python, "-u", script, peerAddress, Self.outside, hostAddress, TestLAN.ipv6Prefix + "11",
+            try peerLinkLocal() + "%" + host.interface, host.interface,
         ])
         let command = "exec " + app.map { "'\($0)'" }.joined(separator: " ")
         let line = inAppCgroup ? "echo $$ > \(cgroup)/cgroup.procs && " + command : command
         return try host.spawn(["sh", "-c", line])
+    }
+
+    /// The peer's IPv6 link-local address, once the kernel has finished checking it is unique.
+    func peerLinkLocal() throws -> String {
+        var address: String?
+        waitUntil(timeout: 5) {
+            let shown = try? peer.run(["ip", "-6", "-o", "addr", "show", "dev", peer.interface, "scope", "link"])
+            address = shown.flatMap { result in
+                result.stdout.split(separator: "\n").first { !$0.contains("tentative") }
+                    .flatMap { line in line.split(separator: " ").first { $0.hasPrefix("fe80:") } }
+                    .map { String($0.split(separator: "/")[0]) }
+            }
+            return address != nil
+        }
+        guard let address else { throw HarnessError.setup("the peer has no IPv6 link-local address") }
+        return address
     }
 
     /// A TCP connection from the peer to the app's listening port: "ok" or the error's name.
@@ -418,7 +479,7 @@ final class EnforcementLab: @unchecked Sendable {
         return found
     }
 
-    /// The peer: echoes on TCP 7000 (LAN and outside address), UDP 7001 (unicast and broadcast) and UDP 53 (the
+    /// The peer: echoes on TCP 7000 (LAN and outside address), UDP 7001 (unicast and broadcast, IPv4 and IPv6) and UDP 53 (the
     /// LAN's DNS port), and answers datagrams to the SSDP group on 1900 by unicast.
     static let peerScript = """
         import socket, struct, threading
@@ -437,10 +498,11 @@ final class EnforcementLab: @unchecked Sendable {
                     c.sendall(d)
             except OSError: pass
             c.close()
-        def udp(port, group=None):
-            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        def udp(port, group=None, family=socket.AF_INET):
+            s = socket.socket(family, socket.SOCK_DGRAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            s.bind(("0.0.0.0", port))
+            if family == socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", port))
             if group:
                 s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP,
                              struct.pack("4s4s", socket.inet_aton(group), socket.inet_aton("0.0.0.0")))
@@ -450,6 +512,7 @@ final class EnforcementLab: @unchecked Sendable {
         threading.Thread(target=tcp, daemon=True).start()
         threading.Thread(target=tcp, args=(socket.AF_INET6, "::"), daemon=True).start()
         threading.Thread(target=udp, args=(7001,), daemon=True).start()
+        threading.Thread(target=udp, args=(7001, None, socket.AF_INET6), daemon=True).start()
         threading.Thread(target=udp, args=(53,), daemon=True).start()
         threading.Thread(target=udp, args=(1900, "\(ssdpGroup)"), daemon=True).start()
         print("listening", flush=True)
@@ -457,11 +520,12 @@ final class EnforcementLab: @unchecked Sendable {
         """
 
     /// The app: every 0.2 s a round of probes (TCP to the peer, UDP unicast, SSDP multicast, subnet broadcast, the
-    /// peer's DNS port, TCP to the outside address), each printed as ok or the error's name; meanwhile a
+    /// peer's DNS port, TCP to the outside address, TCP over IPv6, a query to the mDNS group, UDP to the peer's ULA
+    /// and link-local addresses, a query to the IPv6 mDNS group), each printed as ok or the error's name; meanwhile a
     /// long-lived TCP connection to the peer pings every 0.1 s and says whether it still works.
     static let agentScript = """
         import errno, socket, sys, threading, time
-        peer, outside, own, peer6 = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+        peer, outside, own, peer6, link6, ifname = sys.argv[1:7]
         def name(e):
             if isinstance(e, socket.timeout): return "timeout"
             if isinstance(e, OSError) and e.errno: return errno.errorcode.get(e.errno, str(e.errno))
@@ -479,6 +543,24 @@ final class EnforcementLab: @unchecked Sendable {
             try:
                 s.sendto(b"hi", (host, port)); d, _ = s.recvfrom(64)
                 return "ok" if d == b"hi" else "bad"
+            except Exception as e: return name(e)
+            finally: s.close()
+        def udp6(host, port):
+            s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); s.settimeout(0.5)
+            try:
+                s.sendto(b"hi", socket.getaddrinfo(host, port, socket.AF_INET6, socket.SOCK_DGRAM)[0][4])
+                d, _ = s.recvfrom(64)
+                return "ok" if d == b"hi" else "bad"
+            except Exception as e: return name(e)
+            finally: s.close()
+        def mdns6():
+            # The same query to the IPv6 mDNS group on the LAN's link.
+            s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_IF, socket.if_nametoindex(ifname))
+            query = bytes(4) + b"\\x00\\x01" + bytes(6)
+            query += b"\\x09_services\\x07_dns-sd\\x04_udp\\x05local\\x00\\x00\\x0c\\x00\\x01"
+            try:
+                s.sendto(query, ("ff02::fb", 5353, 0, socket.if_nametoindex(ifname))); return "sent"
             except Exception as e: return name(e)
             finally: s.close()
         def mdns():
@@ -515,9 +597,9 @@ final class EnforcementLab: @unchecked Sendable {
         bcast = peer.rsplit(".", 1)[0] + ".255"
         while True:
             n += 1
-            print("round %d tcp=%s udp=%s mcast=%s bcast=%s dns=%s outside=%s tcp6=%s mdns=%s" % (n, tcp(peer),
-                  udp(peer, 7001), udp("\(ssdpGroup)", 1900), udp(bcast, 7001), udp(peer, 53), tcp(outside),
-                  tcp(peer6), mdns()), flush=True)
+            print("round %d tcp=%s udp=%s mcast=%s bcast=%s dns=%s outside=%s tcp6=%s mdns=%s udp6=%s ll6=%s mdns6=%s"
+                  % (n, tcp(peer), udp(peer, 7001), udp("\(ssdpGroup)", 1900), udp(bcast, 7001), udp(peer, 53),
+                     tcp(outside), tcp(peer6), mdns(), udp6(peer6, 7001), udp6(link6, 7001), mdns6()), flush=True)
             time.sleep(0.2)
         """
 }

@@ -115,4 +115,30 @@ int herald_heap_trim(void);
 /// nft printed (cut to their sizes).
 int herald_nft_run(const char *commands, char *output, size_t output_size, char *error, size_t error_size);
 
+/// The name the kernel shows for Herald's cgroup ingress program (`bpftool prog`, BPF_OBJ_GET_INFO_BY_FD).
+#define HERALD_INGRESS_PROGRAM_NAME "herald_ingress"
+
+/// Loads the cgroup ingress program (BPF_PROG_TYPE_CGROUP_SKB for BPF_CGROUP_INET_INGRESS): it drops each
+/// multicast or broadcast packet delivered to a socket of the cgroups it is attached to, unless the socket is
+/// owned by one of `operator_uids` or lies in a network namespace other than the one whose SO_NETNS_COOKIE is
+/// `netns_cookie` (0: every namespace). Returns the program's descriptor, or -1 with errno; `log` receives the
+/// verifier's words. Needs CAP_BPF and CAP_NET_ADMIN.
+int herald_bpf_ingress_load(const unsigned int *operator_uids, size_t uid_count, unsigned long long netns_cookie,
+                            char *log, size_t log_size);
+
+/// Attaches `program_fd` to the ingress of the cgroup v2 directory at `cgroup_path` through a BPF link
+/// (BPF_LINK_CREATE, next to other programs there): the program stays attached while the returned descriptor
+/// is open, and is detached when it is closed, by close() or by the process's end. -1 with errno on failure.
+int herald_bpf_cgroup_link(int program_fd, const char *cgroup_path);
+
+/// The kernel's id of the program behind `program_fd`, or 0.
+unsigned int herald_bpf_program_id(int program_fd);
+
+/// The ids of the ingress programs attached to the cgroup at `cgroup_path` itself (BPF_PROG_QUERY): writes up to
+/// `capacity` of them to `ids` and returns how many there are, or -1 with errno.
+int herald_bpf_ingress_programs(const char *cgroup_path, unsigned int *ids, unsigned int capacity);
+
+/// The cookie of this process's network namespace (SO_NETNS_COOKIE, Linux 5.14+), or 0 when unknown.
+unsigned long long herald_netns_cookie(void);
+
 #endif

@@ -18,12 +18,18 @@ package final class KernelEnforcer {
         package var exemptUnits: [String]
         /// The operator group, whose members' sockets are never held back (as root's are not).
         package var operatorGroupID: UInt32?
+        /// A file that exists while the kernel holds a table of heraldd's (see ``removeLeftovers(marker:logger:)``).
+        package var marker: String?
 
-        package init(mode: EnforcementMode, failClosed: Bool, exemptUnits: [String], operatorGroupID: UInt32?) {
+        package init(
+            mode: EnforcementMode, failClosed: Bool, exemptUnits: [String], operatorGroupID: UInt32?,
+            marker: String? = nil
+        ) {
             self.mode = mode
             self.failClosed = failClosed
             self.exemptUnits = exemptUnits
             self.operatorGroupID = operatorGroupID
+            self.marker = marker
         }
     }
 
@@ -42,6 +48,9 @@ package final class KernelEnforcer {
     private var applied: String?
     private var updates = 0
     private var lastError: String?
+    /// The ingress program that holds back incoming multicast and broadcast, and the cgroups last read.
+    private var ingress: CgroupIngress?
+    private var cgroups: [String] = []
     /// Packets held back per app id: of the tables replaced since heraldd started, and of the table in force.
     private var blockedBefore: [String: Int] = [:]
     private var blockedNow: [String: Int] = [:]
@@ -64,6 +73,15 @@ package final class KernelEnforcer {
         self.logger = logger
         hierarchy = try CgroupHierarchy.current().get()
         try apply()
+        do {
+            ingress = try CgroupIngress(
+                mountPoint: hierarchy.mountPoint, operatorUIDs: input?.operatorUIDs ?? [0], logger: logger)
+        } catch {
+            try? NFTables.run(EnforcementRuleset.removal)
+            throw error
+        }
+        updateIngress()
+        if let marker = settings.marker { close(open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)) }
         if monitor.fd >= 0 {
             try loop.register(monitor.fd, for: .readable) { [unowned self] _ in
                 if self.monitor.drainNotifications() { self.refresh() }
@@ -83,7 +101,7 @@ package final class KernelEnforcer {
         timer.schedule(at: MonotonicClock.milliseconds() + Self.cgroupScanInterval)
         self.timer = timer
         logger.notice(
-            "enforcement: \(settings.mode.rawValue), \(input?.apps.filter { !$0.granted }.count ?? 0) apps held back (cgroups below \(hierarchy.mountPoint))"
+            "enforcement: \(settings.mode.rawValue), \(input?.apps.filter { !$0.granted }.count ?? 0) apps held back (cgroups below \(hierarchy.mountPoint)); \(ingressDescription)"
         )
     }
 
@@ -106,20 +124,70 @@ package final class KernelEnforcer {
             if lastError != error.description { logger.error("enforcement: \(error); the previous rules stay") }
             lastError = error.description
         }
+        updateIngress()
+    }
+
+    /// Attaches the ingress program to the cgroups the rules in force imply, and only to them.
+    private func updateIngress() {
+        guard let ingress, let input else { return }
+        ingress.update(
+            targets: IngressTargets.targets(for: input, cgroups: cgroups), operatorUIDs: input.operatorUIDs)
+    }
+
+    /// What `herald status` and the log say of incoming multicast and broadcast.
+    private var ingressDescription: String {
+        guard let ingress else { return "incoming multicast and broadcast not held back" }
+        if let reason = ingress.unavailable { return "incoming multicast and broadcast NOT held back: \(reason)" }
+        return "incoming multicast and broadcast held back at \(ingress.attachedCount) cgroups"
     }
 
     /// What a clean stop leaves (docs/enforcement.md, "Stopping"): no table (fail-open), or every app held back.
     package func stop() {
+        // The links would go with the process anyway; closing them says so in the log first.
+        if let ingress, ingress.attachedCount > 0 {
+            ingress.detachAll()
+            logger.info("enforcement: the ingress program is detached from every cgroup")
+        }
         do {
             if settings.failClosed, let input {
                 try NFTables.run(EnforcementRuleset.replacing(with: input.closed))
                 logger.notice("enforcement: stopped fail-closed: every registered app is held back until heraldd runs")
             } else {
                 try NFTables.run(EnforcementRuleset.removal)
+                if let marker = settings.marker { unlink(marker) }
                 logger.info("enforcement: stopped fail-open: the table inet herald is removed")
             }
         } catch {
             logger.error("enforcement: cannot change the rules when stopping: \(error)")
+        }
+    }
+
+    /// With `enforcement = off`, at start: removes the table an earlier heraldd left in the kernel (after a crash,
+    /// or a fail-closed stop, before the switch to `off`), with one line in the log. It looks only when `marker`
+    /// says an earlier heraldd loaded rules, so that a daemon that never enforced does not even load libnftables.
+    /// Its ingress program needs nothing: BPF links go with the process that held them.
+    package static func removeLeftovers(marker: String, logger: Logger) {
+        guard access(marker, F_OK) == 0 else { return }
+        let family = "\(EnforcementRuleset.family) \(EnforcementRuleset.table)"
+        do {
+            try NFTables.run("list table \(family)")
+        } catch .refused {
+            // No such table: nothing was left.
+            unlink(marker)
+            return
+        } catch {
+            let text =
+                "enforcement: off, but an earlier heraldd may have left the table \(family), and heraldd cannot "
+                + "look: \(error); remove it with 'nft delete table \(family)'"
+            logger.error("\(text)")
+            return
+        }
+        do {
+            try NFTables.run(EnforcementRuleset.removal)
+            unlink(marker)
+            logger.notice("enforcement: off: removed the table \(family) an earlier heraldd left")
+        } catch {
+            logger.error("enforcement: off, but the table \(family) an earlier heraldd left stays: \(error)")
         }
     }
 
@@ -164,7 +232,7 @@ package final class KernelEnforcer {
             appsHeldBack: apps.filter { !$0.granted && !$0.cgroups.isEmpty }.count,
             appsGranted: apps.filter { $0.granted && !$0.cgroups.isEmpty }.count,
             cgroups: Set(apps.flatMap(\.cgroups) + (input?.exemptCgroups ?? [])).count, updates: updates,
-            lastError: lastError)
+            lastError: lastError, ingress: ingressDescription)
     }
 
     /// Replaces the rules when what they are made from changed. A cgroup that went away between reading the tree
@@ -194,7 +262,8 @@ package final class KernelEnforcer {
     private func currentInput() -> EnforcementInput {
         var byApp: [AppID: [String]] = [:]
         var exempt: [String] = []
-        for path in hierarchy.cgroups() {
+        cgroups = hierarchy.cgroups()
+        for path in cgroups {
             guard let unit = CgroupHierarchy.unit(ofCgroup: path), EnforcementRuleset.isNameable(cgroup: path) else {
                 continue
             }

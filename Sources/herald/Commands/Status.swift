@@ -59,6 +59,7 @@ struct Status: HeraldCommand {
             "enforcement: \(enforcement.mode) (\(enforcement.failClosed ? "fail-closed" : "fail-open")), "
             + "\(enforcement.appsHeldBack) apps held back, \(enforcement.appsGranted) granted, "
             + "\(enforcement.cgroups) cgroups, \(enforcement.updates) updates"
+        if let ingress = enforcement.ingress { text += "; \(ingress)" }
         if let error = enforcement.lastError { text += "; last update failed: \(error)" }
         return text
     }

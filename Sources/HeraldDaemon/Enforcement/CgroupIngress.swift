@@ -1,0 +1,125 @@
+import CHeraldSystem
+import HeraldBroker
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The cgroup BPF ingress program of kernel enforcement (docs/enforcement.md, "Incoming multicast and broadcast"),
+/// which drops the LAN's multicast and broadcast for the sockets of the cgroups it is attached to, and its
+/// attachments: one BPF link per target cgroup, held open by heraldd. A link is detached when it is closed, and the
+/// kernel closes them all when heraldd ends, however it ends: no program outlives heraldd.
+final class CgroupIngress {
+    /// Why receiving cannot be held back: the kernel cannot load or attach the program. Nil while it works.
+    private(set) var unavailable: String?
+    private let mountPoint: String
+    private let netnsCookie: UInt64
+    private let logger: Logger
+    private var program: Int32 = -1
+    private var programUIDs: [UInt32]?
+    /// The open link of each target cgroup, by its path below the hierarchy's root.
+    private var links: [String: Int32] = [:]
+    /// True when something failed in the current update.
+    private var failedNow = false
+
+    /// The cgroups the program is attached to now.
+    var attachedCount: Int { links.count }
+
+    /// Loads the program for `operatorUIDs`; throws, naming the drop-in, when heraldd lacks the capabilities (or
+    /// the system-call filter refuses bpf(2)). A kernel without the program type leaves ``unavailable`` set.
+    init(mountPoint: String, operatorUIDs: [UInt32], logger: Logger) throws(EnforcementError) {
+        self.mountPoint = mountPoint
+        self.logger = logger
+        netnsCookie = UInt64(herald_netns_cookie())
+        try load(operatorUIDs: operatorUIDs)
+    }
+
+    deinit {
+        detachAll()
+        if program >= 0 { close(program) }
+    }
+
+    /// Attaches the program to exactly `targets` (paths below the hierarchy's root): the new ones first, then the
+    /// links of the others are closed. A new set of operators loads the program again and moves every link to it.
+    func update(targets: [String], operatorUIDs: [UInt32]) {
+        failedNow = false
+        defer { if program >= 0 && !failedNow { unavailable = nil } }
+        if programUIDs != operatorUIDs.sorted() {
+            let old = (program, links)
+            program = -1
+            links = [:]
+            do {
+                try load(operatorUIDs: operatorUIDs)
+            } catch {
+                report("\(error)")
+            }
+            attach(targets)
+            for link in old.1.values { close(link) }
+            if old.0 >= 0 { close(old.0) }
+            return
+        }
+        attach(targets)
+        let wanted = Set(targets)
+        for (path, link) in links where !wanted.contains(path) {
+            close(link)
+            links[path] = nil
+        }
+    }
+
+    /// Detaches the program from every cgroup.
+    func detachAll() {
+        for link in links.values { close(link) }
+        links = [:]
+    }
+
+    private func attach(_ targets: [String]) {
+        guard program >= 0 else { return }
+        for path in targets where links[path] == nil {
+            let link = herald_bpf_cgroup_link(program, mountPoint + "/" + path)
+            if link >= 0 {
+                links[path] = link
+                continue
+            }
+            let code = errno
+            // A cgroup removed since the tree was read: the next reading drops it.
+            if code == ENOENT { continue }
+            report("cannot attach the ingress program to \(path): \(String(cString: strerror(code)))")
+        }
+    }
+
+    private func load(operatorUIDs: [UInt32]) throws(EnforcementError) {
+        let uids = Array(operatorUIDs.sorted().prefix(64))
+        var log = [CChar](repeating: 0, count: 8192)
+        let fd = uids.withUnsafeBufferPointer { buffer in
+            herald_bpf_ingress_load(buffer.baseAddress, buffer.count, netnsCookie, &log, log.count)
+        }
+        let code = errno
+        programUIDs = operatorUIDs.sorted()
+        guard fd < 0 else {
+            program = fd
+            unavailable = nil
+            return
+        }
+        if code == EPERM || code == EACCES {
+            throw .unavailable(
+                "holding back incoming multicast and broadcast needs CAP_BPF and the bpf(2) system call: install "
+                    + "systemd/heraldd-enforcement.conf as a drop-in of heraldd.service (docs/enforcement.md)")
+        }
+        let verifier =
+            String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .split(separator: "\n").last.map { ": \($0)" } ?? ""
+        report(
+            "the kernel cannot load the cgroup ingress program (BPF_PROG_TYPE_CGROUP_SKB): "
+                + "\(String(cString: strerror(code)))\(verifier)")
+    }
+
+    /// Records why receiving is not held back, logged once per reason.
+    private func report(_ reason: String) {
+        failedNow = true
+        if unavailable != reason {
+            logger.error("enforcement: incoming multicast and broadcast reach held-back apps: \(reason)")
+        }
+        unavailable = reason
+    }
+}
