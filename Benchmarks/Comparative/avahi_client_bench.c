@@ -11,7 +11,8 @@
  *       line "go", then resolves every instance in `local` (IPv4) with at most WINDOW ServiceResolvers in
  *       flight, freeing each after its Found or Failure, as a well-behaved client does. Prints
  *       "progress SECONDS DONE" every 0.5 s and at the end "resolved FOUND FAILURE REFUSED SECONDS MAX_IN_FLIGHT
- *       CPU_SECONDS MAX_RSS_KIB" (the last two the client's own); each failure's reason goes to stderr.
+ *       CPU_SECONDS MAX_RSS_KIB CALL_MEAN_MS CALL_MAX_MS" (the client's own CPU time and peak RSS, and the time
+ *       its blocking ServiceResolverNew calls took); each failure's reason goes to stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,7 @@ struct instance {
 static struct instance *instances;
 static size_t instance_count, next_instance, finished, in_flight, max_in_flight;
 static unsigned found, failed, refused;
+static double call_total, call_max; /* seconds spent in the blocking ServiceResolverNew calls */
 
 static void resolve_callback(AvahiServiceResolver *r, AvahiIfIndex interface, AvahiProtocol protocol,
                              AvahiResolverEvent event, const char *name, const char *type, const char *domain,
@@ -127,9 +129,14 @@ static void resolve_callback(AvahiServiceResolver *r, AvahiIfIndex interface, Av
 static void fill(size_t window) {
     while (in_flight < window && next_instance < instance_count) {
         struct instance *it = &instances[next_instance++];
+        double called = now();
         AvahiServiceResolver *r = avahi_service_resolver_new(client, AVAHI_IF_UNSPEC, AVAHI_PROTO_INET, it->name,
                                                              it->type, "local", AVAHI_PROTO_INET, 0,
                                                              resolve_callback, NULL);
+        double call = now() - called;
+        call_total += call;
+        if (call > call_max)
+            call_max = call;
         if (r == NULL) {
             refused++;
             finished++;
@@ -186,8 +193,8 @@ static int resolve(size_t window) {
     getrusage(RUSAGE_SELF, &usage);
     double cpu = (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
                  + (double)(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-    printf("resolved %u %u %u %.6f %zu %.3f %ld\n", found, failed, refused, seconds, max_in_flight, cpu,
-           usage.ru_maxrss);
+    printf("resolved %u %u %u %.6f %zu %.3f %ld %.3f %.3f\n", found, failed, refused, seconds, max_in_flight, cpu,
+           usage.ru_maxrss, instance_count ? call_total / (double)instance_count * 1000 : 0.0, call_max * 1000);
     return finished < instance_count;
 }
 

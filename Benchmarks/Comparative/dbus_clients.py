@@ -166,7 +166,7 @@ def resolve_all(daemon, bus_pid, client, names, window):
     process.stop(1)
     if done is None:
         raise RuntimeError("the resolve client did not finish: " + process.stderr.text()[-2000:])
-    found, failed, refused, seconds, most, client_cpu, client_peak = done[1].split()[1:]
+    found, failed, refused, seconds, most, client_cpu, client_peak, call_mean, call_max = done[1].split()[1:]
     reasons = {}
     for _, line in process.stderr.lines:
         reason = line.rsplit(": ", 1)[-1]
@@ -176,13 +176,15 @@ def resolve_all(daemon, bus_pid, client, names, window):
             "refused": int(refused), "seconds": float(seconds), "max_in_flight": int(most),
             "cpu_s": cpu, "bus_cpu_s": bus_cpu, "peak_rss_kib": peak, "rss_before_kib": rss_before,
             "peak_reset": peak_reset, "client_cpu_s": float(client_cpu), "client_peak_kib": int(client_peak),
+            "call_mean_ms": float(call_mean), "call_max_ms": float(call_max),
             "errors": reasons, "progress": progress}
 
 
 def describe(label, r):
     errors = ", ".join(f"{n} {reason}" for reason, n in sorted(r["errors"].items())) or "none"
     return (f"{label}: {r['found']}/{r['instances']} Found, {r['failed']} Failure, {r['refused']} refused in "
-            f"{r['seconds']:.2f} s (at most {r['max_in_flight']} in flight); daemon CPU {r['cpu_s']:.2f} s, "
+            f"{r['seconds']:.2f} s (at most {r['max_in_flight']} in flight; ServiceResolverNew calls "
+            f"{r['call_mean_ms']:.2f} ms on average, {r['call_max_ms']:.1f} at most); daemon CPU {r['cpu_s']:.2f} s, "
             f"peak RSS {r['peak_rss_kib'] / 1024:.1f} MiB (from {r['rss_before_kib'] / 1024:.1f}); "
             f"bus CPU {r['bus_cpu_s']:.2f} s, client CPU {r['client_cpu_s']:.2f} s; errors: {errors}")
 
@@ -243,6 +245,8 @@ def dbus_api(args, advertise_many):
             ("  daemon peak RSS (MiB)", herald["resolve"]["peak_rss_kib"], avahi["resolve"]["peak_rss_kib"], 1 / 1024),
             ("  bus CPU (s)", herald["resolve"]["bus_cpu_s"], avahi["resolve"]["bus_cpu_s"], 1),
             ("  client CPU (s)", herald["resolve"]["client_cpu_s"], avahi["resolve"]["client_cpu_s"], 1),
+            ("  ServiceResolverNew call, mean (ms)", herald["resolve"]["call_mean_ms"],
+             avahi["resolve"]["call_mean_ms"], 1),
             ("resolve all again (s)", herald["resolve_again"]["seconds"], avahi["resolve_again"]["seconds"], 1),
             ("  Found", herald["resolve_again"]["found"], avahi["resolve_again"]["found"], None),
             ("  daemon CPU (s)", herald["resolve_again"]["cpu_s"], avahi["resolve_again"]["cpu_s"], 1)]
