@@ -3,8 +3,8 @@
 
     bench.py [--quick] [--out results.json] [BENCHMARK ...]
 
-Benchmarks: cold_browse, time_to_visible, scale, footprint, many_clients, storm, office (default: all, in that
-order). Each builds its own LAN of network namespaces and deletes it afterwards. Figures are printed as
+Benchmarks: cold_browse, time_to_visible, scale, footprint, many_clients, storm, office, dbus (default: all, in
+that order). Each builds its own LAN of network namespaces and deletes it afterwards. Figures are printed as
 they come and all of them are written to --out as JSON (report.py turns that into charts and a table).
 Run as root, after `swift build -c release --static-swift-stdlib --product heraldd --product herald` (run.sh does both).
 """
@@ -21,6 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dbus_clients  # noqa: E402
 import dnssd_ipc  # noqa: E402
 import office  # noqa: E402
 from daemons import HERALD, Avahi, Herald, cpu_of, memory_breakdown, rss_kib, status_kib  # noqa: E402
@@ -658,8 +659,14 @@ def office_load(args):
     return office.office(args, advertise_many, herald_status)
 
 
+def dbus_api(args):
+    """Avahi's D-Bus API through heraldd and avahi-daemon: see dbus_clients.py."""
+    return dbus_clients.dbus_api(args, advertise_many)
+
+
 BENCHMARKS = {"cold_browse": cold_browse, "time_to_visible": time_to_visible, "scale": scale,
-              "footprint": footprint, "many_clients": many_clients, "storm": storm, "office": office_load}
+              "footprint": footprint, "many_clients": many_clients, "storm": storm, "office": office_load,
+              "dbus": dbus_api}
 
 
 def machine_load():
@@ -683,6 +690,9 @@ def main():
     parser.add_argument("--office-shape", choices=["office", "office10x"], default="office",
                         help="office: 2,000 instances, 20 types, 5 peer hosts, 20 clients (default); "
                              "office10x: 20,000, 200, 10, 200 (one client per type)")
+    parser.add_argument("--dbus-window", type=int, default=256, metavar="N",
+                        help="dbus: ServiceResolvers a client keeps in flight (default 256; each daemon allows 1,024 "
+                             "objects per client)")
     parser.add_argument("--out", default="comparative-results.json")
     args = parser.parse_args()
     chosen = args.benchmarks or list(BENCHMARKS)

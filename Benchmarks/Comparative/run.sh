@@ -3,10 +3,11 @@
 #
 #   sudo Benchmarks/Comparative/run.sh [--quick] [--no-build] [BENCHMARK ...] [bench.py options]
 #
-# Benchmarks: cold_browse time_to_visible scale footprint many_clients storm office (default: all).
-# Installs what is missing (avahi-daemon, avahi-utils, dbus, iproute2, util-linux; python3 zeroconf and
-# matplotlib from PyPI), builds heraldd and herald in release mode, runs bench.py (which creates its
-# namespaces and always deletes them), then draws the charts and the results table (report.py).
+# Benchmarks: cold_browse time_to_visible scale footprint many_clients storm office dbus (default: all).
+# Installs what is missing (avahi-daemon, avahi-utils, dbus, iproute2, util-linux; for the dbus benchmark's
+# libavahi-client program gcc, pkg-config and libavahi-client-dev; python3 zeroconf and matplotlib from PyPI),
+# builds heraldd and herald in release mode, runs bench.py (which creates its namespaces and always deletes
+# them), then draws the charts and the results table (report.py).
 # Results: Benchmarks/Comparative/results.json (results-quick.json with --quick), charts in
 # Benchmarks/charts/, the Markdown table on standard output and in Benchmarks/Comparative/results.md.
 set -eu
@@ -36,6 +37,9 @@ command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
 command -v nsenter >/dev/null 2>&1 || missing="$missing util-linux"
 command -v sysctl >/dev/null 2>&1 || missing="$missing procps"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3 python3-pip"
+command -v cc >/dev/null 2>&1 || missing="$missing gcc"
+command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
+pkg-config --exists avahi-client 2>/dev/null || missing="$missing libavahi-client-dev"
 if [ -n "$missing" ]; then
     echo "run.sh: installing$missing"
     apt-get update -qq
