@@ -44,7 +44,11 @@ final class AvahiDBusServer {
         var program: ConnectingProgram?
         var notedCaller = false
         /// Set once the process no longer runs the program it called with: it serves as no app from then on.
-        var programEnded = false
+        var programEnded = false {
+            didSet { judged = nil }
+        }
+        /// The last judgement of this caller and when it was made: calls within one sweep period share it.
+        var judged: (identity: CallerIdentity, atMilliseconds: Int64)?
         init(identity: ClientIdentity) { self.identity = identity }
         deinit { if let pidfd = identity.pidfd { close(pidfd) } }
     }
@@ -322,8 +326,16 @@ final class AvahiSessionGate: SessionGate {
 
     /// The caller: the process behind the bus connection, as the bus daemon vouched for it, judged as the program
     /// it ran at its first call while it still runs it.
+    ///
+    /// The judgement is kept for one sweep period (``AvahiDBusServer/sweepMilliseconds``): the bus connection cannot
+    /// change hands, and the sweep notices a program change within that period anyway, so a client's many calls (a
+    /// resolver is two operations) do not each read `/proc` again.
     func caller(of connection: ConnectionID) -> CallerIdentity {
         guard let caller = server?.callers[connection] else { return CallerIdentity(pid: nil, uid: UInt32.max) }
+        let now = MonotonicClock.milliseconds()
+        if let judged = caller.judged, now - judged.atMilliseconds < AvahiDBusServer.sweepMilliseconds {
+            return judged.identity
+        }
         let peer = caller.identity
         let sender = UnixSocket.Sender(pid: peer.pid, uid: peer.uid, gid: peer.gid, pidfd: nil)
         let (identity, note) = gate.caller(
@@ -332,6 +344,7 @@ final class AvahiSessionGate: SessionGate {
             caller.notedCaller = true
             logger.notice("D-Bus API: client pid \(peer.pid): judged as no app: \(note)")
         }
+        caller.judged = (identity, now)
         return identity
     }
 
