@@ -166,6 +166,12 @@ package final class SessionCore {
         }
     }
 
+    /// True when the caller behind an open connection is an operator now, as the gate judges it (the operator
+    /// rule of docs/permissions.md: what the front ends let only operators do, such as naming the host).
+    package func isOperator(_ connection: ConnectionID) -> Bool {
+        sessions[connection] != nil && gate.isOperator(gate.caller(of: connection))
+    }
+
     /// True while the connection runs (or has parked) an operation.
     package func hasOperations(_ connection: ConnectionID) -> Bool {
         !(sessions[connection]?.operations.isEmpty ?? true)

@@ -10,8 +10,10 @@ import Testing
 /// A permission layer for the front end's tests: one decision for every request, changed by the test.
 final class FixedGate: SessionGate {
     var decision = AccessDecision.allow
+    /// True when the operator rule counts the caller as an operator.
+    var callerIsOperator = false
     func caller(of connection: ConnectionID) -> CallerIdentity { CallerIdentity(pid: 4242, uid: 1000) }
-    func isOperator(_ caller: CallerIdentity) -> Bool { false }
+    func isOperator(_ caller: CallerIdentity) -> Bool { callerIsOperator }
     func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision { decision }
     func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
         requests.map { _ in decision }
@@ -105,6 +107,29 @@ final class FrontEndHarness {
         #expect(harness.call("GetNetworkInterfaceNameByIndex", [.string("2")]) == .error(.invalidArguments))
         #expect(harness.call("Frobnicate") == .error(.unknownMethod("Frobnicate", AvahiInterfaceSpec.serverName)))
         #expect(harness.call("SetHostName", [.string("other")]) == .error(.notPermitted))
+    }
+
+    @Test("SetHostName: refused to anyone but an operator, checked as Avahi checks it, handed on, then StateChanged")
+    func setHostNameIsAnOperatorsAct() {
+        let harness = FrontEndHarness()
+        #expect(harness.call("SetHostName", [.string("other")]) == .error(.notPermitted))
+        #expect(harness.frontEnd.takeHostLabelRequests().isEmpty)
+        harness.gate.callerIsOperator = true
+        for bad in ["", "other.local", String(repeating: "x", count: 64), "tab\there"] {
+            #expect(harness.call("SetHostName", [.string(bad)]) == .error(.invalidHostName), "\(bad)")
+        }
+        #expect(harness.call("SetHostName", [.string("Herald-Box")]) == .error(.noChange))
+        #expect(harness.frontEnd.takeHostLabelRequests().isEmpty)
+        #expect(harness.call("SetHostName", [.string("other")]) == .reply([]))
+        let requests = harness.frontEnd.takeHostLabelRequests()
+        #expect(requests.map(\.label) == ["other"])
+        #expect(requests.map(\.client) == [FrontEndHarness.client])
+        // Once the daemon has the engine take it, every client hears the server register, then run.
+        harness.frontEnd.hostRenamed()
+        harness.collect()
+        #expect(harness.signals.map(\.member) == ["StateChanged", "StateChanged"])
+        #expect(harness.signals.map(\.destination) == ["", ""])
+        #expect(harness.signals.map { $0.arguments.first } == [.int32(1), .int32(2)])
     }
 
     @Test func introspectionGivesAvahisSignatures() throws {

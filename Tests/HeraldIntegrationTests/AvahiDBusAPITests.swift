@@ -618,6 +618,59 @@ extension HeraldOnTestLANs {
             #expect(name.stdout.contains("'\(setting.daemon.hostName)-2'"), "\(name)\n\(setting.daemon.log)")
         }
 
+        @Test(
+            "avahi-set-host-name: refused to a user, who changes nothing; as root the peer resolves the new name, not the old"
+        )
+        func setHostName() throws {
+            let alice = try TestUser.ensure(TestUser.aliceName)
+            let setting = try Setting(hosts: 3)
+            defer { setting.shutDown() }
+            // A peer with a cache: avahi-daemon, which must hear the old name's goodbye to stop resolving it.
+            let avahiHost = setting.lan.hosts[2]
+            try avahiHost.startAvahi()
+            let old = setting.daemon.hostName
+            let new = "renamed-\(UInt16.random(in: 0...UInt16.max))"
+            let home = setting.home.ipv4
+            /// The IPv4 addresses the peer's legacy query for `name` is answered with.
+            func answers(for name: String) throws -> [String] {
+                try setting.peerHost.legacyQuery(name + ".local", type: 1).flatMap(\.answers).filter { $0.type == 1 }
+                    .map(\.value)
+            }
+            func hostName() throws -> String {
+                try setting.run([
+                    "gdbus", "call", "--system", "--dest", "org.freedesktop.Avahi", "--object-path", "/", "--method",
+                    "org.freedesktop.Avahi.Server.GetHostNameFqdn",
+                ]).stdout
+            }
+            /// What avahi-daemon on the third host resolves `name` to (nothing once it cannot).
+            func resolved(_ name: String) throws -> String {
+                try avahiHost.run(["avahi-resolve", "-4", "-n", name + ".local"], timeout: 15).stdout
+            }
+            /// True once the peer's legacy query for `name` is answered with the Herald host's address.
+            func answered(_ name: String) -> Bool {
+                waitUntil(timeout: 10) { (try? answers(for: name))?.contains(home) == true }.held
+            }
+            #expect(answered(old))
+            #expect(try resolved(old).contains(home))
+            // A user who is no operator is refused, and the name stays.
+            let refused = try setting.run(try alice.command(["avahi-set-host-name", new]))
+            #expect(!refused.succeeded, "\(refused)")
+            #expect(refused.stderr.contains("Not permitted"), "\(refused)")
+            #expect(try hostName().contains("'\(old).local'"))
+            #expect(try answers(for: new).isEmpty)
+            // Root is.
+            let done = try setting.run(["avahi-set-host-name", new])
+            #expect(done.succeeded, "\(done)\n\(setting.daemon.log)")
+            #expect(try hostName().contains("'\(new).local'"), "\(setting.daemon.log)")
+            #expect(setting.daemon.logShows("changed to \(new).local. at the request of uid 0", timeout: 5))
+            let status = HeraldJSON.objects(try setting.daemon.control(["status", "--json"]).stdout).first ?? [:]
+            #expect(status["hostName"] as? String == "\(new).local.", "\(status)")
+            #expect(answered(new), "\(setting.daemon.log)")
+            #expect(try answers(for: old).isEmpty)
+            #expect(try resolved(new).contains(home))
+            #expect(try !resolved(old).contains(home))
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)

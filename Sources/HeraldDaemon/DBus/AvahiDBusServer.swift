@@ -204,6 +204,10 @@ final class AvahiDBusServer {
         case .error(let error): bus.reply(to: call, error: error.name, message: error.message)
         case .later: waitingCalls[token] = call
         }
+        for request in frontEnd.takeHostLabelRequests() {
+            let who = callerOfSender[request.client].map { "uid \($0.identity.uid) (pid \($0.identity.pid))" }
+            network.setHostName(request.label, requester: "\(who ?? request.client) over D-Bus")
+        }
         flush()
         if frontEnd.hasOperations(call.sender) { scheduleSweep() }
     }
