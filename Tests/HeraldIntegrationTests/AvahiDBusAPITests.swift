@@ -21,10 +21,13 @@ extension HeraldOnTestLANs {
         /// file (`dbus/herald-avahi.conf`), listening in a directory every user can reach.
         final class PrivateBus {
             let directory: String
-            let process: RunningProcess
+            let host: TestLAN.Host
+            private(set) var process: RunningProcess?
             var address: String { "unix:path=\(directory)/system_bus_socket" }
 
-            init(on host: TestLAN.Host) throws {
+            /// Writes the bus's configuration and, with `start`, starts it.
+            init(on host: TestLAN.Host, start: Bool = true) throws {
+                self.host = host
                 directory = "/tmp/herald-dbus-\(UUID().uuidString.prefix(8))"
                 try FileManager.default.createDirectory(
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
@@ -56,20 +59,35 @@ extension HeraldOnTestLANs {
                     </busconfig>
                     """
                 try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
-                process = try host.spawn([
-                    "dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog",
-                    "--print-address",
-                ])
+                guard start else { return }
                 do {
-                    try process.waitForOutput(containing: "unix:path=", in: .stdout, timeout: 10)
+                    try self.start()
                 } catch {
                     remove()
                     throw error
                 }
             }
 
+            /// Starts the bus daemon and waits until it listens.
+            func start() throws {
+                let started = try host.spawn([
+                    "dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog",
+                    "--print-address",
+                ])
+                process = started
+                try started.waitForOutput(containing: "unix:path=", in: .stdout, timeout: 10)
+            }
+
+            /// Kills the bus daemon at once, as a crash would, and removes its socket.
+            func kill() {
+                process?.send(SIGKILL)
+                _ = process?.waitForExit(timeout: 5)
+                process = nil
+                unlink(directory + "/system_bus_socket")
+            }
+
             func remove() {
-                process.terminate(grace: 1)
+                _ = process?.terminate(grace: 1)
                 try? FileManager.default.removeItem(atPath: directory)
             }
         }
@@ -669,6 +687,67 @@ extension HeraldOnTestLANs {
             #expect(try answers(for: old).isEmpty)
             #expect(try resolved(new).contains(home))
             #expect(try !resolved(old).contains(home))
+        }
+
+        @Test(
+            "heraldd serves a bus that starts after it, and again after the bus daemon restarts; clients' groups go with it"
+        )
+        func busThatComesLaterAndRestarts() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let home = lan.hosts[0]
+            let bus = try PrivateBus(on: home, start: false)
+            defer { bus.remove() }
+            let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
+            let daemon = try home.startHeraldd(launcher: ["env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)"])
+            let peer = try lan.hosts[1].startZeroconf(
+                script: """
+                    info = ServiceInfo(
+                        "\(Setting.peerType).local.", "Peer Service.\(Setting.peerType).local.", port=4321,
+                        server=HOST_NAME + ".local.", parsed_addresses=[HOST_IPV4])
+                    zc.register_service(info)
+                    ready("registered")
+                    wait_forever()
+                    """, ipv6: false)
+            try peer.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+            #expect(daemon.logShows("D-Bus API off: no system bus", timeout: 5), "\(daemon.log)")
+            /// True once avahi-browse, through heraldd, lists the peer's service.
+            func browses() -> Bool {
+                waitUntil(timeout: 15) {
+                    let result = try? home.run(
+                        ["avahi-browse", "-p", "-t", Setting.peerType], timeout: 10, environment: environment)
+                    let entries = (result?.stdout ?? "").split(separator: "\n").compactMap(
+                        AvahiBrowseEntry.init(parsableLine:))
+                    return entries.contains { $0.event == .added && $0.name == "Peer Service" }
+                }.held
+            }
+            /// The instances of `_hdbuspub._tcp` heraldd answers the peer's legacy query with.
+            func published() -> [String] {
+                let replies = (try? lan.hosts[1].legacyQuery("_hdbuspub._tcp.local", type: 12)) ?? []
+                return replies.flatMap(\.answers).filter { $0.type == 12 }.map(\.value)
+            }
+            // Several attempts fail before the bus comes: the log says so once.
+            usleep(3_500_000)
+            try bus.start()
+            #expect(daemon.logShows("D-Bus API: serving org.freedesktop.Avahi", timeout: 15), "\(daemon.log)")
+            #expect(browses(), "\(daemon.log)")
+            let publisher = try home.spawn(
+                ["avahi-publish", "-s", "Bus Pub", "_hdbuspub._tcp", "4700"], environment: environment)
+            defer { publisher.terminate(grace: 1) }
+            try publisher.waitForOutput(containing: "Established", timeout: 15)
+            #expect(waitUntil(timeout: 10) { !published().isEmpty }.held)
+            // The bus daemon dies: the client's group is withdrawn as if it had left, and the bus is tried again.
+            bus.kill()
+            #expect(daemon.logShows("the system bus connection broke, 1 clients dropped", timeout: 10), "\(daemon.log)")
+            #expect(waitUntil(timeout: 10) { published().isEmpty }.held, "\(daemon.log)")
+            usleep(3_500_000)
+            try bus.start()
+            #expect(
+                waitUntil(timeout: 15) { daemon.log.components(separatedBy: "D-Bus API: serving").count == 3 }.held,
+                "\(daemon.log)")
+            #expect(browses(), "\(daemon.log)")
+            // One line per change, not one per attempt.
+            #expect(daemon.log.components(separatedBy: "D-Bus API off").count == 3, "\(daemon.log)")
         }
 
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
