@@ -750,6 +750,42 @@ extension HeraldOnTestLANs {
             #expect(daemon.log.components(separatedBy: "D-Bus API off").count == 3, "\(daemon.log)")
         }
 
+        @Test("a service seen over IPv4 and IPv6 is listed and resolved once per protocol, as avahi-daemon does")
+        func resultsPerProtocol() throws {
+            let setting = try Setting(hosts: 4)
+            defer { setting.shutDown() }
+            let dual = try setting.lan.hosts[2].startZeroconf(
+                script: """
+                    info = ServiceInfo(
+                        "_hdual._tcp.local.", "Dual Service._hdual._tcp.local.", port=4322,
+                        server=HOST_NAME + ".local.", parsed_addresses=[HOST_IPV4, HOST_IPV6])
+                    zc.register_service(info)
+                    ready("registered")
+                    wait_forever()
+                    """)
+            try dual.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+            let avahiHost = setting.lan.hosts[3]
+            try avahiHost.startAvahi()
+            /// The (event, protocol) pairs `avahi-browse -r` printed for the dual-stack service.
+            func pairs(_ run: () throws -> CommandResult) -> Set<String> {
+                var seen: Set<String> = []
+                _ = waitUntil(timeout: 15) {
+                    guard let result = try? run() else { return false }
+                    let entries = result.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                    seen = Set(
+                        entries.filter { $0.name == "Dual Service" }.map {
+                            "\($0.event.rawValue) \($0.networkProtocol)"
+                        })
+                    return seen.count == 4
+                }
+                return seen
+            }
+            let herald = pairs { try setting.run(["avahi-browse", "-r", "-p", "-t", "_hdual._tcp"]) }
+            let avahi = pairs { try avahiHost.run(["avahi-browse", "-r", "-p", "-t", "_hdual._tcp"]) }
+            #expect(avahi == ["+ IPv4", "+ IPv6", "= IPv4", "= IPv6"])
+            #expect(herald == avahi, "\(setting.daemon.log)")
+        }
+
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")
         func unregisteredUserIsRefused() throws {
             let alice = try TestUser.ensure(TestUser.aliceName)

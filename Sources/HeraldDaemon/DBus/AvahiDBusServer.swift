@@ -99,7 +99,7 @@ final class AvahiDBusServer {
         limits.operationsPerConnection *= 2
         let core = SessionCore(
             limits: limits, messageSizeLimit: network.engine.configuration.messageSizeLimit, gate: sessionGate,
-            owner: .avahiSessions)
+            owner: .avahiSessions, reportsFamilies: true)
         frontEnd = AvahiFrontEnd(core: core, host: host)
         sessionGate.server = self
         timer = try LoopTimer(loop: loop) { [unowned self] in
