@@ -65,8 +65,10 @@ extension MDNSEngine {
     /// Takes another host name at an operator's request (Avahi's `SetHostName`): goodbyes for the address records
     /// and reverse PTRs of the old name on every link where they were announced (RFC 6762 §10.1), then the new
     /// name is probed and announced as after a conflict, services on this host following in their SRV targets. A
-    /// conflict on the new name renames it as usual (`new-2`), counting from the new name. A label that cannot be
-    /// a host name's first label, or the name in use, changes nothing.
+    /// conflict on the new name renames it as usual (`new-2`), counting from the new name. Services registered
+    /// without a name, which are named after the host (dns_sd.h's default name), say goodbye and take the new name
+    /// too (a conflict does not rename them: the name the operator gave stays what they are named after). A label
+    /// that cannot be a host name's first label, or the name in use, changes nothing.
     package mutating func setHostName(_ label: String, at time: Instant) {
         now = max(now, time)
         guard !isShutDown, label != hostLabel, !label.isEmpty, !label.contains("."),
@@ -74,7 +76,21 @@ extension MDNSEngine {
         else { return }
         hostBaseLabel = label
         hostRenames = 0
-        for link in links.keys.sorted() { sendGoodbyes(for: [Self.hostPublication], on: link, keepingShared: true) }
+        let unnamed = publications.keys.sorted().filter { id in
+            if case .service(let registration) = publications[id]!.kind { return registration.instance.isEmpty }
+            return false
+        }
+        for link in links.keys.sorted() {
+            sendGoodbyes(for: [Self.hostPublication] + unnamed, on: link, keepingShared: true)
+        }
+        for id in unnamed {
+            publications[id]!.label = label
+            publications[id]!.renames = 0
+            publications[id]!.reported = false
+            publications[id]!.probeSent = []
+            if let name = registeredName(of: id), isClaimedByAnother(name, than: id) { takeNextFreeName(id) }
+            probeAgain(id)
+        }
         moveHost(to: label)
     }
 

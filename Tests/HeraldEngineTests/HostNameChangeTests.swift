@@ -12,7 +12,11 @@ struct HostNameChangeTests {
         var lan = SimulatedLAN()
         let alpha = lan.addHost("alpha")  // 10.0.0.1
         let beta = lan.addHost("beta")  // 10.0.0.2
-        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Zero"), at: $1) }
+        lan.with(alpha) {
+            $0.register(OperationID(1), Fixture.service("Zero"), at: $1)
+            // Registered without a name: named after the host.
+            $0.register(OperationID(2), Fixture.service("", port: 632), at: $1)
+        }
         lan.run(for: 6000)
         return (lan, alpha, beta)
     }
@@ -58,6 +62,13 @@ struct HostNameChangeTests {
         #expect(!srvs.isEmpty)
         #expect(srvs.allSatisfy { $0.data == .srv(SRVData(port: 631, target: "gamma.local.")) })
         #expect(lan.registrations(of: alpha, OperationID(1)).map(\.name) == [zero])
+        // The service registered without a name said goodbye under the old host name, and took the new one.
+        #expect(
+            lan.registrations(of: alpha, OperationID(2)).map(\.name) == [
+                Fixture.instance("alpha"), Fixture.instance("gamma"),
+            ])
+        #expect(goodbyes.contains { $0.name == Fixture.instance("alpha") && $0.type == .srv })
+        #expect(!goodbyes.contains { $0.name == Fixture.instance("gamma") })
         lan.with(beta) { $0.resolve(OperationID(9), instance: zero, at: $1) }
         lan.run(for: 2000)
         let resolved = lan.events(of: beta, OperationID(9)).compactMap { entry -> ResolvedService? in
