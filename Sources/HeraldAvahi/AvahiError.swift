@@ -40,6 +40,7 @@ package struct AvahiError: Hashable, Sendable, Error, CustomStringConvertible {
     package static let tooManyObjects = avahi("TooManyObjectsError", "Too many objects")
     package static let isEmpty = avahi("IsEmptyError", "Is empty")
     package static let noMemory = avahi("NoMemoryError", "Not enough memory")
+    package static let noChange = avahi("NoChangeError", "The requested operation is invalid because redundant")
     /// The bus's own errors, for calls no Avahi object answers.
     package static func unknownMethod(_ member: String, _ interface: String) -> AvahiError {
         AvahiError(

@@ -1,3 +1,4 @@
+import HeraldEngine
 import HeraldIPC
 import HeraldWire
 
@@ -68,7 +69,7 @@ extension AvahiFrontEnd {
     }
 
     /// A reply of a record query: a record browser's item, a domain browser's domain, an address resolver's name.
-    func recordReply(_ reply: QueryRecordReply, object: AvahiObject, initial: Bool) {
+    func recordReply(_ reply: QueryRecordReply, object: AvahiObject, initial: Bool, family: IPFamily?) {
         let wasParked = object.parked
         guard !refused(reply.error, object: object, initial: initial) else { return }
         if wasParked && object.kind != .addressResolver {
@@ -82,7 +83,7 @@ extension AvahiFrontEnd {
             signal(
                 object, added ? "ItemNew" : "ItemRemove",
                 [
-                    .int32(interface), .int32(reportedProtocol(object)),
+                    .int32(interface), .int32(reportedProtocol(object, family)),
                     .string(AvahiNames.undotted(reply.fullname)), .uint16(reply.rrclass), .uint16(reply.rrtype),
                     .bytes(reply.rdata), .uint32(flags),
                 ])
@@ -91,7 +92,7 @@ extension AvahiFrontEnd {
             signal(
                 object, added ? "ItemNew" : "ItemRemove",
                 [
-                    .int32(interface), .int32(reportedProtocol(object)),
+                    .int32(interface), .int32(reportedProtocol(object, family)),
                     .string(AvahiNames.undotted(domain.description)), .uint32(flags),
                 ])
         case .addressResolver:
@@ -102,7 +103,8 @@ extension AvahiFrontEnd {
             answer(
                 object,
                 with: [
-                    .int32(interface), .int32(reportedProtocol(object)), .int32(object.addressProtocol.rawValue),
+                    .int32(interface), .int32(reportedProtocol(object, family)),
+                    .int32(object.addressProtocol.rawValue),
                     .string(object.name), .string(AvahiNames.undotted(name.description)), .uint32(flags),
                 ])
         default:

@@ -1,3 +1,4 @@
+import HeraldEngine
 import HeraldIPC
 import HeraldSession
 
@@ -14,24 +15,30 @@ extension AvahiFrontEnd {
                 guard let object = objectOfContext[entry.context], !object.failed,
                     objects[object.path] === object
                 else { continue }
-                deliver(batch.bodies[entry.body], context: entry.context, to: object, initial: initial)
+                deliver(
+                    batch.bodies[entry.body], context: entry.context, to: object, initial: initial, family: entry.family
+                )
             }
         }
     }
 
-    private func deliver(_ reply: Reply, context: ClientContext, to object: AvahiObject, initial: Bool) {
+    private func deliver(
+        _ reply: Reply, context: ClientContext, to object: AvahiObject, initial: Bool, family: IPFamily?
+    ) {
+        // An object made for one protocol hears only the results that came over that IP family, as Avahi's do.
+        if let family, object.protocol != .unspecified, AvahiProtocol(family) != object.protocol { return }
         switch (object.kind, reply) {
         case (.serviceBrowser, .browse(let browse)), (.serviceTypeBrowser, .browse(let browse)):
-            browserReply(browse, object: object, initial: initial)
+            browserReply(browse, object: object, initial: initial, family: family)
         case (.serviceResolver, .resolve(let resolve)):
-            resolveReply(resolve, object: object, initial: initial)
+            resolveReply(resolve, object: object, initial: initial, family: family)
         case (.serviceResolver, .addrInfo(let address)):
-            addressReply(address, object: object, initial: initial)
+            addressReply(address, object: object, initial: initial, family: family)
         case (.hostNameResolver, .addrInfo(let address)):
-            hostAddressReply(address, object: object, initial: initial)
+            hostAddressReply(address, object: object, initial: initial, family: family)
         case (.addressResolver, .query(let query)), (.recordBrowser, .query(let query)),
             (.domainBrowser, .query(let query)):
-            recordReply(query, object: object, initial: initial)
+            recordReply(query, object: object, initial: initial, family: family)
         case (.entryGroup, .registerService(let register)):
             entryGroupReply(register.error, context: context, group: object, initial: initial)
         case (.entryGroup, .registerRecord(let register)):
@@ -41,9 +48,11 @@ extension AvahiFrontEnd {
         }
     }
 
-    /// The protocol reported for a result: the one asked for, else IPv4 (dnssd results name no family).
-    func reportedProtocol(_ object: AvahiObject) -> Int32 {
-        object.protocol == .unspecified ? AvahiProtocol.inet.rawValue : object.protocol.rawValue
+    /// The protocol reported for a result: the one asked for, else the IP family the result came over (IPv4 when
+    /// the sessions do not say, as for a core that does not report families).
+    func reportedProtocol(_ object: AvahiObject, _ family: IPFamily?) -> Int32 {
+        guard object.protocol == .unspecified else { return object.protocol.rawValue }
+        return family.map { AvahiProtocol($0).rawValue } ?? AvahiProtocol.inet.rawValue
     }
 
     /// True when a reply's error means the object waits or fails; handles both.
@@ -61,7 +70,7 @@ extension AvahiFrontEnd {
         return true
     }
 
-    private func browserReply(_ reply: BrowseReply, object: AvahiObject, initial: Bool) {
+    private func browserReply(_ reply: BrowseReply, object: AvahiObject, initial: Bool, family: IPFamily?) {
         let wasParked = object.parked
         guard !refused(reply.error, object: object, initial: initial) else { return }
         if wasParked {
@@ -76,19 +85,22 @@ extension AvahiFrontEnd {
                 name: reply.name, regtype: reply.regtype, domain: reply.domain)
             signal(
                 object, member,
-                [.int32(interface), .int32(reportedProtocol(object)), .string(type), .string(domain), .uint32(flags)])
+                [
+                    .int32(interface), .int32(reportedProtocol(object, family)), .string(type), .string(domain),
+                    .uint32(flags),
+                ])
             return
         }
         signal(
             object, member,
             [
-                .int32(interface), .int32(reportedProtocol(object)), .string(reply.name),
+                .int32(interface), .int32(reportedProtocol(object, family)), .string(reply.name),
                 .string(AvahiNames.undotted(reply.regtype)), .string(AvahiNames.undotted(reply.domain)),
                 .uint32(flags),
             ])
     }
 
-    private func resolveReply(_ reply: ResolveReply, object: AvahiObject, initial: Bool) {
+    private func resolveReply(_ reply: ResolveReply, object: AvahiObject, initial: Bool, family: IPFamily?) {
         guard !refused(reply.error, object: object, initial: initial) else { return }
         let hostChanged = object.resolved?.hostTarget.lowercased() != reply.hostTarget.lowercased()
         object.resolved = reply
@@ -111,33 +123,33 @@ extension AvahiFrontEnd {
         object.lookupContext = context
     }
 
-    private func addressReply(_ reply: AddrInfoReply, object: AvahiObject, initial: Bool) {
+    private func addressReply(_ reply: AddrInfoReply, object: AvahiObject, initial: Bool, family: IPFamily?) {
         guard !refused(reply.error, object: object, initial: initial) else { return }
         guard reply.flags.contains(.add), let resolved = object.resolved,
-            let address = AvahiNames.address(reply.rdata), let family = AvahiProtocol(recordType: reply.rrtype)
+            let address = AvahiNames.address(reply.rdata), let addressFamily = AvahiProtocol(recordType: reply.rrtype)
         else { return }
         object.found = true
         let interface = Int32(truncatingIfNeeded: reply.interfaceIndex)
         let arguments: [DBusValue] = [
-            .int32(interface), .int32(reportedProtocol(object)), .string(object.name), .string(object.type),
-            .string(object.domain), .string(AvahiNames.undotted(resolved.hostTarget)), .int32(family.rawValue),
+            .int32(interface), .int32(reportedProtocol(object, family)), .string(object.name), .string(object.type),
+            .string(object.domain), .string(AvahiNames.undotted(resolved.hostTarget)), .int32(addressFamily.rawValue),
             .string(address), .uint16(resolved.port), .byteArrays(AvahiNames.txtStrings(resolved.txt)),
             .uint32(AvahiLookupResultFlags.multicast.rawValue),
         ]
         answer(object, with: arguments)
     }
 
-    private func hostAddressReply(_ reply: AddrInfoReply, object: AvahiObject, initial: Bool) {
+    private func hostAddressReply(_ reply: AddrInfoReply, object: AvahiObject, initial: Bool, family: IPFamily?) {
         guard !refused(reply.error, object: object, initial: initial) else { return }
         guard reply.flags.contains(.add), let address = AvahiNames.address(reply.rdata),
-            let family = AvahiProtocol(recordType: reply.rrtype)
+            let addressFamily = AvahiProtocol(recordType: reply.rrtype)
         else { return }
         object.found = true
         answer(
             object,
             with: [
-                .int32(Int32(truncatingIfNeeded: reply.interfaceIndex)), .int32(reportedProtocol(object)),
-                .string(object.name), .int32(family.rawValue), .string(address),
+                .int32(Int32(truncatingIfNeeded: reply.interfaceIndex)), .int32(reportedProtocol(object, family)),
+                .string(object.name), .int32(addressFamily.rawValue), .string(address),
                 .uint32(AvahiLookupResultFlags.multicast.rawValue),
             ])
     }

@@ -36,6 +36,8 @@ package final class AvahiFrontEnd {
     var signals: [AvahiSignal] = []
     var deferredReplies: [AvahiDeferredReply] = []
     var logLines: [SessionLogLine] = []
+    /// Host names operators asked for, with the client that asked, in order.
+    var hostLabelRequests: [(label: String, client: String)] = []
     /// Signals due at a time: `AllForNow`, `CacheExhausted`, a resolver's timeout.
     var deadlines: [(due: Int64, path: String, event: TimedEvent)] = []
     var now: Int64 = 0
@@ -101,7 +103,7 @@ package final class AvahiFrontEnd {
         clients[sender].map { core.hasOperations($0.id) } ?? false
     }
 
-    /// The host's name changed (a conflict on the network): the server says it is registering and then running
+    /// The host's name changed (a conflict on the network, or an operator's `SetHostName`): the server says it is registering and then running
     /// again, as Avahi's does, so that clients that put the host's name in their services' names rename them.
     /// Herald keeps their registrations meanwhile.
     package func hostRenamed() {
@@ -131,6 +133,13 @@ package final class AvahiFrontEnd {
     }
 
     package func takeEngineCommands() -> [EngineCommand] { core.takeEngineCommands() }
+
+    /// The host names operators asked for since the last call (`SetHostName`), with the client that asked: the
+    /// daemon gives the engine the last one, and the server's `StateChanged` follows (``hostRenamed()``).
+    package func takeHostLabelRequests() -> [(label: String, client: String)] {
+        defer { hostLabelRequests.removeAll() }
+        return hostLabelRequests
+    }
 
     package func takeLog() -> [SessionLogLine] {
         takeCoreLog()
@@ -271,8 +280,14 @@ package final class AvahiFrontEnd {
             guard let index = host.interfaceIndex(ofName: try arguments.string()) else { throw .invalidInterface }
             return .reply([.int32(index)])
         case "SetHostName":
-            // The host name is the operator's ([network] host-name), not any client's.
-            throw .notPermitted
+            // Naming the host is an operator's act (root or the operator group), as Avahi's bus policy lets only
+            // root do it; the change lasts until heraldd restarts.
+            let label = try arguments.string()
+            guard core.isOperator(client.id) else { throw .notPermitted }
+            guard AvahiNames.isValidHostLabel(label) else { throw .invalidHostName }
+            guard label.lowercased() != host.hostLabel.lowercased() else { throw .noChange }
+            hostLabelRequests.append((label, client.name))
+            return .reply([])
         case "EntryGroupNew":
             let group = try makeObject(.entryGroup, "EntryGroup", client: client, interface: -1, protocol: -1)
             group.started = true

@@ -7,6 +7,14 @@ package enum AvahiNames {
         name.hasSuffix(".") && name != "." ? String(name.dropLast()) : name
     }
 
+    /// True for a name `SetHostName` takes, as Avahi's `avahi_is_valid_host_name` does: one label of 1 to 63
+    /// bytes (no dot: the domain is `local`), without control characters.
+    package static func isValidHostLabel(_ label: String) -> Bool {
+        let bytes = label.utf8
+        return !bytes.isEmpty && bytes.count <= 63
+            && !bytes.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "\\") || $0 < 0x20 || $0 == 0x7F }
+    }
+
     /// The dnssd subtype label of an Avahi subtype (`_printer._sub._http._tcp` → `_printer`), or nil when it is not
     /// a subtype of `type`.
     package static func subtypeLabel(_ subtype: String, of type: String) -> String? {

@@ -1,3 +1,4 @@
+import HeraldEngine
 import HeraldIPC
 
 /// Avahi's protocol numbers (`AvahiProtocol`): the IP family a request is about, or a result came from.
@@ -13,6 +14,11 @@ package enum AvahiProtocol: Int32, Sendable {
         case 28: self = .inet6
         default: return nil
         }
+    }
+
+    /// The protocol of an IP family.
+    package init(_ family: IPFamily) {
+        self = family == .ipv4 ? .inet : .inet6
     }
 
     /// The families a dnssd address lookup asks for.

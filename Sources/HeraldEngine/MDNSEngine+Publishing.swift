@@ -39,7 +39,7 @@ extension MDNSEngine {
     /// Gives a service the next candidate name (`Name (2)`, `Name (3)` …) that no other publication here holds.
     mutating func takeNextFreeName(_ id: OperationID) {
         guard var publication = publications[id], case .service(let registration) = publication.kind else { return }
-        let base = registration.instance.isEmpty ? configuration.hostName : registration.instance
+        let base = registration.instance.isEmpty ? hostBaseLabel : registration.instance
         repeat {
             publication.renames += 1
             publication.label = ServiceInstanceName.renamed(base, attempt: publication.renames + 1)

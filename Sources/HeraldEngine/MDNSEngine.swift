@@ -77,8 +77,10 @@ package struct MDNSEngine: Sendable {
     var lastUnicastQuestion: [LinkID: Instant] = [:]
     /// True after ``shutdown(at:)``: the engine ignores everything from then on.
     package internal(set) var isShutDown = false
-    /// The host name label in use (it changes when a conflict forces a rename).
+    /// The host name label in use (it changes when a conflict forces a rename, or an operator sets another).
     package internal(set) var hostLabel: String
+    /// The label conflict renames count from (`host-2`, `host-3` …): the configured one, or the one last set.
+    var hostBaseLabel: String
     var hostRenames = 0
     /// The operation ID of the host's own address publication.
     static let hostPublication = OperationID(0)
@@ -95,6 +97,7 @@ package struct MDNSEngine: Sendable {
         self.configuration = configuration
         self.random = EngineRandom(seed: configuration.seed)
         self.hostLabel = configuration.hostName
+        self.hostBaseLabel = configuration.hostName
         self.querier = Querier(
             firstQueryDelay: configuration.firstQueryDelay, sizeLimit: configuration.messageSizeLimit,
             unicastFirstQueries: configuration.unicastFirstQueries)

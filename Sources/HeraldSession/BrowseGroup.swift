@@ -49,8 +49,13 @@ final class BrowseGroup {
         operation.group = nil
     }
 
-    /// The instances present now, per interface, in a stable order (interface, then name).
+    /// The instances present now, per interface (and family, when reported), in a stable order (interface, then
+    /// name, then family).
     var presentInstances: [PresenceKey] {
-        presence.keys.sorted { ($0.interface, $0.name ?? .root) < ($1.interface, $1.name ?? .root) }
+        presence.keys.sorted {
+            ($0.interface, $0.name ?? .root, $0.family?.rawValue ?? "") < (
+                $1.interface, $1.name ?? .root, $1.family?.rawValue ?? ""
+            )
+        }
     }
 }

@@ -1,3 +1,4 @@
+import HeraldEngine
 import HeraldIPC
 
 /// The replies produced while handling one batch of engine actions (or one request), sent together at its end.
@@ -8,6 +9,9 @@ package struct ReplyBatch: Sendable {
         package let context: ClientContext
         /// The index of the reply in `bodies`.
         package let body: Int
+        /// The IP family of the link the reply's result came over, for a core that reports families
+        /// (``SessionCore/reportsFamilies``); nil otherwise, and for replies that are no result.
+        package let family: IPFamily?
         /// True for all but each connection's last reply of the batch (kDNSServiceFlagsMoreComing), set by
         /// ``take()``.
         package internal(set) var moreComing = false
@@ -19,8 +23,8 @@ package struct ReplyBatch: Sendable {
     package var isEmpty: Bool { entries.isEmpty }
 
     /// Queues `reply` for one client.
-    mutating func append(_ reply: Reply, to connection: ConnectionID, context: ClientContext) {
-        append(body: add(reply), to: connection, context: context)
+    mutating func append(_ reply: Reply, to connection: ConnectionID, context: ClientContext, family: IPFamily? = nil) {
+        append(body: add(reply), to: connection, context: context, family: family)
     }
 
     /// Adds a reply that entries of this batch can then share; returns its body index.
@@ -30,8 +34,8 @@ package struct ReplyBatch: Sendable {
     }
 
     /// Queues the body at `body` (from ``add(_:)`` in this batch) for one client.
-    mutating func append(body: Int, to connection: ConnectionID, context: ClientContext) {
-        entries.append(Entry(connection: connection, context: context, body: body))
+    mutating func append(body: Int, to connection: ConnectionID, context: ClientContext, family: IPFamily? = nil) {
+        entries.append(Entry(connection: connection, context: context, body: body, family: family))
     }
 
     /// Hands over the batch, each connection's replies but its last marked MoreComing, and starts an empty one.

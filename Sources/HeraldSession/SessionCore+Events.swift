@@ -22,22 +22,25 @@ extension SessionCore {
             guard let reply = Self.serviceTypeReply(type, interfaceIndex: link.interfaceIndex, added: added) else {
                 return
             }
-            let key = PresenceKey(interface: link.interfaceIndex, name: type)
+            let family = reportedFamily(of: link)
+            let key = PresenceKey(interface: link.interfaceIndex, family: family, name: type)
             guard operation.presence.count(key, added: added) else { break }
-            queue(.browse(reply), to: connection, context: context)
+            queue(.browse(reply), to: connection, context: context, family: family)
 
         case (.resolve(let instance), .resolved(let service)):
             let interface = service.link.interfaceIndex
-            if let last = operation.lastResolved[interface], last.target == service.target, last.port == service.port,
+            let family = reportedFamily(of: service.link)
+            let key = PresenceKey(interface: interface, family: family)
+            if let last = operation.lastResolved[key], last.target == service.target, last.port == service.port,
                 last.txt == service.txt
             {
-                break  // the same answer from the other IP family of the interface
+                break  // the same answer again, or from the other IP family of the interface
             }
-            operation.lastResolved[interface] = service
+            operation.lastResolved[key] = service
             let reply = ResolveReply(
                 interfaceIndex: UInt32(interface), fullname: instance.fullName.dnssdFullName,
                 hostTarget: service.target.dnssdFullName, port: service.port, txt: service.txt.rdata)
-            queue(.resolve(reply), to: connection, context: context)
+            queue(.resolve(reply), to: connection, context: context, family: family)
 
         case (.register(let type, let requested), .registered(let name)):
             let label = name.firstLabel.map { String(decoding: $0, as: UTF8.self) } ?? ""
@@ -76,7 +79,8 @@ extension SessionCore {
             let added = { if case .recordAdded = event { return true } else { return false } }()
             let rdata = record.data.uncompressedBytes
             let key = PresenceKey(
-                interface: link.interfaceIndex, name: record.name, type: record.type.rawValue, data: rdata)
+                interface: link.interfaceIndex, family: reportedFamily(of: link), name: record.name,
+                type: record.type.rawValue, data: rdata)
             guard operation.presence.count(key, added: added) else { break }
             let reply = QueryRecordReply(
                 flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
@@ -102,7 +106,7 @@ extension SessionCore {
             guard record.type == .a || record.type == .aaaa else { break }
             let added = { if case .recordAdded = event { return true } else { return false } }()
             let rdata = record.data.uncompressedBytes
-            let key = PresenceKey(interface: link.interfaceIndex, data: rdata)
+            let key = PresenceKey(interface: link.interfaceIndex, family: reportedFamily(of: link), data: rdata)
             guard operation.presence.count(key, added: added) else { break }
             let reply = AddrInfoReply(
                 flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
@@ -121,12 +125,15 @@ extension SessionCore {
         _ reply: Reply, to connection: ConnectionID, _ operation: SessionOperation, record: ResourceRecord,
         on link: LinkID, added: Bool
     ) {
-        guard operation.reportsNegativeAnswers else { return queue(reply, to: connection, context: operation.context) }
+        let family = reportedFamily(of: link)
+        guard operation.reportsNegativeAnswers else {
+            return queue(reply, to: connection, context: operation.context, family: family)
+        }
         let key = NegativeAnswerPresence.Key(interface: link.interfaceIndex, type: record.type.rawValue)
         let change = operation.negatives.record(key, added: added)
         let type = record.type.rawValue
         if added, let change { queueNegative(change, type: type, on: link, to: connection, operation) }
-        queue(reply, to: connection, context: operation.context)
+        queue(reply, to: connection, context: operation.context, family: family)
         if !added, let change { queueNegative(change, type: type, on: link, to: connection, operation) }
     }
 
@@ -174,14 +181,16 @@ extension SessionCore {
         case .instanceRemoved(let name, let on): (instance, link, added) = (name, on, false)
         default: return
         }
+        let family = reportedFamily(of: link)
         guard
             let reply = Self.browseReply(
                 instance: instance, type: group.key.type, interfaceIndex: link.interfaceIndex,
                 added: added),
-            group.presence.count(PresenceKey(interface: link.interfaceIndex, name: instance), added: added)
+            group.presence.count(
+                PresenceKey(interface: link.interfaceIndex, family: family, name: instance), added: added)
         else { return }
         let recipients = group.members.lazy.map { (connection: $0.connection, context: $0.operation.context) }
-        queue(.browse(reply), to: recipients)
+        queue(.browse(reply), to: recipients, family: family)
     }
 
     /// The browse reply for an instance of `type`, or nil when the name is not an instance of the type, or not a

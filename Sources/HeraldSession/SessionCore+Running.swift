@@ -43,7 +43,7 @@ extension SessionCore {
                         instance: name, type: key.type, interfaceIndex: present.interface,
                         added: true)
                 else { continue }
-                queue(.browse(reply), to: connection, context: operation.context)
+                queue(.browse(reply), to: connection, context: operation.context, family: present.family)
             }
             return
         }

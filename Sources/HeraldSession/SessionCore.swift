@@ -52,6 +52,9 @@ package final class SessionCore {
     let limits: SessionLimits
     let messageSizeLimit: MessageSizeLimit
     let gate: any SessionGate
+    /// True when results are counted and reported per IP family of an interface (Avahi's protocol), not once per
+    /// interface (dnssd's): each reply names the family it came over (``ReplyBatch/Entry/family``).
+    package let reportsFamilies: Bool
     var sessions: [ConnectionID: Session] = [:]
     /// Which session and operation each engine operation belongs to.
     var owners: [OperationID: (connection: ConnectionID, operation: SessionOperation)] = [:]
@@ -78,9 +81,10 @@ package final class SessionCore {
     /// `owner` tags the engine operations the core starts: each front end with a core of its own has its own.
     package init(
         limits: SessionLimits = SessionLimits(), messageSizeLimit: MessageSizeLimit = .default,
-        gate: any SessionGate, owner: EngineOperationOwner = .appSessions
+        gate: any SessionGate, owner: EngineOperationOwner = .appSessions, reportsFamilies: Bool = false
     ) {
         operationIDs = EngineOperationIDs(owner: owner)
+        self.reportsFamilies = reportsFamilies
         self.limits = limits
         self.messageSizeLimit = messageSizeLimit
         self.gate = gate
@@ -166,6 +170,12 @@ package final class SessionCore {
         }
     }
 
+    /// True when the caller behind an open connection is an operator now, as the gate judges it (the operator
+    /// rule of docs/permissions.md: what the front ends let only operators do, such as naming the host).
+    package func isOperator(_ connection: ConnectionID) -> Bool {
+        sessions[connection] != nil && gate.isOperator(gate.caller(of: connection))
+    }
+
     /// True while the connection runs (or has parked) an operation.
     package func hasOperations(_ connection: ConnectionID) -> Bool {
         !(sessions[connection]?.operations.isEmpty ?? true)
@@ -239,15 +249,24 @@ package final class SessionCore {
     }
 
     /// Queues a reply for one connection.
-    func queue(_ reply: Reply, to connection: ConnectionID, context: ClientContext) {
-        pendingReplies.append(reply, to: connection, context: context)
+    func queue(_ reply: Reply, to connection: ConnectionID, context: ClientContext, family: IPFamily? = nil) {
+        pendingReplies.append(reply, to: connection, context: context, family: family)
     }
 
     /// Queues one reply for many connections, each with its own context.
-    func queue(_ reply: Reply, to recipients: some Sequence<(connection: ConnectionID, context: ClientContext)>) {
+    func queue(
+        _ reply: Reply, to recipients: some Sequence<(connection: ConnectionID, context: ClientContext)>,
+        family: IPFamily? = nil
+    ) {
         let body = pendingReplies.add(reply)
-        for (connection, context) in recipients { pendingReplies.append(body: body, to: connection, context: context) }
+        for (connection, context) in recipients {
+            pendingReplies.append(body: body, to: connection, context: context, family: family)
+        }
     }
+
+    /// The family a result that came over `link` is reported with: its own when the core reports families, else
+    /// none (the results of an interface's two families are one).
+    func reportedFamily(of link: LinkID) -> IPFamily? { reportsFamilies ? link.family : nil }
 
     func makeOperationID() -> OperationID { operationIDs.next() }
 

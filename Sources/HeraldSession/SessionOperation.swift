@@ -36,7 +36,7 @@ final class SessionOperation {
     /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
     var presence: [PresenceKey: Int] = [:]
     /// What a resolve last reported per interface.
-    var lastResolved: [Int: ResolvedService] = [:]
+    var lastResolved: [PresenceKey: ResolvedService] = [:]
     /// A record query or address lookup that asked for negative answers (kDNSServiceFlagsReturnIntermediates).
     var reportsNegativeAnswers = false
     /// Its negative answers as the client sees them.
@@ -114,6 +114,8 @@ package struct SessionOperationSnapshot: Hashable, Sendable, CustomStringConvert
 /// an address (address lookup). Names compare as DNS names do, ignoring ASCII case.
 struct PresenceKey: Hashable {
     var interface: Int
+    /// The link's family, when the core reports families (else the two families of an interface count as one).
+    var family: IPFamily? = nil
     var name: DNSName? = nil
     var type: UInt16 = 0
     var data: [UInt8] = []

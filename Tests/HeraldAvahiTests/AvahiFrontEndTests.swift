@@ -10,8 +10,10 @@ import Testing
 /// A permission layer for the front end's tests: one decision for every request, changed by the test.
 final class FixedGate: SessionGate {
     var decision = AccessDecision.allow
+    /// True when the operator rule counts the caller as an operator.
+    var callerIsOperator = false
     func caller(of connection: ConnectionID) -> CallerIdentity { CallerIdentity(pid: 4242, uid: 1000) }
-    func isOperator(_ caller: CallerIdentity) -> Bool { false }
+    func isOperator(_ caller: CallerIdentity) -> Bool { callerIsOperator }
     func decide(_ request: PermissionRequest, for caller: CallerIdentity, isNew: Bool) -> AccessDecision { decision }
     func decideAgain(_ requests: [PermissionRequest], for caller: CallerIdentity) -> [AccessDecision] {
         requests.map { _ in decision }
@@ -38,7 +40,8 @@ final class FrontEndHarness {
     static let link = LinkID(interfaceIndex: 2, family: .ipv4)
 
     init() {
-        frontEnd = AvahiFrontEnd(core: SessionCore(gate: gate, owner: .avahiSessions), host: FixedHost())
+        frontEnd = AvahiFrontEnd(
+            core: SessionCore(gate: gate, owner: .avahiSessions, reportsFamilies: true), host: FixedHost())
         _ = frontEnd.admit(Self.client, user: 1000, pid: 4242, startTime: 1, isOperator: false)
     }
 
@@ -107,6 +110,29 @@ final class FrontEndHarness {
         #expect(harness.call("SetHostName", [.string("other")]) == .error(.notPermitted))
     }
 
+    @Test("SetHostName: refused to anyone but an operator, checked as Avahi checks it, handed on, then StateChanged")
+    func setHostNameIsAnOperatorsAct() {
+        let harness = FrontEndHarness()
+        #expect(harness.call("SetHostName", [.string("other")]) == .error(.notPermitted))
+        #expect(harness.frontEnd.takeHostLabelRequests().isEmpty)
+        harness.gate.callerIsOperator = true
+        for bad in ["", "other.local", String(repeating: "x", count: 64), "tab\there"] {
+            #expect(harness.call("SetHostName", [.string(bad)]) == .error(.invalidHostName), "\(bad)")
+        }
+        #expect(harness.call("SetHostName", [.string("Herald-Box")]) == .error(.noChange))
+        #expect(harness.frontEnd.takeHostLabelRequests().isEmpty)
+        #expect(harness.call("SetHostName", [.string("other")]) == .reply([]))
+        let requests = harness.frontEnd.takeHostLabelRequests()
+        #expect(requests.map(\.label) == ["other"])
+        #expect(requests.map(\.client) == [FrontEndHarness.client])
+        // Once the daemon has the engine take it, every client hears the server register, then run.
+        harness.frontEnd.hostRenamed()
+        harness.collect()
+        #expect(harness.signals.map(\.member) == ["StateChanged", "StateChanged"])
+        #expect(harness.signals.map(\.destination) == ["", ""])
+        #expect(harness.signals.map { $0.arguments.first } == [.int32(1), .int32(2)])
+    }
+
     @Test func introspectionGivesAvahisSignatures() throws {
         let harness = FrontEndHarness()
         let answer = harness.call("Introspect", interface: AvahiInterfaceSpec.introspectableName)
@@ -151,6 +177,68 @@ final class FrontEndHarness {
         // Free ends the engine's browse.
         #expect(harness.call("Free", path: path, interface: AvahiInterfaceSpec.serviceBrowserName) == .reply([]))
         #expect(harness.commands.last == .cancel(id))
+    }
+
+    @Test("results are reported per IP family, as Avahi does; a browser or resolver made for one hears only that one")
+    func resultsPerFamily() throws {
+        let harness = FrontEndHarness()
+        let v6 = LinkID(interfaceIndex: 2, family: .ipv6)
+        let any = try #require(
+            FrontEndHarness.path(
+                harness.call(
+                    "ServiceBrowserNew", [.int32(-1), .int32(-1), .string("_http._tcp"), .string(""), .uint32(0)])))
+        let only6 = try #require(
+            FrontEndHarness.path(
+                harness.call(
+                    "ServiceBrowserNew", [.int32(2), .int32(1), .string("_http._tcp"), .string(""), .uint32(0)])))
+        let browses = harness.commands.compactMap { if case .browse(let id, _, _) = $0 { id } else { nil } }
+        let instance = FrontEndHarness.name("My Web._http._tcp.local.")
+        for id in browses {
+            harness.deliver(.instanceAdded(instance, FrontEndHarness.link), to: id)
+            harness.deliver(.instanceAdded(instance, v6), to: id)
+        }
+        func items(_ path: String) -> [String] {
+            harness.signals.filter { $0.path == path && $0.member.hasPrefix("Item") }.map { signal in
+                "\(signal.member) \(signal.arguments[1])"
+            }
+        }
+        #expect(items(any) == ["ItemNew 0", "ItemNew 1"])
+        #expect(items(only6) == ["ItemNew 1"])
+        // A resolver for IPv6 (as avahi-browse -r makes one for each ItemNew) hears the IPv6 answer alone.
+        harness.signals.removeAll()
+        let resolver = try #require(
+            FrontEndHarness.path(
+                harness.call(
+                    "ServiceResolverNew",
+                    [
+                        .int32(2), .int32(1), .string("My Web"), .string("_http._tcp"), .string("local"),
+                        .int32(-1), .uint32(0),
+                    ])))
+        let resolve = try #require(
+            harness.commands.compactMap { if case .resolve(let id, _, _) = $0 { id } else { nil } }.last)
+        for link in [FrontEndHarness.link, v6] {
+            harness.deliver(
+                .resolved(
+                    ResolvedService(
+                        instance: instance, link: link, target: FrontEndHarness.name("peer.local."), port: 8080,
+                        priority: 0, weight: 0, txt: .empty, addresses: [])), to: resolve)
+        }
+        let lookups = harness.commands.compactMap { command -> OperationID? in
+            if case .query(let query, let name, .a, 2, _) = command, name == FrontEndHarness.name("peer.local.") {
+                return query
+            }
+            return nil
+        }
+        let lookup = try #require(lookups.last)
+        for link in [FrontEndHarness.link, v6] {
+            harness.deliver(
+                .recordAdded(
+                    ResourceRecord(
+                        name: FrontEndHarness.name("peer.local."), ttl: 120, data: .a(IPv4Address(10, 0, 0, 9))),
+                    link), to: lookup)
+        }
+        let found = harness.signals.filter { $0.path == resolver && $0.member == "Found" }
+        #expect(found.map { $0.arguments[1] } == [.int32(1)], "\(harness.signals)")
     }
 
     @Test func anotherClientCannotUseAnObject() throws {

@@ -21,10 +21,13 @@ extension HeraldOnTestLANs {
         /// file (`dbus/herald-avahi.conf`), listening in a directory every user can reach.
         final class PrivateBus {
             let directory: String
-            let process: RunningProcess
+            let host: TestLAN.Host
+            private(set) var process: RunningProcess?
             var address: String { "unix:path=\(directory)/system_bus_socket" }
 
-            init(on host: TestLAN.Host) throws {
+            /// Writes the bus's configuration and, with `start`, starts it.
+            init(on host: TestLAN.Host, start: Bool = true) throws {
+                self.host = host
                 directory = "/tmp/herald-dbus-\(UUID().uuidString.prefix(8))"
                 try FileManager.default.createDirectory(
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
@@ -56,20 +59,35 @@ extension HeraldOnTestLANs {
                     </busconfig>
                     """
                 try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
-                process = try host.spawn([
-                    "dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog",
-                    "--print-address",
-                ])
+                guard start else { return }
                 do {
-                    try process.waitForOutput(containing: "unix:path=", in: .stdout, timeout: 10)
+                    try self.start()
                 } catch {
                     remove()
                     throw error
                 }
             }
 
+            /// Starts the bus daemon and waits until it listens.
+            func start() throws {
+                let started = try host.spawn([
+                    "dbus-daemon", "--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog",
+                    "--print-address",
+                ])
+                process = started
+                try started.waitForOutput(containing: "unix:path=", in: .stdout, timeout: 10)
+            }
+
+            /// Kills the bus daemon at once, as a crash would, and removes its socket.
+            func kill() {
+                process?.send(SIGKILL)
+                _ = process?.waitForExit(timeout: 5)
+                process = nil
+                unlink(directory + "/system_bus_socket")
+            }
+
             func remove() {
-                process.terminate(grace: 1)
+                _ = process?.terminate(grace: 1)
                 try? FileManager.default.removeItem(atPath: directory)
             }
         }
@@ -616,6 +634,163 @@ extension HeraldOnTestLANs {
                 "org.freedesktop.Avahi.Server.GetHostName",
             ])
             #expect(name.stdout.contains("'\(setting.daemon.hostName)-2'"), "\(name)\n\(setting.daemon.log)")
+        }
+
+        @Test(
+            "avahi-set-host-name: refused to a user, who changes nothing; as root the peer resolves the new name, not the old"
+        )
+        func setHostName() throws {
+            let alice = try TestUser.ensure(TestUser.aliceName)
+            let setting = try Setting(hosts: 3)
+            defer { setting.shutDown() }
+            // A peer with a cache: avahi-daemon, which must hear the old name's goodbye to stop resolving it.
+            let avahiHost = setting.lan.hosts[2]
+            try avahiHost.startAvahi()
+            let old = setting.daemon.hostName
+            let new = "renamed-\(UInt16.random(in: 0...UInt16.max))"
+            let home = setting.home.ipv4
+            /// The IPv4 addresses the peer's legacy query for `name` is answered with.
+            func answers(for name: String) throws -> [String] {
+                try setting.peerHost.legacyQuery(name + ".local", type: 1).flatMap(\.answers).filter { $0.type == 1 }
+                    .map(\.value)
+            }
+            func hostName() throws -> String {
+                try setting.run([
+                    "gdbus", "call", "--system", "--dest", "org.freedesktop.Avahi", "--object-path", "/", "--method",
+                    "org.freedesktop.Avahi.Server.GetHostNameFqdn",
+                ]).stdout
+            }
+            /// What avahi-daemon on the third host resolves `name` to (nothing once it cannot).
+            func resolved(_ name: String) throws -> String {
+                try avahiHost.run(["avahi-resolve", "-4", "-n", name + ".local"], timeout: 15).stdout
+            }
+            /// True once the peer's legacy query for `name` is answered with the Herald host's address.
+            func answered(_ name: String) -> Bool {
+                waitUntil(timeout: 10) { (try? answers(for: name))?.contains(home) == true }.held
+            }
+            #expect(answered(old))
+            #expect(try resolved(old).contains(home))
+            // A user who is no operator is refused, and the name stays.
+            let refused = try setting.run(try alice.command(["avahi-set-host-name", new]))
+            #expect(!refused.succeeded, "\(refused)")
+            #expect(refused.stderr.contains("Not permitted"), "\(refused)")
+            #expect(try hostName().contains("'\(old).local'"))
+            #expect(try answers(for: new).isEmpty)
+            // Root is; every client hears the server register, then run again.
+            let monitor = try setting.home.spawn(
+                ["gdbus", "monitor", "--system", "--dest", "org.freedesktop.Avahi"],
+                environment: ["DBUS_SYSTEM_BUS_ADDRESS": setting.bus.address])
+            defer { monitor.terminate(grace: 1) }
+            usleep(500_000)
+            let done = try setting.run(["avahi-set-host-name", new])
+            #expect(done.succeeded, "\(done)\n\(setting.daemon.log)")
+            try monitor.waitForOutput(containing: "StateChanged (2,", in: .stdout, timeout: 10)
+            #expect(monitor.stdout.contains("/: org.freedesktop.Avahi.Server.StateChanged (1,"), "\(monitor.output)")
+            #expect(try hostName().contains("'\(new).local'"), "\(setting.daemon.log)")
+            #expect(setting.daemon.logShows("changed to \(new).local. at the request of uid 0", timeout: 5))
+            let status = HeraldJSON.objects(try setting.daemon.control(["status", "--json"]).stdout).first ?? [:]
+            #expect(status["hostName"] as? String == "\(new).local.", "\(status)")
+            #expect(answered(new), "\(setting.daemon.log)")
+            #expect(try answers(for: old).isEmpty)
+            #expect(try resolved(new).contains(home))
+            #expect(try !resolved(old).contains(home))
+        }
+
+        @Test(
+            "heraldd serves a bus that starts after it, and again after the bus daemon restarts; clients' groups go with it"
+        )
+        func busThatComesLaterAndRestarts() throws {
+            let lan = try TestLAN(hosts: 2)
+            defer { lan.shutdown() }
+            let home = lan.hosts[0]
+            let bus = try PrivateBus(on: home, start: false)
+            defer { bus.remove() }
+            let environment = ["DBUS_SYSTEM_BUS_ADDRESS": bus.address]
+            let daemon = try home.startHeraldd(launcher: ["env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)"])
+            let peer = try lan.hosts[1].startZeroconf(
+                script: """
+                    info = ServiceInfo(
+                        "\(Setting.peerType).local.", "Peer Service.\(Setting.peerType).local.", port=4321,
+                        server=HOST_NAME + ".local.", parsed_addresses=[HOST_IPV4])
+                    zc.register_service(info)
+                    ready("registered")
+                    wait_forever()
+                    """, ipv6: false)
+            try peer.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+            #expect(daemon.logShows("D-Bus API off: no system bus", timeout: 5), "\(daemon.log)")
+            /// True once avahi-browse, through heraldd, lists the peer's service.
+            func browses() -> Bool {
+                waitUntil(timeout: 15) {
+                    let result = try? home.run(
+                        ["avahi-browse", "-p", "-t", Setting.peerType], timeout: 10, environment: environment)
+                    let entries = (result?.stdout ?? "").split(separator: "\n").compactMap(
+                        AvahiBrowseEntry.init(parsableLine:))
+                    return entries.contains { $0.event == .added && $0.name == "Peer Service" }
+                }.held
+            }
+            /// The instances of `_hdbuspub._tcp` heraldd answers the peer's legacy query with.
+            func published() -> [String] {
+                let replies = (try? lan.hosts[1].legacyQuery("_hdbuspub._tcp.local", type: 12)) ?? []
+                return replies.flatMap(\.answers).filter { $0.type == 12 }.map(\.value)
+            }
+            // Several attempts fail before the bus comes: the log says so once.
+            usleep(3_500_000)
+            try bus.start()
+            #expect(daemon.logShows("D-Bus API: serving org.freedesktop.Avahi", timeout: 15), "\(daemon.log)")
+            #expect(browses(), "\(daemon.log)")
+            let publisher = try home.spawn(
+                ["avahi-publish", "-s", "Bus Pub", "_hdbuspub._tcp", "4700"], environment: environment)
+            defer { publisher.terminate(grace: 1) }
+            try publisher.waitForOutput(containing: "Established", timeout: 15)
+            #expect(waitUntil(timeout: 10) { !published().isEmpty }.held)
+            // The bus daemon dies: the client's group is withdrawn as if it had left, and the bus is tried again.
+            bus.kill()
+            #expect(daemon.logShows("the system bus connection broke, 1 clients dropped", timeout: 10), "\(daemon.log)")
+            #expect(waitUntil(timeout: 10) { published().isEmpty }.held, "\(daemon.log)")
+            usleep(3_500_000)
+            try bus.start()
+            #expect(
+                waitUntil(timeout: 15) { daemon.log.components(separatedBy: "D-Bus API: serving").count == 3 }.held,
+                "\(daemon.log)")
+            #expect(browses(), "\(daemon.log)")
+            // One line per change, not one per attempt.
+            #expect(daemon.log.components(separatedBy: "D-Bus API off").count == 3, "\(daemon.log)")
+        }
+
+        @Test("a service seen over IPv4 and IPv6 is listed and resolved once per protocol, as avahi-daemon does")
+        func resultsPerProtocol() throws {
+            let setting = try Setting(hosts: 4)
+            defer { setting.shutDown() }
+            let dual = try setting.lan.hosts[2].startZeroconf(
+                script: """
+                    info = ServiceInfo(
+                        "_hdual._tcp.local.", "Dual Service._hdual._tcp.local.", port=4322,
+                        server=HOST_NAME + ".local.", parsed_addresses=[HOST_IPV4, HOST_IPV6])
+                    zc.register_service(info)
+                    ready("registered")
+                    wait_forever()
+                    """)
+            try dual.waitForOutput(containing: "registered", in: .stdout, timeout: 15)
+            let avahiHost = setting.lan.hosts[3]
+            try avahiHost.startAvahi()
+            /// The (event, protocol) pairs `avahi-browse -r` printed for the dual-stack service.
+            func pairs(_ run: () throws -> CommandResult) -> Set<String> {
+                var seen: Set<String> = []
+                _ = waitUntil(timeout: 15) {
+                    guard let result = try? run() else { return false }
+                    let entries = result.stdout.split(separator: "\n").compactMap(AvahiBrowseEntry.init(parsableLine:))
+                    seen = Set(
+                        entries.filter { $0.name == "Dual Service" }.map {
+                            "\($0.event.rawValue) \($0.networkProtocol)"
+                        })
+                    return seen.count == 4
+                }
+                return seen
+            }
+            let herald = pairs { try setting.run(["avahi-browse", "-r", "-p", "-t", "_hdual._tcp"]) }
+            let avahi = pairs { try avahiHost.run(["avahi-browse", "-r", "-p", "-t", "_hdual._tcp"]) }
+            #expect(avahi == ["+ IPv4", "+ IPv6", "= IPv4", "= IPv6"])
+            #expect(herald == avahi, "\(setting.daemon.log)")
         }
 
         @Test("an unregistered user gets NotPermitted and nothing else; the same tools work for root, no manifest")

@@ -205,6 +205,35 @@ struct SessionCoreTests {
         #expect(lan.browseResults(1) == ["-Printer@2"])
     }
 
+    @Test(
+        "a core that reports families (Avahi's): an instance on both links of an interface is a result per family, each removed with its link"
+    )
+    func presencePerFamily() {
+        let lan = SessionHarness(reportsFamilies: true)
+        lan.connect(1, user: Self.app)
+        lan.connect(2, user: Self.app)
+        _ = lan.browse(1, 1, "_ipp._tcp")
+        lan.receive([Self.ptr("Printer")], on: SessionHarness.ipv4)
+        lan.receive([Self.ptr("Printer")], on: SessionHarness.ipv6)
+        lan.receive([Self.ptr("Printer")], on: SessionHarness.ipv6)
+        #expect(lan.browseResultsWithFamilies(1) == ["+Printer@2 ipv4", "+Printer@2 ipv6"])
+        // A browse joining the group is told both at once.
+        _ = lan.browse(2, 2, "_ipp._tcp")
+        #expect(lan.browseResultsWithFamilies(2) == ["+Printer@2 ipv4", "+Printer@2 ipv6"])
+        lan.receive([Self.ptr("Printer", ttl: 0)], on: SessionHarness.ipv4)
+        lan.run(for: 2_000)
+        #expect(lan.browseResultsWithFamilies(1) == ["-Printer@2 ipv4"], "gone over IPv4, still there over IPv6")
+        lan.receive([Self.ptr("Printer", ttl: 0)], on: SessionHarness.ipv6)
+        lan.run(for: 2_000)
+        #expect(lan.browseResultsWithFamilies(1) == ["-Printer@2 ipv6"])
+        // A core that does not (the app socket's) names no family.
+        let dnssd = SessionHarness()
+        dnssd.connect(1, user: Self.app)
+        _ = dnssd.browse(1, 1, "_ipp._tcp")
+        dnssd.receive([Self.ptr("Printer")], on: SessionHarness.ipv6)
+        #expect(dnssd.browseResultsWithFamilies(1) == ["+Printer@2 none"])
+    }
+
     @Test("NoSuchRecord is shown per interface while a link says so and no record is shown, ended before a record")
     func negativeAnswers() throws {
         let lan = SessionHarness()

@@ -16,7 +16,12 @@ import Logging
 final class AvahiDBusServer {
     static let busName = "org.freedesktop.Avahi"
 
-    let bus: SystemBus
+    /// The bus connection; nil while the bus is away (heraldd connects when it comes, or comes back).
+    private(set) var bus: SystemBus?
+    /// A connection that broke, kept until the loop is out of its handlers.
+    private var brokenBus: SystemBus?
+    let setting: DaemonConfiguration.DBusSetting
+    let loop: EventLoop
     let frontEnd: AvahiFrontEnd
     let network: NetworkService
     let gate: AccessGate
@@ -37,6 +42,11 @@ final class AvahiDBusServer {
     /// Checks, while clients have operations, that each still runs the program it called with.
     private var sweepTimer: LoopTimer?
     static let sweepMilliseconds: Int64 = 1000
+    /// Tries the bus again while it is away.
+    private var reconnectTimer: LoopTimer?
+    private var retry = BusRetry()
+    /// True once the log said that the API is off, until it is served again: one line per change, not per attempt.
+    private var saidOff = false
 
     /// Who is behind each client, fixed at its first call.
     final class Caller {
@@ -55,8 +65,9 @@ final class AvahiDBusServer {
     var callers: [ConnectionID: Caller] = [:]
     private var callerOfSender: [String: Caller] = [:]
 
-    /// Connects to the system bus and takes the name, as `setting` says; nil (said once in the log) when the API is
-    /// off. Throws only when `setting` is `yes` and the bus or the name cannot be had.
+    /// Serves the API as `setting` says: nil (said once in the log) when it is `no`. With `auto` a bus that is not
+    /// there yet is connected to when it comes; with `yes` heraldd does not start without the bus and the name.
+    /// Either way, a bus that goes away later is connected to again when it is back.
     static func start(
         setting: DaemonConfiguration.DBusSetting, loop: EventLoop, network: NetworkService, gate: AccessGate,
         limits: SessionLimits, nssAvailable: Bool, logger: Logger
@@ -65,47 +76,22 @@ final class AvahiDBusServer {
             logger.info("D-Bus API off: [dbus] enabled = no")
             return nil
         }
-        let bus: SystemBus
-        do {
-            bus = try SystemBus(loop: loop)
-        } catch {
-            if setting == .yes { throw error }
-            logger.notice("D-Bus API off: no system bus (\(error))")
-            return nil
-        }
-        // With `auto`, a name another daemon holds (avahi-daemon) is waited for: the bus hands it over when that
-        // one lets it go. With `yes`, heraldd must own it now.
-        let request = bus.requestName(busName, queue: setting == .auto)
-        if case .failed(let refused) = request {
-            bus.close()
-            if setting == .yes { throw refused }
-            logger.notice("D-Bus API off: cannot own \(busName) (\(refused))")
-            return nil
-        }
-        if case .queued = request, setting == .yes {
-            bus.close()
-            throw SystemError("RequestName(\(busName)): another daemon owns it", code: EEXIST)
-        }
         let server = try AvahiDBusServer(
-            bus: bus, loop: loop, network: network, gate: gate, limits: limits, nssAvailable: nssAvailable,
+            setting: setting, loop: loop, network: network, gate: gate, limits: limits, nssAvailable: nssAvailable,
             logger: logger)
-        if case .queued = request {
-            server.waitingForName = true
-            let text =
-                "D-Bus API waiting: another daemon (avahi-daemon?) owns \(busName); heraldd serves it once that one "
-                + "lets it go"
-            logger.notice("\(text)")
-        } else {
-            logger.info("D-Bus API: serving \(busName) on the system bus as \(bus.uniqueName)")
+        if let refused = server.connect(atStart: true), setting == .yes {
+            server.stop()
+            throw refused
         }
         return server
     }
 
     private init(
-        bus: SystemBus, loop: EventLoop, network: NetworkService, gate: AccessGate, limits: SessionLimits,
-        nssAvailable: Bool, logger: Logger
+        setting: DaemonConfiguration.DBusSetting, loop: EventLoop, network: NetworkService, gate: AccessGate,
+        limits: SessionLimits, nssAvailable: Bool, logger: Logger
     ) throws(SystemError) {
-        self.bus = bus
+        self.setting = setting
+        self.loop = loop
         self.network = network
         self.gate = gate
         self.logger = logger
@@ -117,7 +103,7 @@ final class AvahiDBusServer {
         limits.operationsPerConnection *= 2
         let core = SessionCore(
             limits: limits, messageSizeLimit: network.engine.configuration.messageSizeLimit, gate: sessionGate,
-            owner: .avahiSessions)
+            owner: .avahiSessions, reportsFamilies: true)
         frontEnd = AvahiFrontEnd(core: core, host: host)
         sessionGate.server = self
         timer = try LoopTimer(loop: loop) { [unowned self] in
@@ -125,21 +111,94 @@ final class AvahiDBusServer {
             self.flush()
         }
         sweepTimer = try LoopTimer(loop: loop) { [unowned self] in self.sweep() }
+        reconnectTimer = try LoopTimer(loop: loop) { [unowned self] in
+            self.brokenBus = nil
+            self.connect(atStart: false)
+        }
+        network.router.register(self, for: .avahiSessions)
+    }
+
+    /// Connects to the system bus and asks for the name; when either fails, tries again later (``BusRetry``) and
+    /// returns why. At start with `yes`, the name must be had at once; otherwise heraldd waits in the bus's queue
+    /// for a name another daemon (avahi-daemon) holds, and serves it once that one lets it go.
+    @discardableResult
+    private func connect(atStart: Bool) -> SystemError? {
+        // With `yes`, heraldd does not start without the bus and the name: nothing is tried again then.
+        let strict = atStart && setting == .yes
+        let bus: SystemBus
+        do {
+            bus = try SystemBus(loop: loop)
+        } catch {
+            if !strict { off("no system bus (\(error))") }
+            return error
+        }
+        let request = bus.requestName(Self.busName, queue: !strict)
+        if case .failed(let refused) = request {
+            bus.close()
+            if !strict { off("cannot own \(Self.busName) (\(refused))") }
+            return refused
+        }
+        if case .queued = request, strict {
+            bus.close()
+            return SystemError("RequestName(\(Self.busName)): another daemon owns it", code: EEXIST)
+        }
+        self.bus = bus
+        retry.reset()
+        saidOff = false
         bus.onCall = { [unowned self] call in self.receive(call) }
         bus.onNameLost = { [unowned self] name in self.clientGone(name) }
         bus.onNameAcquired = { [unowned self] name in
             guard name == Self.busName, self.waitingForName else { return }
             self.waitingForName = false
-            self.logger.info("D-Bus API: serving \(name) on the system bus as \(self.bus.uniqueName)")
+            self.logger.info("D-Bus API: serving \(name) on the system bus as \(self.bus?.uniqueName ?? "?")")
         }
-        bus.onClosed = { [unowned self] in
-            self.logger.warning("D-Bus API off: the system bus connection broke")
-            for name in Array(self.callerOfSender.keys) { self.clientGone(name) }
+        bus.onClosed = { [unowned self] in self.busWentAway() }
+        if case .queued = request {
+            waitingForName = true
+            let text =
+                "D-Bus API waiting: another daemon (avahi-daemon?) owns \(Self.busName); heraldd serves it once that "
+                + "one lets it go"
+            logger.notice("\(text)")
+        } else {
+            waitingForName = false
+            logger.info("D-Bus API: serving \(Self.busName) on the system bus as \(bus.uniqueName)")
         }
-        network.router.register(self, for: .avahiSessions)
         // What arrived while the name was asked for (the bus's NameAcquired, early calls) waits in sd-bus's queue,
         // not on the descriptor.
         bus.process()
+        return nil
+    }
+
+    /// The API is off for now: said once (until it is served again), and the bus is tried again later.
+    private func off(_ reason: String) {
+        if !saidOff {
+            saidOff = true
+            let text = "D-Bus API off: \(reason); trying again every \(BusRetry.longestDelay / 1000) s at most"
+            if setting == .yes { logger.warning("\(text)") } else { logger.notice("\(text)") }
+        }
+        reconnectTimer?.schedule(at: MonotonicClock.milliseconds() + retry.nextDelay())
+    }
+
+    /// The bus connection broke (the bus daemon stopped or restarted): every client's session ends as if it had
+    /// left the bus (entry groups withdrawn with goodbyes), and the bus is tried again until it is back.
+    private func busWentAway() {
+        let clients = callerOfSender.count
+        brokenBus = bus
+        bus = nil
+        waitingForName = false
+        waitingCalls.removeAll()
+        heldCalls.removeAll()
+        for name in callerOfSender.keys.sorted() { clientGone(name) }
+        retry.reset()
+        saidOff = false
+        off("the system bus connection broke, \(clients) clients dropped")
+    }
+
+    /// Stops serving: the bus connection is closed and not tried again.
+    private func stop() {
+        reconnectTimer?.schedule(at: nil)
+        bus?.close()
+        bus = nil
     }
 
     /// The clients on the bus, and their objects.
@@ -156,6 +215,7 @@ final class AvahiDBusServer {
             handle(call)
             return
         }
+        guard let bus else { return }
         guard let credentials = bus.credentials(of: call.sender), credentials.pid > 0 else {
             bus.reply(to: call, error: AvahiError.failure.name, message: "the bus did not say who is calling")
             return
@@ -191,6 +251,7 @@ final class AvahiDBusServer {
     }
 
     private func handle(_ call: SystemBus.Call) {
+        guard let bus else { return }
         guard let arguments = call.arguments else {
             bus.reply(to: call, error: AvahiError.invalidArguments.name, message: AvahiError.invalidArguments.message)
             return
@@ -207,6 +268,10 @@ final class AvahiDBusServer {
         case .reply(let values): bus.reply(to: call, values)
         case .error(let error): bus.reply(to: call, error: error.name, message: error.message)
         case .later: waitingCalls[token] = call
+        }
+        for request in frontEnd.takeHostLabelRequests() {
+            let who = callerOfSender[request.client].map { "uid \($0.identity.uid) (pid \($0.identity.pid))" }
+            network.setHostName(request.label, requester: "\(who ?? request.client) over D-Bus")
         }
         flush()
         if frontEnd.hasOperations(call.sender) { scheduleSweep() }
@@ -275,7 +340,7 @@ final class AvahiDBusServer {
             }
             frontEnd.flush()
             for reply in frontEnd.takeDeferredReplies() {
-                guard let call = waitingCalls.removeValue(forKey: reply.call) else { continue }
+                guard let call = waitingCalls.removeValue(forKey: reply.call), let bus else { continue }
                 switch reply.result {
                 case .reply(let values): bus.reply(to: call, values)
                 case .error(let error): bus.reply(to: call, error: error.name, message: error.message)
@@ -283,7 +348,7 @@ final class AvahiDBusServer {
                 }
             }
             for signal in frontEnd.takeSignals() {
-                bus.signal(
+                bus?.signal(
                     destination: signal.destination, path: signal.path, interface: signal.interface,
                     member: signal.member, arguments: signal.arguments)
             }

@@ -88,6 +88,21 @@ package final class NetworkService {
         performActions()
     }
 
+    /// Publishes the host under another name at an operator's request (Avahi's `SetHostName`) until heraldd
+    /// restarts: the old name says goodbye, the new one is probed, and ``onHostRenamed`` runs. `requester` says who
+    /// asked, for the log.
+    package func setHostName(_ label: String, requester: String) {
+        let previous = engine.hostName
+        engine.setHostName(label, at: now)
+        let current = engine.hostName
+        guard current != previous else { return }
+        publishedHostName = current
+        logger.notice(
+            "host name \(previous) changed to \(current) at the request of \(requester), until heraldd restarts")
+        performActions()
+        onHostRenamed()
+    }
+
     /// Says goodbye for everything published and stops listening.
     package func shutdown() {
         engine.shutdown(at: now)

@@ -58,9 +58,11 @@ final class SessionHarness {
     /// Every reply written so far, per connection, in order, with its MoreComing flag as sent.
     var replies: [ConnectionID: [(context: ClientContext, reply: Reply, moreComing: Bool)]] = [:]
     var log: [SessionLogLine] = []
+    /// The family each of those replies named, in the same order (``SessionCore/reportsFamilies``).
+    var families: [ConnectionID: [IPFamily?]] = [:]
 
-    init(limits: SessionLimits = SessionLimits()) {
-        core = SessionCore(limits: limits, gate: gate)
+    init(limits: SessionLimits = SessionLimits(), reportsFamilies: Bool = false) {
+        core = SessionCore(limits: limits, gate: gate, reportsFamilies: reportsFamilies)
         engine = MDNSEngine(configuration: EngineConfiguration(hostName: "herald", seed: 7))
         engine.addLink(Self.ipv4, addresses: [LinkAddress(.v4(IPv4Address(10, 0, 0, 1)), prefixLength: 24)], at: now)
         engine.addLink(
@@ -145,6 +147,7 @@ final class SessionHarness {
             for entry in replies.entries {
                 self.replies[entry.connection, default: []].append(
                     (entry.context, replies.bodies[entry.body], entry.moreComing))
+                families[entry.connection, default: []].append(entry.family)
             }
         }
         log += core.takeLog()
@@ -162,6 +165,17 @@ final class SessionHarness {
             guard case .browse(let reply) = entry.reply else { return nil }
             if reply.error != .noError { return "error \(reply.error)" }
             return "\(reply.flags.contains(.add) ? "+" : "-")\(reply.name)@\(reply.interfaceIndex)"
+        }
+    }
+
+    /// The browse replies connection `id` got since the last call, as "+Name@interface family".
+    func browseResultsWithFamilies(_ id: Int) -> [String] {
+        let named = families[ConnectionID(id)] ?? []
+        families[ConnectionID(id)] = []
+        return zip(take(id), named).compactMap { entry, family in
+            guard case .browse(let reply) = entry.reply, reply.error == .noError else { return nil }
+            let sign = reply.flags.contains(.add) ? "+" : "-"
+            return "\(sign)\(reply.name)@\(reply.interfaceIndex) \(family?.rawValue ?? "none")"
         }
     }
 
