@@ -239,13 +239,18 @@ extension HeraldOnTestLANs {
                 names: lan.ownNames.herald)
             let avahi = try publishAndObserve(on: lan.avahiHost, environment: [:], names: lan.ownNames.avahi)
             var outputs = SideBySideOutputs(
-                command: "avahi-publish -s, seen by the observer's avahi-browse -r and the peer's python-zeroconf",
+                command: """
+                    \(publish.joined(separator: " ")), seen by the observer's avahi-browse -r and the peer's \
+                    python-zeroconf (before the known differences are set aside)
+                    """,
                 herald: herald.result, avahi: avahi.result, replacing: lan.ownNames)
             outputs.heraldLines = herald.seen
             outputs.avahiLines = avahi.seen
             print(outputs)
             let (heraldSeen, avahiSeen) = (Self.settingAside(herald.seen), Self.settingAside(avahi.seen))
-            print("with the known differences set aside:\n" + heraldSeen.joined(separator: "\n"))
+            print(
+                "with the known differences set aside: \(heraldSeen == avahiSeen ? "same" : "DIFFERENT")\n"
+                    + heraldSeen.joined(separator: "\n"))
             #expect(heraldSeen == avahiSeen, "\(outputs)\n\(lan.daemon.log.suffix(3000))")
             #expect(outputs.heraldErrors == outputs.avahiErrors, "\(outputs)")
             // Not two empty views: the main type and both subtypes resolved, on each observer.
