@@ -130,10 +130,13 @@ extension AvahiFrontEnd {
         else { return }
         object.found = true
         let interface = Int32(truncatingIfNeeded: reply.interfaceIndex)
+        // avahi-daemon gives a resolved TXT record's strings last first (its string lists are built by prepending),
+        // and its clients print them in that order: the same order here, so that they print the same.
+        let txt = Array(AvahiNames.txtStrings(resolved.txt).reversed())
         let arguments: [DBusValue] = [
             .int32(interface), .int32(reportedProtocol(object, family)), .string(object.name), .string(object.type),
             .string(object.domain), .string(AvahiNames.undotted(resolved.hostTarget)), .int32(addressFamily.rawValue),
-            .string(address), .uint16(resolved.port), .byteArrays(AvahiNames.txtStrings(resolved.txt)),
+            .string(address), .uint16(resolved.port), .byteArrays(txt),
             .uint32(AvahiLookupResultFlags.multicast.rawValue),
         ]
         answer(object, with: arguments)

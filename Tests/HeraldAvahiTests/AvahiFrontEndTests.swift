@@ -310,7 +310,8 @@ final class FrontEndHarness {
             .resolved(
                 ResolvedService(
                     instance: instance, link: FrontEndHarness.link, target: FrontEndHarness.name("peer.local."),
-                    port: 8080, priority: 0, weight: 0, txt: try TXTRecord(strings: [Array("k=v".utf8)]),
+                    port: 8080, priority: 0, weight: 0,
+                    txt: try TXTRecord(strings: [Array("k=v".utf8), Array("path=/".utf8), Array("flag".utf8)]),
                     addresses: [])), to: id)
         let queries = harness.commands.compactMap { command -> (OperationID, RecordType)? in
             if case .query(let query, let name, let type, 2, _) = command, name == FrontEndHarness.name("peer.local.") {
@@ -331,8 +332,9 @@ final class FrontEndHarness {
         #expect(
             found.arguments == [
                 .int32(2), .int32(0), .string("My Web"), .string("_http._tcp"), .string("local"),
-                .string("peer.local"), .int32(0), .string("10.0.0.9"), .uint16(8080), .byteArrays([Array("k=v".utf8)]),
-                .uint32(4),
+                .string("peer.local"), .int32(0), .string("10.0.0.9"), .uint16(8080),
+                // Last string first, as avahi-daemon gives them.
+                .byteArrays([Array("flag".utf8), Array("path=/".utf8), Array("k=v".utf8)]), .uint32(4),
             ])
     }
 
