@@ -8,8 +8,8 @@
 #
 # Installed as /usr/lib/herald/avahi-takeover by the Debian package (whose removal gives the place back) and by
 # `Scripts/install.sh --replace-avahi`. Avahi's D-Bus name (org.freedesktop.Avahi) goes to heraldd with the
-# place: heraldd asks for it whenever a system bus is reachable ([dbus] in heraldd.conf), and with avahi-daemon
-# masked nothing else claims it, D-Bus activation included.
+# place: heraldd asks for it whenever a system bus is reachable ([dbus] in heraldd.conf), with avahi-daemon
+# masked nothing else claims it, and D-Bus activation of the name starts heraldd (the alias below).
 #
 # What `take` changed is written to $STATE (so `give-back` restores what was there, and only that); the heraldd
 # side is one systemd drop-in, $DROPIN. Safe to run twice. ROOT (environment) prefixes every path, for tests.
@@ -23,8 +23,22 @@ dropin=$dropin_dir/avahi-takeover.conf
 prefix=$(cd "$(dirname "$0")/../.." && pwd)
 heraldd=${HERALDD:-${prefix#"$root"}/bin/heraldd}
 avahi_units="avahi-daemon.service avahi-daemon.socket"
+# The alias D-Bus activation of org.freedesktop.Avahi starts (dbus/org.freedesktop.Avahi.service, and Avahi's own
+# activation file): `take` points it at heraldd's unit, `give-back` back at what it named before.
+activation_alias=$root/etc/systemd/system/dbus-org.freedesktop.Avahi.service
 
 say() { echo "avahi-takeover: $*"; }
+
+# heraldd's unit file as systemd finds it (the administrator's, then the distribution's), without ROOT.
+heraldd_unit() {
+    for dir in /etc/systemd/system /usr/local/lib/systemd/system /lib/systemd/system /usr/lib/systemd/system; do
+        if [ -f "$root$dir/heraldd.service" ]; then
+            echo "$dir/heraldd.service"
+            return 0
+        fi
+    done
+    return 1
+}
 
 # systemctl only where systemd runs (not in a chroot or a container without it): the files are written anyway
 # and take effect at the next boot.
@@ -50,8 +64,15 @@ take() {
         echo "taken=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
         echo "avahi_was_active=$was_active"
         echo "avahi_was_enabled=$was_enabled"
+        echo "activation_alias_was=$(readlink "$activation_alias" 2>/dev/null || true)"
     } >"$state.new"
     mv "$state.new" "$state"
+    if unit=$(heraldd_unit); then
+        mkdir -p "$(dirname "$activation_alias")"
+        ln -sfn "$unit" "$activation_alias"
+    else
+        say "no heraldd.service found: D-Bus activation of org.freedesktop.Avahi is left as it was"
+    fi
     if systemd_running; then
         # shellcheck disable=SC2086
         systemctl mask -q $avahi_units
@@ -82,6 +103,12 @@ give_back() {
     fi
     was_active=$(sed -n 's/^avahi_was_active=//p' "$state")
     was_enabled=$(sed -n 's/^avahi_was_enabled=//p' "$state")
+    alias_was=$(sed -n 's/^activation_alias_was=//p' "$state")
+    if [ -n "$alias_was" ]; then
+        ln -sfn "$alias_was" "$activation_alias"
+    elif [ -L "$activation_alias" ] && [ "$(basename "$(readlink "$activation_alias")")" = heraldd.service ]; then
+        rm -f "$activation_alias"
+    fi
     rm -f "$dropin"
     rmdir "$dropin_dir" 2>/dev/null || true
     if systemd_running; then

@@ -104,6 +104,12 @@ put 0644 systemd/herald.tmpfiles "$systemd_root/tmpfiles.d/herald.conf"
 dbus_policy_dir=/etc/dbus-1/system.d
 [ "$prefix" = /usr ] && dbus_policy_dir=/usr/share/dbus-1/system.d
 put 0644 dbus/herald-avahi.conf "$dbus_policy_dir/herald-avahi.conf"
+# D-Bus activation of the name, through systemd's alias dbus-org.freedesktop.Avahi.service (avahi-takeover points it
+# at heraldd). The bus reads activation files from /usr/local/share, /usr/share and /lib; a /usr install uses /lib,
+# beside (not over) the file of an installed avahi-daemon, which says the same.
+dbus_activation_dir=$prefix/share/dbus-1/system-services
+[ "$prefix" = /usr ] && dbus_activation_dir=/lib/dbus-1/system-services
+put 0644 dbus/org.freedesktop.Avahi.service "$dbus_activation_dir/org.freedesktop.Avahi.service"
 
 for file in services.d/*; do
     put 0644 "$file" "$prefix/share/herald/services.d/$(basename "$file")"

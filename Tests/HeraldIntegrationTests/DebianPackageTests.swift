@@ -50,6 +50,7 @@ extension HeraldOnTestLANs {
                 "./usr/bin/heraldd", "./usr/bin/herald", "./lib/systemd/system/heraldd.service",
                 "./lib/systemd/system/heraldd-dnssd.socket", "./usr/lib/herald/avahi-takeover",
                 "./usr/lib/herald/libdns_sd.so.1", "./etc/herald/heraldd.conf", "./usr/share/man/man8/heraldd.8.gz",
+                "./lib/dbus-1/system-services/org.freedesktop.Avahi.service",
             ] {
                 #expect(contents.contains(path + "\n") || contents.contains(path + " "), "\(path) not in the package")
             }
@@ -66,6 +67,11 @@ extension HeraldOnTestLANs {
                 root, "apt-get -q update && apt-get install -y -q --no-install-recommends avahi-daemon", timeout: 600)
             try #require(avahi.status == 0, "\(avahi)")
 
+            // Enabling avahi-daemon made its alias, the unit D-Bus activation of org.freedesktop.Avahi starts.
+            let activationAlias = root + "/etc/systemd/system/dbus-org.freedesktop.Avahi.service"
+            let avahiAlias = try? FileManager.default.destinationOfSymbolicLink(atPath: activationAlias)
+            #expect(avahiAlias?.hasSuffix("/avahi-daemon.service") == true, "\(String(describing: avahiAlias))")
+
             let install = try Self.inTree(root, "apt-get install -y -q /tmp/herald.deb", timeout: 600)
             try #require(install.status == 0, "\(install)")
             #expect(install.stdout.contains("heraldd now holds Avahi's place"), "\(install)")
@@ -78,6 +84,9 @@ extension HeraldOnTestLANs {
                 contentsOfFile: root + "/etc/systemd/system/heraldd.service.d/avahi-takeover.conf", encoding: .utf8)
             let execStart = try #require(dropIn.split(separator: "\n").last { $0.hasPrefix("ExecStart=/usr/bin/") })
             #expect(FileManager.default.fileExists(atPath: root + "/var/lib/herald/avahi-takeover"))
+            #expect(
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: activationAlias))
+                    == "/lib/systemd/system/heraldd.service", "D-Bus activation does not start heraldd")
             #expect(try Self.inTree(root, "getent passwd herald").status == 0, "the herald user was not created")
 
             // The packaged heraldd runs on that system with the command line the drop-in gives it (in a network
@@ -98,6 +107,9 @@ extension HeraldOnTestLANs {
                 #expect(!FileManager.default.fileExists(atPath: root + "/etc/systemd/system/" + unit))
             }
             #expect(!FileManager.default.fileExists(atPath: root + "/etc/systemd/system/heraldd.service.d"))
+            #expect(
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: activationAlias)) == avahiAlias,
+                "Avahi's activation alias is not given back")
             #expect(!FileManager.default.fileExists(atPath: root + "/var/lib/herald/avahi-takeover"))
             #expect(!FileManager.default.fileExists(atPath: root + "/usr/bin/heraldd"))
             #expect(FileManager.default.fileExists(atPath: root + "/etc/herald/heraldd.conf"))

@@ -39,6 +39,7 @@ struct InstallTests {
             "/etc/systemd/system/heraldd.service", "/etc/systemd/system/heraldd-dnssd.socket",
             "/etc/systemd/system/heraldd-control.socket", "/etc/sysusers.d/herald.conf", "/etc/tmpfiles.d/herald.conf",
             "/etc/herald/heraldd.conf", "/etc/dbus-1/system.d/herald-avahi.conf",
+            "/usr/local/share/dbus-1/system-services/org.freedesktop.Avahi.service",
             "/usr/local/share/herald/services.d/ssh.service", "/usr/local/share/herald/services.d/sftp-ssh.service",
             "/usr/local/share/herald/services.d/device-info.service", "/usr/local/share/herald/services.d/http.dnssd",
             "/usr/local/share/bash-completion/completions/herald", "/usr/local/share/zsh/site-functions/_herald",
@@ -100,9 +101,20 @@ struct InstallTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let script = Self.repository.appendingPathComponent("Scripts/install.sh").path
         let binaries = try HeraldBinaries.directory()
+        // Avahi's unit is enabled: its alias is what D-Bus activation of org.freedesktop.Avahi starts.
+        let activationAlias = root + "/etc/systemd/system/dbus-org.freedesktop.Avahi.service"
+        try FileManager.default.createDirectory(
+            atPath: root + "/etc/systemd/system", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: activationAlias, withDestinationPath: "/lib/systemd/system/avahi-daemon.service")
         let installed = try Command.run(["bash", script, "--destdir", root, "--bin-dir", binaries, "--replace-avahi"])
         #expect(installed.status == 0, "\(installed)")
         #expect((installed.stdout + installed.stderr).contains("heraldd now holds Avahi's place"), "\(installed)")
+        #expect(
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: activationAlias))
+                == "/etc/systemd/system/heraldd.service", "D-Bus activation does not start heraldd")
+        try Self.expectActivatable(
+            serviceDirectory: root + "/usr/local/share/dbus-1/system-services", policyRoot: root)
         for unit in ["avahi-daemon.service", "avahi-daemon.socket"] {
             let link = root + "/etc/systemd/system/" + unit
             #expect(
@@ -132,8 +144,56 @@ struct InstallTests {
         let removed = try Command.run(["bash", script, "--uninstall", "--destdir", root])
         #expect(removed.status == 0, "\(removed)")
         #expect((removed.stdout + removed.stderr).contains("Avahi's place is given back"), "\(removed)")
-        #expect(Self.files(under: root) == ["/etc/herald/heraldd.conf"])
+        // Avahi's alias (checked below) is there again, as before the install; the rest is gone.
+        #expect(
+            Self.files(under: root).subtracting(["/etc/systemd/system/dbus-org.freedesktop.Avahi.service"]) == [
+                "/etc/herald/heraldd.conf"
+            ])
         #expect(!FileManager.default.fileExists(atPath: root + "/etc/systemd/system/heraldd.service.d"))
+        #expect(
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: activationAlias))
+                == "/lib/systemd/system/avahi-daemon.service", "Avahi's activation alias is not given back")
+    }
+
+    /// A bus daemon reading `serviceDirectory` (as the system bus reads its standard directories) offers
+    /// `org.freedesktop.Avahi` for activation: the installed activation file is one the bus accepts. The bus is a
+    /// private one on a socket in `policyRoot`; nothing is activated.
+    static func expectActivatable(serviceDirectory: String, policyRoot: String) throws {
+        let dbusDaemon = try Requirements.requireExecutable("dbus-daemon")
+        let dbusSend = try Requirements.requireExecutable("dbus-send")
+        let socket = policyRoot + "/activation-check.socket"
+        let config = policyRoot + "/activation-check.conf"
+        try """
+        <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+         "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+        <busconfig>
+          <type>system</type>
+          <listen>unix:path=\(socket)</listen>
+          <auth>EXTERNAL</auth>
+          <servicedir>\(serviceDirectory)</servicedir>
+          <policy context="default">
+            <allow user="*"/>
+            <allow send_destination="org.freedesktop.DBus"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow receive_type="method_return"/>
+          </policy>
+        </busconfig>
+
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        defer {
+            try? FileManager.default.removeItem(atPath: config)
+            try? FileManager.default.removeItem(atPath: socket)
+        }
+        let arguments = ["--nofork", "--nopidfile", "--config-file=" + config]
+        let bus = try RunningProcess(executable: dbusDaemon, arguments: arguments, command: [dbusDaemon] + arguments)
+        defer { bus.terminate() }
+        #expect(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socket) }.held, "no bus socket")
+        let names = try Command.run([
+            dbusSend, "--bus=unix:path=" + socket, "--print-reply", "--dest=org.freedesktop.DBus",
+            "/org/freedesktop/DBus", "org.freedesktop.DBus.ListActivatableNames",
+        ])
+        #expect(names.status == 0, "\(names)")
+        #expect(names.stdout.contains("\"org.freedesktop.Avahi\""), "\(names)")
     }
 
     /// The installed pages are valid roff that man renders without warnings, and they describe what the built
