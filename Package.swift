@@ -102,7 +102,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "herald-enforcement-benchmark",
-            dependencies: ["HeraldBroker", "HeraldWire"],
+            dependencies: ["HeraldBroker", "HeraldWire", "CHeraldSystem"],
             path: "Benchmarks/EnforcementBenchmark"
         ),
         .executableTarget(

@@ -4,6 +4,13 @@
 #   2. TCP connection set-up (connect + close, 2,000 times) and UDP send throughput (1,200-byte datagrams for 2 s)
 #      from a granted app to the peer, without the table and with it. The app's cgroup is the last granted one in
 #      the rules, so each of its packets is compared with every app's cgroup before it: the worst case.
+#   3. the cgroup ingress program (docs/enforcement.md, "Incoming multicast and broadcast"): 64-byte UDP datagrams
+#      sent for 2 s from the peer to a socket of the app's cgroup (owned by nobody, not an operator), unicast (which
+#      the program passes), to the subnet's broadcast address and to a multicast group (which it drops), without
+#      the program, with it attached to the app's cgroup, and with it on the cgroup's parent too (the shape of
+#      `all` mode, where a packet meets two programs). It is attached by herald-enforcement-benchmark
+#      attach-ingress, which loads it through heraldd's shim; kernel.bpf_stats_enabled is 1 while it is attached
+#      (and set back after), so that the kernel counts the program's runs and their time.
 # A benchmark, not a test: it prints figures. Runs as root; needs ip, nsenter, nft and python3, and a build of
 # herald-enforcement-benchmark (swift build --product herald-enforcement-benchmark).
 # Usage: Benchmarks/enforcement.sh [APPS]     (default 1000)
@@ -28,8 +35,14 @@ b=hbench$id-b
 parent=herald-bench-$id
 work=$(mktemp -d)
 peer_pid=""
+receiver_pid=""
+attach_pid=""
+stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo "")
 cleanup() {
     [ -n "$peer_pid" ] && kill "$peer_pid" 2>/dev/null || true
+    [ -n "$receiver_pid" ] && kill "$receiver_pid" 2>/dev/null || true
+    [ -n "$attach_pid" ] && kill "$attach_pid" 2>/dev/null || true
+    [ -n "$stats_before" ] && echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
     ip netns del "$a" 2>/dev/null || true
     ip netns del "$b" 2>/dev/null || true
     sleep 0.2
@@ -38,6 +51,8 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+# Interrupted: exit, so that the EXIT trap cleans up.
+trap 'exit 130' INT TERM
 
 mkdir "$mnt/$parent"
 for ((i = 0; i < apps; i++)); do mkdir "$mnt/$parent/app-$i.service"; done
@@ -125,3 +140,81 @@ measure
 in_a nft delete table inet herald
 echo "-- without the table"
 measure
+
+# 3. The cgroup ingress program, with the table gone: what the program alone costs.
+cat >"$work/receiver.py" <<'PY'
+# Receives in the app's cgroup for SECONDS, as nobody (the program lets operators' sockets, root's, through).
+import os, socket, sys, time
+os.setgroups([]); os.setgid(65534); os.setuid(65534)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+s.bind(("0.0.0.0", 9002))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton("239.77.0.1") + socket.inet_aton("10.77.0.1"))
+s.settimeout(0.2)
+print("ready", flush=True)
+received = 0; end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    try:
+        while True:
+            s.recv(2048); received += 1
+    except socket.timeout:
+        pass
+print("received", received, flush=True)
+PY
+cat >"$work/sender.py" <<'PY'
+# Sends 64-byte datagrams for 2 s to the app's namespace: unicast, broadcast or multicast.
+import socket, sys, time
+kind = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("10.77.0.2", 0))
+target = {"unicast": "10.77.0.1", "broadcast": "10.77.0.255", "multicast": "239.77.0.1"}[kind]
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BROADCAST, 1)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("10.77.0.2"))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 0)
+s.connect((target, 9002))
+payload = b"x" * 64; sent = 0; start = time.perf_counter(); end = start + 2
+while time.perf_counter() < end:
+    for _ in range(100):
+        s.send(payload); sent += 1
+print("sent", sent, time.perf_counter() - start, flush=True)
+PY
+# One kind of datagram: the sender's rate, and what the socket of the app's cgroup received of it.
+ingress_measure() {
+    local kind=$1
+    sh -c "echo \$\$ > '$app_cgroup/cgroup.procs' && exec nsenter --net=/run/netns/$a python3 -u '$work/receiver.py' 3.5" \
+        >"$work/receiver.log" 2>&1 &
+    receiver_pid=$!
+    for _ in $(seq 50); do grep -q ready "$work/receiver.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q ready "$work/receiver.log" || { echo "enforcement.sh: the receiver did not start" >&2; cat "$work/receiver.log" >&2; exit 1; }
+    local sent seconds received
+    read -r _ sent seconds < <(nsenter --net="/run/netns/$b" python3 "$work/sender.py" "$kind")
+    wait "$receiver_pid"
+    receiver_pid=""
+    received=$(awk '/^received/ { print $2 }' "$work/receiver.log")
+    awk -v k="$kind" -v s="$sent" -v t="$seconds" -v r="$received" 'BEGIN {
+        printf "%-9s sent %7.0f datagrams/s, received %7.0f/s (%.1f%%)\n", k, s / t, r / t, 100 * r / s }'
+}
+# Attaches the program to the given cgroups (from the app's namespace, whose sockets it judges), measures one kind of
+# datagram, detaches, and says how often the program ran and for how long.
+ingress_attached() {
+    local kind=$1; shift
+    echo 1 >/proc/sys/kernel/bpf_stats_enabled
+    nsenter --net="/run/netns/$a" "$builder" attach-ingress "$@" >"$work/attach.log" 2>&1 &
+    attach_pid=$!
+    for _ in $(seq 50); do grep -q attached "$work/attach.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q attached "$work/attach.log" || { echo "enforcement.sh: cannot attach the ingress program" >&2; cat "$work/attach.log" >&2; exit 1; }
+    ingress_measure "$kind"
+    kill -TERM "$attach_pid"
+    wait "$attach_pid" || true
+    attach_pid=""
+    echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled
+    grep -v '^attached' "$work/attach.log" | sed 's/^attach-ingress: /          program: /'
+}
+echo "== the cgroup ingress program: 64-byte UDP datagrams from the peer to a socket in the app's cgroup, 2 s each"
+echo "-- without the program"
+for kind in unicast broadcast multicast; do ingress_measure "$kind"; done
+echo "-- with the program attached to the app's cgroup"
+for kind in unicast broadcast multicast; do ingress_attached "$kind" "$app_cgroup"; done
+echo "-- with the program attached to the app's cgroup and to its parent (two programs run for each packet)"
+for kind in unicast broadcast multicast; do ingress_attached "$kind" "$app_cgroup" "$mnt/$parent"; done
