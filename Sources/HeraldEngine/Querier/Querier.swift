@@ -12,6 +12,9 @@ struct Querier: Sendable {
     /// missed refresh. (Scanning every answer of every question for each deadline cost more than the rest of the
     /// engine together.)
     private var refreshBound: [LinkID: Instant] = [:]
+    /// How many questions, on all links, ask for ANY type: while there are none, telling whether a record is asked
+    /// for takes one lookup, not two (a flood of records nobody asks for each costs it).
+    private var anyTypeQuestions = 0
     let firstQueryDelay: ClosedRange<Int>
     let sizeLimit: MessageSizeLimit
 
@@ -36,6 +39,7 @@ struct Querier: Sendable {
             queries[link, default: [:]][key] = ContinuousQuery(
                 key: key, link: link, firstQueryAt: now + delay,
                 earliest: now + firstQueryDelay.lowerBound)
+            if key.type == .any { anyTypeQuestions += 1 }
             lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
         }
         queries[link]![key]!.subscribers.insert(operation)
@@ -46,6 +50,7 @@ struct Querier: Sendable {
         guard var query = queries[link]?[key] else { return }
         query.subscribers.remove(operation)
         queries[link]![key] = query.subscribers.isEmpty ? nil : query
+        if query.subscribers.isEmpty && key.type == .any { anyTypeQuestions -= 1 }
         if queries[link]!.isEmpty {
             queries[link] = nil
             refreshBound[link] = nil
@@ -54,6 +59,7 @@ struct Querier: Sendable {
 
     /// Forgets every question on a link that went away.
     mutating func removeLink(_ link: LinkID) {
+        anyTypeQuestions -= queries[link]?.keys.count(where: { $0.type == .any }) ?? 0
         queries[link] = nil
         refreshBound[link] = nil
     }
@@ -62,14 +68,17 @@ struct Querier: Sendable {
     func isAsked(_ key: RecordKey, on link: LinkID) -> Bool {
         guard let linkQueries = queries[link] else { return false }
         return linkQueries[key] != nil
-            || linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil
+            || (anyTypeQuestions > 0
+                && linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil)
     }
 
     /// Who wants answers matching a record on a link (questions for its set, or ANY for its name).
     func subscribers(for recordKey: RecordKey, on link: LinkID) -> Set<OperationID> {
         guard let linkQueries = queries[link] else { return [] }
         var result = linkQueries[recordKey]?.subscribers ?? []
-        if let any = linkQueries[RecordKey(name: recordKey.name, type: .any, recordClass: recordKey.recordClass)] {
+        if anyTypeQuestions > 0,
+            let any = linkQueries[RecordKey(name: recordKey.name, type: .any, recordClass: recordKey.recordClass)]
+        {
             result.formUnion(any.subscribers)
         }
         return result
@@ -87,9 +96,14 @@ struct Querier: Sendable {
         return earliest
     }
 
-    /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`.
-    mutating func noteRefresh(at refresh: Instant?, of record: ResourceRecord, on link: LinkID) {
-        guard let refresh, refresh < refreshBound[link] ?? .distantFuture, isAsked(RecordKey(record), on: link) else {
+    /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`. `isAsked`, when
+    /// given, is what ``isAsked(_:on:)`` says of the record's set.
+    mutating func noteRefresh(
+        at refresh: Instant?, of record: ResourceRecord, on link: LinkID, isAsked asked: Bool? = nil
+    ) {
+        guard let refresh, asked ?? true, refresh < refreshBound[link] ?? .distantFuture,
+            asked ?? isAsked(RecordKey(record), on: link)
+        else {
             return
         }
         refreshBound[link] = refresh
