@@ -34,23 +34,24 @@ struct Querier: Sendable {
         _ operation: OperationID, to key: RecordKey, on link: LinkID, at now: Instant,
         random: inout EngineRandom, cache: RecordCache?
     ) {
-        if queries[link, default: [:]][key] == nil {
-            let delay = random.milliseconds(in: firstQueryDelay)
-            queries[link, default: [:]][key] = ContinuousQuery(
-                key: key, link: link, firstQueryAt: now + delay,
-                earliest: now + firstQueryDelay.lowerBound)
-            if key.type == .any { anyTypeQuestions += 1 }
-            lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
+        if queries[link]?[key] != nil {
+            queries[link]![key]!.subscribers.insert(operation)
+            return
         }
-        queries[link]![key]!.subscribers.insert(operation)
+        let delay = random.milliseconds(in: firstQueryDelay)
+        queries[link, default: [:]][key] = ContinuousQuery(
+            key: key, subscriber: operation, firstQueryAt: now + delay,
+            earliest: now + firstQueryDelay.lowerBound)
+        if key.type == .any { anyTypeQuestions += 1 }
+        lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
     }
 
     /// Removes an operation's interest; a question nobody wants any more stops being asked.
     mutating func unsubscribe(_ operation: OperationID, from key: RecordKey, on link: LinkID) {
-        guard var query = queries[link]?[key] else { return }
-        query.subscribers.remove(operation)
-        queries[link]![key] = query.subscribers.isEmpty ? nil : query
-        if query.subscribers.isEmpty && key.type == .any { anyTypeQuestions -= 1 }
+        guard queries[link]?[key] != nil else { return }
+        guard !queries[link]![key]!.subscribers.remove(operation) else { return }
+        queries[link]![key] = nil
+        if key.type == .any { anyTypeQuestions -= 1 }
         if queries[link]!.isEmpty {
             queries[link] = nil
             refreshBound[link] = nil
@@ -72,16 +73,14 @@ struct Querier: Sendable {
                 && linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil)
     }
 
-    /// Who wants answers matching a record on a link (questions for its set, or ANY for its name).
-    func subscribers(for recordKey: RecordKey, on link: LinkID) -> Set<OperationID> {
+    /// Who wants answers matching a record on a link (questions for its set, or ANY for its name), in order.
+    func subscribers(for recordKey: RecordKey, on link: LinkID) -> [OperationID] {
         guard let linkQueries = queries[link] else { return [] }
-        var result = linkQueries[recordKey]?.subscribers ?? []
-        if anyTypeQuestions > 0,
+        let exact = linkQueries[recordKey]?.subscribers
+        guard anyTypeQuestions > 0,
             let any = linkQueries[RecordKey(name: recordKey.name, type: .any, recordClass: recordKey.recordClass)]
-        {
-            result.formUnion(any.subscribers)
-        }
-        return result
+        else { return exact?.sorted ?? [] }
+        return (exact?.asSet ?? []).union(any.subscribers.asSet).sorted()
     }
 
     /// The earliest instant something may have to be sent: a back-off query or a refresh.
@@ -154,10 +153,12 @@ struct Querier: Sendable {
             }
             // Each key's text is made once: made in the comparison, it cost a third of the daemon's CPU when
             // thousands of resolves started at once.
-            let keys = queries[link]!.values.filter { query in
-                if isDue(query) { return true }
-                return refreshesDue && (Self.earliestRefresh(of: query.key, in: cache[link]).map { $0 <= now } ?? false)
-            }.map { (text: $0.key.description, key: $0.key) }.sorted { $0.text < $1.text }.map(\.key)
+            let keys = queries[link]!.compactMap { key, query -> (text: String, key: RecordKey)? in
+                let due =
+                    isDue(query)
+                    || refreshesDue && (Self.earliestRefresh(of: key, in: cache[link]).map { $0 <= now } ?? false)
+                return due ? (text: key.description, key: key) : nil
+            }.sorted { $0.text < $1.text }.map(\.key)
             for key in keys {
                 guard var query = queries[link]![key] else { continue }
                 var send = false
