@@ -151,7 +151,7 @@ struct RecordCacheTests {
     @Test("a name holding thousands of records: each is found, refreshed in place and removed on its own")
     func crowdedNameIsIndexed() throws {
         var cache = RecordCache(limit: 10_000)
-        let type = try DNSName("_crowd._tcp.local.")
+        let type: DNSName = "_crowd._tcp.local."
         func pointer(_ n: Int, ttl: UInt32 = 100) -> ResourceRecord {
             ResourceRecord(name: type, ttl: ttl, data: .ptr(try! DNSName("Instance \(n)._crowd._tcp.local.")))
         }
@@ -201,6 +201,29 @@ struct RecordCacheTests {
             #expect(position.map { table[$0].extra } == slot * 2)
         }
         #expect(table.entries.count(where: { _ in true }) == live.count)
+    }
+
+    @Test("a continuous question stays within its memory budget: 48 bytes, no allocation for a single asker")
+    func questionBudget() {
+        // A resolve asks four questions on each link; the office benchmark's peak (Benchmarks/README.md) rests on this.
+        #expect(MemoryLayout<ContinuousQuery>.stride <= 48)
+        var subscribers = ContinuousQuery.Subscribers.one(OperationID(1))
+        subscribers.insert(OperationID(1))
+        guard case .one = subscribers else {
+            Issue.record("one asker asking twice needs no set")
+            return
+        }
+        subscribers.insert(OperationID(2))
+        #expect(subscribers.sorted == [OperationID(1), OperationID(2)])
+        let someLeft = subscribers.remove(OperationID(1))
+        #expect(someLeft)
+        guard case .one(let left) = subscribers else {
+            Issue.record("back to one asker, back to no set")
+            return
+        }
+        #expect(left == OperationID(2))
+        let anyLeft = subscribers.remove(OperationID(2))
+        #expect(!anyLeft)
     }
 
     @Test("a cached record's slot stays within its memory budget")
