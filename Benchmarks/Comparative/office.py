@@ -155,18 +155,27 @@ def office(args, advertise_many, herald_status):
             for label, make in (("Herald", lambda: Herald(daemon_host)), ("Avahi", lambda: Avahi(daemon_host))):
                 daemon = make()
                 time.sleep(args.settle)
+                drops0 = daemon_host.udp_drops()
+                peer_drops0 = sum(p.udp_drops() for p in peers)
                 outcome = run_clients(daemon, daemon_host, types, clients, expected, timeout)
+                # Packets the daemon's sockets had no room for (/proc/net/udp, port 5353, in its namespace), and the
+                # peers' (python-zeroconf's) for queries.
+                outcome["socket_drops"] = daemon_host.udp_drops() - drops0
+                outcome["peer_socket_drops"] = sum(p.udp_drops() for p in peers) - peer_drops0
                 outcome["peak_rss_kib"] = rss_kib(daemon, "VmHWM")
                 if isinstance(daemon, Avahi):
                     outcome["dbus_rss_kib"] = status_kib(daemon.bus.pid, "VmHWM")
                 else:
                     outcome["status"] = herald_status(daemon)
+                    # What heraldd logged as dropped (rate-limited sources, a full cache): where a shortfall comes from.
+                    outcome["warnings"] = [line for line in daemon.process.stderr.text().splitlines()
+                                           if "dropped" in line]
                 daemon.stop()
                 runs[label].append(outcome)
                 peaks = outcome["client_peak_kib"]
                 log(f"  trial {trial + 1}/{trials} {label}: discovered {outcome['discovered']}/{expected} in "
                     f"{_fmt(outcome['discover_s'])}, resolved {outcome['resolved']}/{expected} in "
-                    f"{_fmt(outcome['resolve_s'])}, CPU {outcome['cpu_s']:.2f} s, peak RSS "
+                    f"{_fmt(outcome['resolve_s'])}, socket drops {outcome['socket_drops']} (peers' {outcome['peer_socket_drops']}), CPU {outcome['cpu_s']:.2f} s, peak RSS "
                     f"{outcome['peak_rss_kib'] / 1024:.1f} MiB, clients' peak RSS median "
                     f"{(median(peaks) or 0) / 1024:.1f} MiB (max {max(peaks or [0]) / 1024:.1f})")
                 time.sleep(2)

@@ -92,7 +92,7 @@ extension MDNSEngine {
             switch change {
             case .added(let r), .removed(let r): record = r
             }
-            for id in querier.subscribers(for: RecordKey(record), on: link).sorted() {
+            for id in querier.subscribers(for: RecordKey(record), on: link) {
                 handle(change, for: id, on: link)
             }
             if record.type == .nsec, negativeAnswerWatchers[record.name] != nil { negativeNames.append(record.name) }

@@ -239,12 +239,14 @@ extension MDNSEngine {
         let isWanted = { (key: RecordKey) in
             questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
         }
+        let isAsked = questions.isAsked(RecordKey(record), on: link)
         let cached = caches[link]?.insert(
             record, at: now, refreshJitter: random.milliseconds(in: 0...200),
-            isWanted: isWanted, changes: &changes)
+            isWanted: isWanted, isNewcomerWanted: isAsked || (record.type == .nsec && watchers[record.name] != nil),
+            changes: &changes)
         guard let cached else { return }
         if seenByPeers { failureObserver.answerSeen(cached.handle, on: link) }
-        querier.noteRefresh(at: cached.nextRefresh, of: record, on: link)
+        querier.noteRefresh(at: cached.nextRefresh, of: record, on: link, isAsked: isAsked)
     }
 
     /// A multicast response carried a record that was not cached just now: a watch on its cached copy ends.
@@ -263,7 +265,11 @@ extension MDNSEngine {
     /// Handles a peer's record that conflicts with one of our publications on the link (RFC 6762 §8.1, §9);
     /// returns true if it did.
     private mutating func hasConflict(_ record: ResourceRecord, on link: LinkID) -> Bool {
-        guard publications.values.contains(where: { $0.isConflicted(by: record, on: link) }) else { return false }
+        // Only a record at a name this host publishes on the link can conflict (RFC 6762 §9): one lookup settles
+        // nearly every record a peer sends, before any publication is looked at.
+        guard authority.hasRecords(named: record.name, on: link),
+            publications.values.contains(where: { $0.isConflicted(by: record, on: link) })
+        else { return false }
         var found = false
         for id in publications.keys.sorted() where publications[id]?.isConflicted(by: record, on: link) ?? false {
             conflict(id, on: link)

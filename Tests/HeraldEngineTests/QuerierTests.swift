@@ -416,4 +416,37 @@ struct QuerierTests {
             lan.events(of: beta, OperationID(2)).map(\.event)
                 == [.instanceAdded(printer, link), .instanceRemoved(printer, link), .instanceAdded(printer, link)])
     }
+
+    @Test(
+        "operations sharing a question: each hears its answers, the question is asked while any of them is left, and not after the last is cancelled"
+    )
+    func sharedQuestion() throws {
+        var lan = SimulatedLAN()
+        let alpha = lan.addHost("alpha")
+        let beta = lan.addHost("beta")
+        lan.with(alpha) { $0.register(OperationID(1), Fixture.service("Printer"), at: $1) }
+        for id in UInt64(2)...4 { lan.with(beta) { $0.browse(OperationID(id), type: Fixture.ippType, at: $1) } }
+        lan.run(for: 5000)
+        let link = SimulatedLAN.ipv4Link
+        for id in UInt64(2)...4 {
+            #expect(lan.events(of: beta, OperationID(id)).map(\.event) == [.instanceAdded(printer, link)])
+        }
+        // Two of three cancelled, in an order other than they came: the last one still asks and still hears.
+        lan.with(beta) { $0.cancel(OperationID(3), at: $1) }
+        lan.with(beta) { $0.cancel(OperationID(2), at: $1) }
+        let asked = queries(lan, from: beta, asking: Fixture.ippType, .ptr).count
+        lan.run(for: 20_000)
+        #expect(queries(lan, from: beta, asking: Fixture.ippType, .ptr).count > asked)
+        lan.with(alpha) { $0.cancel(OperationID(1), at: $1) }
+        lan.run(for: 3000)
+        #expect(
+            lan.events(of: beta, OperationID(4)).map(\.event)
+                == [.instanceAdded(printer, link), .instanceRemoved(printer, link)])
+        #expect(lan.events(of: beta, OperationID(2)).map(\.event) == [.instanceAdded(printer, link)])
+        // The last one gone, nobody asks any more.
+        lan.with(beta) { $0.cancel(OperationID(4), at: $1) }
+        let finally = queries(lan, from: beta, asking: Fixture.ippType, .ptr).count
+        lan.run(for: 3_600_000)
+        #expect(queries(lan, from: beta, asking: Fixture.ippType, .ptr).count == finally)
+    }
 }

@@ -148,6 +148,84 @@ struct RecordCacheTests {
             ])
     }
 
+    @Test("a name holding thousands of records: each is found, refreshed in place and removed on its own")
+    func crowdedNameIsIndexed() throws {
+        var cache = RecordCache(limit: 10_000)
+        let type: DNSName = "_crowd._tcp.local."
+        func pointer(_ n: Int, ttl: UInt32 = 100) -> ResourceRecord {
+            ResourceRecord(name: type, ttl: ttl, data: .ptr(try! DNSName("Instance \(n)._crowd._tcp.local.")))
+        }
+        for n in 0..<3000 { _ = cache.insert(pointer(n, ttl: n % 2 == 0 ? 10 : 100), at: .zero) }
+        #expect(cache.count == 3000)
+        // The same records again, their names in other letter case: refreshes, not newcomers.
+        for n in 0..<3000 {
+            let shouted = ResourceRecord(
+                name: try DNSName("_CROWD._tcp.local."), ttl: n % 2 == 0 ? 10 : 100,
+                data: .ptr(try DNSName("INSTANCE \(n)._crowd._tcp.local.")))
+            #expect(cache.insert(shouted, at: .zero + 1).isEmpty)
+        }
+        #expect(cache.count == 3000)
+        // The short-lived half expires; the rest is still found, each record by itself, in arrival order.
+        #expect(cache.expire(at: .zero + 20_000).count == 1500)
+        for n in 0..<3000 { #expect((cache.handle(of: pointer(n)) != nil) == (n % 2 == 1)) }
+        #expect(
+            cache.records(for: RecordKey(name: type, type: .ptr)).map(\.record.data)
+                == (0..<1500).map { pointer(2 * $0 + 1).data })
+        // Removed records leave the index and the chain: inserted again, they are newcomers at the chain's end.
+        #expect(cache.insert(pointer(0), at: .zero + 30_000).count == 1)
+        #expect(cache.records(for: RecordKey(name: type, type: .ptr)).last?.record.data == pointer(0).data)
+        #expect(cache.removeAll().count == 1501)
+        #expect(cache.handle(of: pointer(1)) == nil)
+    }
+
+    @Test("the slot tables find every entry after removals that shift others back, hashes colliding or not")
+    func slotTableRemovalKeepsRuns() {
+        var table = SlotTable<Int32>(vacant: -1)
+        // Hashes crowded into few homes (runs that wrap around the table's end) and spread ones, mixed.
+        var live: [Int32: UInt32] = [:]
+        var generator = SystemRandomNumberGenerator()
+        for slot in Int32(0)..<2000 {
+            let hash = slot % 3 == 0 ? UInt32(63 - slot % 5) : UInt32.random(in: 0...UInt32.max, using: &generator)
+            table.insert(hash: hash, slot: slot, extra: slot * 2)
+            live[slot] = hash
+            if slot % 4 == 1, let victim = live.keys.randomElement(using: &generator) {
+                let position = table.position(of: live[victim]!) { $0 == victim }
+                #expect(position != nil)
+                if let position { table.remove(at: position) }
+                live[victim] = nil
+            }
+        }
+        #expect(table.count == live.count)
+        for (slot, hash) in live {
+            let position = table.position(of: hash) { $0 == slot }
+            #expect(position.map { table[$0].extra } == slot * 2)
+        }
+        #expect(table.entries.count(where: { _ in true }) == live.count)
+    }
+
+    @Test("a continuous question stays within its memory budget: 48 bytes, no allocation for a single asker")
+    func questionBudget() {
+        // A resolve asks four questions on each link; the office benchmark's peak (Benchmarks/README.md) rests on this.
+        #expect(MemoryLayout<ContinuousQuery>.stride <= 48)
+        var subscribers = ContinuousQuery.Subscribers.one(OperationID(1))
+        subscribers.insert(OperationID(1))
+        guard case .one = subscribers else {
+            Issue.record("one asker asking twice needs no set")
+            return
+        }
+        subscribers.insert(OperationID(2))
+        #expect(subscribers.sorted == [OperationID(1), OperationID(2)])
+        let someLeft = subscribers.remove(OperationID(1))
+        #expect(someLeft)
+        guard case .one(let left) = subscribers else {
+            Issue.record("back to one asker, back to no set")
+            return
+        }
+        #expect(left == OperationID(2))
+        let anyLeft = subscribers.remove(OperationID(2))
+        #expect(!anyLeft)
+    }
+
     @Test("a cached record's slot stays within its memory budget")
     func slotBudget() {
         // Every record cached costs one slot (and a heap entry): the per-record figure of the footprint benchmark

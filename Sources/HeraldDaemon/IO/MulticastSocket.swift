@@ -36,6 +36,7 @@ package final class MulticastSocket {
         do throws(SystemError) {
             try setOption(SOL_SOCKET, SO_REUSEADDR, 1, "SO_REUSEADDR")
             try setOption(SOL_SOCKET, SO_REUSEPORT, 1, "SO_REUSEPORT")
+            reserveReceiveBuffer()
             if family == .ipv4 {
                 try setOption(Int32(IPPROTO_IP), LinuxSocketOptions.ipPacketInfo, 1, "IP_PKTINFO")
                 try setOption(Int32(IPPROTO_IP), IP_MULTICAST_TTL, 255, "IP_MULTICAST_TTL")
@@ -76,6 +77,21 @@ package final class MulticastSocket {
     }
 
     deinit { close(fd) }
+
+    /// Room for the answers a busy LAN sends at once (a query for hundreds of service types is answered by every
+    /// host within the same 20–120 ms): the default of about 200 KiB holds some 300 packets, and what does not fit
+    /// is lost until the question is asked again. Beyond `net.core.rmem_max` only with CAP_NET_ADMIN; without it,
+    /// whatever the kernel allows. The kernel charges this memory only while packets wait in it.
+    private func reserveReceiveBuffer() {
+        var bytes = Self.receiveBufferBytes
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(fd, SOL_SOCKET, LinuxSocketOptions.receiveBufferForce, &bytes, size) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, size)
+        }
+    }
+
+    /// What `reserveReceiveBuffer` asks for (the kernel doubles it for its bookkeeping).
+    static let receiveBufferBytes: Int32 = 1 << 20
 
     private func setOption(_ level: Int32, _ name: Int32, _ value: Int32, _ label: String) throws(SystemError) {
         var value = value
@@ -200,6 +216,7 @@ package final class MulticastSocket {
 /// Socket options glibc defines only under _GNU_SOURCE, with their Linux values.
 enum LinuxSocketOptions {
     static let ipPacketInfo: Int32 = 8  // IP_PKTINFO
+    static let receiveBufferForce: Int32 = 33  // SO_RCVBUFFORCE
     static let ipMulticastAll: Int32 = 49  // IP_MULTICAST_ALL
     static let ipv6ReceivePacketInfo: Int32 = 49  // IPV6_RECVPKTINFO
     static let ipv6PacketInfo: Int32 = 50  // IPV6_PKTINFO

@@ -10,8 +10,10 @@ package enum CacheChange: Sendable, Hashable {
 /// The records learnt on one link (RFC 6762 §10), bounded in size.
 ///
 /// Records live in one array of slots; the records of one name (every type) are chained through their slots in
-/// the order they arrived, and a table maps each name to its chain. So a cached record costs one slot and its
-/// share of the names and data it holds, with no allocation of its own, and finding it costs one hash of its name.
+/// the order they arrived, a table maps each name to its chain, and another each record to its slot
+/// (``SlotTable``). So a cached record costs one slot, its share of the names and data it holds and of the two
+/// tables (about 20 bytes), with no allocation of its own, and finding it costs two hashes, whatever else its name
+/// holds.
 /// Names are stored once: records of one name, and data naming a cached name, share the chain's copy.
 ///
 /// Expiry runs off a heap of deadlines with at most one live entry per record. When full, the cache evicts the
@@ -47,12 +49,6 @@ package struct RecordCache: Sendable {
         var scheduledExpiry = Instant.distantFuture
     }
 
-    /// The first and last slots of one name's records.
-    struct Chain: Sendable {
-        var first: Int32
-        var last: Int32
-    }
-
     struct Deadline: Comparable, Sendable {
         var at: Instant
         var slot: Int32
@@ -63,7 +59,10 @@ package struct RecordCache: Sendable {
     var slots: [Slot] = []
     /// The first free slot; free slots are chained through `next`.
     var firstFree: Int32 = -1
-    var chains: [DNSName: Chain] = [:]
+    /// Each name's chain: its first slot, and its last as the extra.
+    var chains = SlotTable<Int32>(vacant: -1)
+    /// Each record's slot, by name, type, class and data: finding a record does not walk its name's chain.
+    var index = SlotTable<Void>(vacant: ())
     var deadlines = Heap<Deadline>()
     /// Where the next search of the slots for an unwanted record to evict starts.
     var evictionCursor = 0
@@ -84,8 +83,8 @@ package struct RecordCache: Sendable {
     package var allRecords: [CachedRecord] {
         var result: [CachedRecord] = []
         result.reserveCapacity(count)
-        for chain in chains.values {
-            var slot = chain.first
+        for chain in chains.entries {
+            var slot = chain.slot
             while slot >= 0 {
                 result.append(slots[Int(slot)].record)
                 slot = slots[Int(slot)].next
@@ -163,9 +162,10 @@ package struct RecordCache: Sendable {
     /// Calls `body` with every record of a name, in the order they arrived, lent in place as in
     /// ``forEachAnswer(to:_:)``.
     func forEachRecord(named name: DNSName, _ body: (Handle, UnsafePointer<CachedRecord>) -> Void) {
-        guard let chain = chains[name] else { return }
+        guard let chain = chainPosition(of: name, hash: CacheHash.of(name)) else { return }
+        let first = chains[chain].slot
         slots.withUnsafeBufferPointer { slots in
-            var slot = chain.first
+            var slot = first
             while slot >= 0 {
                 let pointer = slots.baseAddress! + Int(slot)
                 let record = (UnsafeRawPointer(pointer) + MemoryLayout<Slot>.offset(of: \Slot.record)!)
@@ -178,8 +178,7 @@ package struct RecordCache: Sendable {
 
     /// The handle of the cached record that is `record` (same name, type, class and data), if any.
     func handle(of record: ResourceRecord) -> Handle? {
-        guard let chain = chains[record.name] else { return nil }
-        let slot = find(record, hash: CachedRecord.dataHash(record.data), from: chain.first)
+        let slot = find(record)
         return slot < 0 ? nil : Handle(slot: slot, generation: slots[Int(slot)].generation)
     }
 
@@ -201,8 +200,7 @@ package struct RecordCache: Sendable {
         _ incoming: ResourceRecord, at now: Instant,
         refreshJitter: Int
     ) -> Bool {
-        guard let chain = chains[incoming.name] else { return false }
-        let slot = find(incoming, hash: CachedRecord.dataHash(incoming.data), from: chain.first)
+        let slot = find(incoming)
         guard slot >= 0, slots[Int(slot)].record.isLocal else { return false }
         if incoming.ttl == 0 {
             peerCopies[slot] = nil
@@ -231,35 +229,35 @@ package struct RecordCache: Sendable {
     /// refresh when it is cached.
     /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries. `isWanted` says
     /// which record sets some operation is asking for: when the cache is full they are the last to go.
+    /// `isNewcomerWanted`, when given, is what `isWanted` says of the incoming record's set (the caller knew already).
     @discardableResult
     mutating func insert(
         _ incoming: ResourceRecord, at now: Instant,
         isLocal: Bool = false, refreshJitter: Int = 0, isWanted: (RecordKey) -> Bool = { _ in false },
-        changes: inout [CacheChange]
+        isNewcomerWanted: Bool? = nil, changes: inout [CacheChange]
     ) -> (handle: Handle, nextRefresh: Instant?)? {
         let hash = CachedRecord.dataHash(incoming.data)
+        let nameHash = CacheHash.of(incoming.name)
         let graceEnd = now + MDNSConstants.cacheFlushGrace
-        var found: Int32 = -1
-        if let chain = chains[incoming.name] {
-            if incoming.cacheFlush && incoming.ttl > 0 {
-                // Our own announcements flush stale remote members too; but this host's own records are withdrawn by
-                // their owner, never flushed.
-                var slot = chain.first
-                while slot >= 0 {
-                    let index = Int(slot)
-                    let cached = slots[index].record
-                    if cached.record.type == incoming.type && cached.record.recordClass == incoming.recordClass
-                        && !cached.isLocal && !(cached.dataHash == hash && cached.record.data == incoming.data)
-                        && now - cached.receivedAt > MDNSConstants.cacheFlushGrace && cached.expiresAt > graceEnd
-                    {
-                        slots[index].record.expiresAt = graceEnd
-                        schedule(slot)
-                    }
-                    slot = slots[index].next
+        if incoming.cacheFlush && incoming.ttl > 0, let chain = chainPosition(of: incoming.name, hash: nameHash) {
+            // Our own announcements flush stale remote members too; but this host's own records are withdrawn by
+            // their owner, never flushed.
+            var slot = chains[chain].slot
+            while slot >= 0 {
+                let index = Int(slot)
+                let cached = slots[index].record
+                if cached.record.type == incoming.type && cached.record.recordClass == incoming.recordClass
+                    && !cached.isLocal && !(cached.dataHash == hash && cached.record.data == incoming.data)
+                    && now - cached.receivedAt > MDNSConstants.cacheFlushGrace && cached.expiresAt > graceEnd
+                {
+                    slots[index].record.expiresAt = graceEnd
+                    schedule(slot)
                 }
+                slot = slots[index].next
             }
-            found = find(incoming, hash: hash, from: chain.first)
         }
+        let identity = CacheHash.of(incoming, nameHash: nameHash)
+        let found = find(incoming, identity: identity)
         if found >= 0 {
             refresh(found, with: incoming, at: now, isLocal: isLocal, refreshJitter: refreshJitter)
             return (Handle(slot: found, generation: slots[Int(found)].generation), slots[Int(found)].record.nextRefresh)
@@ -269,16 +267,16 @@ package struct RecordCache: Sendable {
         if count >= limit {
             // Full: make room, or drop the newcomer when it is itself the junk to go.
             let key = RecordKey(incoming)
-            let keepNewcomer = isLocal || isWanted(key)
+            let keepNewcomer = isLocal || (isNewcomerWanted ?? isWanted(key))
             let evicted = evictOne(
                 except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
             if evicted || !isLocal { droppedWhenFull += 1 }
             guard evicted || isLocal else { return nil }
         }
         let record = CachedRecord(
-            record: stored(incoming), dataHash: hash, receivedAt: now, expiresAt: expiresAt, isLocal: isLocal,
-            refreshJitter: UInt8(clamping: refreshJitter))
-        let slot = append(record)
+            record: stored(incoming, nameHash: nameHash), dataHash: hash, receivedAt: now, expiresAt: expiresAt,
+            isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
+        let slot = append(record, nameHash: nameHash, identity: identity)
         changes.append(.added(record.record))
         return (Handle(slot: slot, generation: slots[Int(slot)].generation), slots[Int(slot)].record.nextRefresh)
     }
@@ -299,23 +297,16 @@ package struct RecordCache: Sendable {
     /// Removes this host's own record (a withdrawn registration), reporting it; when a peer publishes it too, the
     /// peer's copy stays, with the peer's TTL, and nothing is reported.
     package mutating func removeLocal(_ record: ResourceRecord, at now: Instant) -> [CacheChange] {
-        guard let chain = chains[record.name] else { return [] }
-        let hash = CachedRecord.dataHash(record.data)
-        var slot = chain.first
-        while slot >= 0 {
-            let cached = slots[Int(slot)].record
-            if cached.isLocal && cached.dataHash == hash && cached.record.hasSameData(as: record) {
-                if let peerCopy = peerCopies.removeValue(forKey: slot), peerCopy.expiresAt > now {
-                    slots[Int(slot)].record = peerCopy
-                    schedule(slot)
-                    return []
-                }
-                remove(slot)
-                return [.removed(cached.record)]
-            }
-            slot = slots[Int(slot)].next
+        let slot = find(record)
+        guard slot >= 0, slots[Int(slot)].record.isLocal else { return [] }
+        let cached = slots[Int(slot)].record
+        if let peerCopy = peerCopies.removeValue(forKey: slot), peerCopy.expiresAt > now {
+            slots[Int(slot)].record = peerCopy
+            schedule(slot)
+            return []
         }
-        return []
+        remove(slot)
+        return [.removed(cached.record)]
     }
 
     /// Ends the life of a remote record now (a peer no longer answers for it, RFC 6762 §10.5).
@@ -349,7 +340,8 @@ package struct RecordCache: Sendable {
         let changes = allRecords.map { CacheChange.removed($0.record) }
         slots = []
         firstFree = -1
-        chains = [:]
+        chains.removeAll()
+        index.removeAll()
         peerCopies = [:]
         deadlines = Heap()
         count = 0
@@ -364,21 +356,24 @@ package struct RecordCache: Sendable {
 
     // MARK: - Slots and chains
 
-    /// The slot in the chain starting at `first` holding the record with `record`'s type, class and data.
-    func find(_ record: ResourceRecord, hash: UInt32, from first: Int32) -> Int32 {
-        slots.withUnsafeBufferPointer { slots in
-            var slot = first
-            while slot >= 0 {
-                let index = Int(slot)
-                if slots[index].record.dataHash == hash && slots[index].record.record.type == record.type
-                    && slots[index].record.record.recordClass == record.recordClass
-                    && slots[index].record.record.data == record.data
-                {
-                    return slot
-                }
-                slot = slots[index].next
+    /// The slot holding the record with `record`'s name, type, class and data, or -1. `identity`, when given, is
+    /// the record's `CacheHash`.
+    func find(_ record: ResourceRecord, identity: UInt32? = nil) -> Int32 {
+        let hash = identity ?? CacheHash.of(record, nameHash: CacheHash.of(record.name))
+        let position = slots.withUnsafeBufferPointer { slots in
+            index.position(of: hash) { slot in
+                let cached = slots[Int(slot)].record.record
+                return cached.type == record.type && cached.recordClass == record.recordClass
+                    && cached.name == record.name && cached.data == record.data
             }
-            return -1
+        }
+        return position.map { index[$0].slot } ?? -1
+    }
+
+    /// The position in `chains` of the chain of `name`, whose hash is `hash`.
+    func chainPosition(of name: DNSName, hash: UInt32) -> Int? {
+        slots.withUnsafeBufferPointer { slots in
+            chains.position(of: hash) { slots[Int($0)].record.record.name == name }
         }
     }
 
@@ -432,9 +427,9 @@ package struct RecordCache: Sendable {
     /// The record as it is kept: its names in blocks of their own (a cached record must not keep the whole packet it
     /// came in alive), shared with the chain of a cached name written the same way or with a name stored just before
     /// (an SRV record's name is the PTR target before it; an address record's name is the SRV target).
-    private mutating func stored(_ record: ResourceRecord) -> ResourceRecord {
+    private mutating func stored(_ record: ResourceRecord, nameHash: UInt32? = nil) -> ResourceRecord {
         var copy = record
-        copy.name = storedName(record.name)
+        copy.name = storedName(record.name, hash: nameHash)
         switch record.data {
         case .ptr(let target): copy.data = .ptr(storedName(target))
         case .cname(let target): copy.data = .cname(storedName(target))
@@ -447,11 +442,12 @@ package struct RecordCache: Sendable {
         return copy
     }
 
-    private mutating func storedName(_ name: DNSName) -> DNSName {
-        if let index = chains.index(forKey: name), chains.keys[index].isIdentical(to: name) {
-            return chains.keys[index]
-        }
+    private mutating func storedName(_ name: DNSName, hash: UInt32? = nil) -> DNSName {
         if let recent = recentNames.first(where: { $0.isIdentical(to: name) }) { return recent }
+        if let chain = chainPosition(of: name, hash: hash ?? CacheHash.of(name)) {
+            let chainName = slots[Int(chains[chain].slot)].record.record.name
+            if chainName.isIdentical(to: name) { return chainName }
+        }
         let compacted = name.compacted()
         recentNames[nextRecentName] = compacted
         nextRecentName = (nextRecentName + 1) % recentNames.count
@@ -459,7 +455,7 @@ package struct RecordCache: Sendable {
     }
 
     /// Puts a record at the end of its name's chain, in a free slot if there is one.
-    private mutating func append(_ record: CachedRecord) -> Int32 {
+    private mutating func append(_ record: CachedRecord, nameHash: UInt32, identity: UInt32) -> Int32 {
         let slot: Int32
         if firstFree >= 0 {
             slot = firstFree
@@ -477,14 +473,16 @@ package struct RecordCache: Sendable {
             slot = Int32(slots.count)
             slots.append(Slot(record: record))
         }
-        if let chain = chains[record.record.name] {
-            slots[Int(slot)].previous = chain.last
-            slots[Int(chain.last)].next = slot
-            chains[record.record.name]!.last = slot
+        if let chain = chainPosition(of: record.record.name, hash: nameHash) {
+            let last = chains[chain].extra
+            slots[Int(slot)].previous = last
+            slots[Int(last)].next = slot
+            chains[chain].extra = slot
         } else {
             slots[Int(slot)].previous = -1
-            chains[record.record.name] = Chain(first: slot, last: slot)
+            chains.insert(hash: nameHash, slot: slot, extra: slot)
         }
+        index.insert(hash: identity, slot: slot, extra: ())
         count += 1
         schedule(slot)
         return slot
@@ -494,17 +492,24 @@ package struct RecordCache: Sendable {
     mutating func remove(_ slot: Int32) {
         let index = Int(slot)
         let name = slots[index].record.record.name
+        let nameHash = CacheHash.of(name)
+        let identity = CacheHash.of(slots[index].record.record, nameHash: nameHash)
+        if let position = self.index.position(of: identity, where: { $0 == slot }) {
+            self.index.remove(at: position)
+        }
         let previous = slots[index].previous
         let next = slots[index].next
+        if previous < 0 || next < 0, let chain = chainPosition(of: name, hash: nameHash) {
+            if previous < 0 && next < 0 {
+                chains.remove(at: chain)
+            } else if previous < 0 {
+                chains[chain].slot = next
+            } else {
+                chains[chain].extra = previous
+            }
+        }
         if previous >= 0 { slots[Int(previous)].next = next }
         if next >= 0 { slots[Int(next)].previous = previous }
-        if previous < 0 && next < 0 {
-            chains[name] = nil
-        } else if previous < 0 {
-            chains[name]!.first = next
-        } else if next < 0 {
-            chains[name]!.last = previous
-        }
         slots[index].record = Self.vacant
         if !peerCopies.isEmpty { peerCopies[slot] = nil }
         slots[index].isFree = true

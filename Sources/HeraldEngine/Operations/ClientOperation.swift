@@ -23,12 +23,12 @@ struct ClientOperation: Sendable {
     /// Only this interface, or every link when nil.
     var interfaceIndex: Int?
     /// The questions this operation asks on each link.
-    var keys: [LinkID: [RecordKey]] = [:]
-    var resolveStates: [LinkID: ResolveState] = [:]
+    var keys = PerLink<[RecordKey]>()
+    var resolveStates = PerLink<ResolveState>()
     /// A query that also reports peers' negative answers (DNSServiceQueryRecord's ReturnIntermediates).
     var reportsNegativeAnswers = false
     /// The negative answers reported, by link: when each ends.
-    var negativeAnswers: [LinkID: Instant] = [:]
+    var negativeAnswers = PerLink<Instant>()
 
     func applies(to link: LinkID) -> Bool { interfaceIndex == nil || interfaceIndex == link.interfaceIndex }
 

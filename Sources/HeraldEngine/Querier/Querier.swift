@@ -12,6 +12,9 @@ struct Querier: Sendable {
     /// missed refresh. (Scanning every answer of every question for each deadline cost more than the rest of the
     /// engine together.)
     private var refreshBound: [LinkID: Instant] = [:]
+    /// How many questions, on all links, ask for ANY type: while there are none, telling whether a record is asked
+    /// for takes one lookup, not two (a flood of records nobody asks for each costs it).
+    private var anyTypeQuestions = 0
     let firstQueryDelay: ClosedRange<Int>
     let sizeLimit: MessageSizeLimit
 
@@ -31,21 +34,24 @@ struct Querier: Sendable {
         _ operation: OperationID, to key: RecordKey, on link: LinkID, at now: Instant,
         random: inout EngineRandom, cache: RecordCache?
     ) {
-        if queries[link, default: [:]][key] == nil {
-            let delay = random.milliseconds(in: firstQueryDelay)
-            queries[link, default: [:]][key] = ContinuousQuery(
-                key: key, link: link, firstQueryAt: now + delay,
-                earliest: now + firstQueryDelay.lowerBound)
-            lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
+        if queries[link]?[key] != nil {
+            queries[link]![key]!.subscribers.insert(operation)
+            return
         }
-        queries[link]![key]!.subscribers.insert(operation)
+        let delay = random.milliseconds(in: firstQueryDelay)
+        queries[link, default: [:]][key] = ContinuousQuery(
+            key: key, subscriber: operation, firstQueryAt: now + delay,
+            earliest: now + firstQueryDelay.lowerBound)
+        if key.type == .any { anyTypeQuestions += 1 }
+        lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
     }
 
     /// Removes an operation's interest; a question nobody wants any more stops being asked.
     mutating func unsubscribe(_ operation: OperationID, from key: RecordKey, on link: LinkID) {
-        guard var query = queries[link]?[key] else { return }
-        query.subscribers.remove(operation)
-        queries[link]![key] = query.subscribers.isEmpty ? nil : query
+        guard queries[link]?[key] != nil else { return }
+        guard !queries[link]![key]!.subscribers.remove(operation) else { return }
+        queries[link]![key] = nil
+        if key.type == .any { anyTypeQuestions -= 1 }
         if queries[link]!.isEmpty {
             queries[link] = nil
             refreshBound[link] = nil
@@ -54,6 +60,7 @@ struct Querier: Sendable {
 
     /// Forgets every question on a link that went away.
     mutating func removeLink(_ link: LinkID) {
+        anyTypeQuestions -= queries[link]?.keys.count(where: { $0.type == .any }) ?? 0
         queries[link] = nil
         refreshBound[link] = nil
     }
@@ -62,17 +69,18 @@ struct Querier: Sendable {
     func isAsked(_ key: RecordKey, on link: LinkID) -> Bool {
         guard let linkQueries = queries[link] else { return false }
         return linkQueries[key] != nil
-            || linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil
+            || (anyTypeQuestions > 0
+                && linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil)
     }
 
-    /// Who wants answers matching a record on a link (questions for its set, or ANY for its name).
-    func subscribers(for recordKey: RecordKey, on link: LinkID) -> Set<OperationID> {
+    /// Who wants answers matching a record on a link (questions for its set, or ANY for its name), in order.
+    func subscribers(for recordKey: RecordKey, on link: LinkID) -> [OperationID] {
         guard let linkQueries = queries[link] else { return [] }
-        var result = linkQueries[recordKey]?.subscribers ?? []
-        if let any = linkQueries[RecordKey(name: recordKey.name, type: .any, recordClass: recordKey.recordClass)] {
-            result.formUnion(any.subscribers)
-        }
-        return result
+        let exact = linkQueries[recordKey]?.subscribers
+        guard anyTypeQuestions > 0,
+            let any = linkQueries[RecordKey(name: recordKey.name, type: .any, recordClass: recordKey.recordClass)]
+        else { return exact?.sorted ?? [] }
+        return (exact?.asSet ?? []).union(any.subscribers.asSet).sorted()
     }
 
     /// The earliest instant something may have to be sent: a back-off query or a refresh.
@@ -87,9 +95,14 @@ struct Querier: Sendable {
         return earliest
     }
 
-    /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`.
-    mutating func noteRefresh(at refresh: Instant?, of record: ResourceRecord, on link: LinkID) {
-        guard let refresh, refresh < refreshBound[link] ?? .distantFuture, isAsked(RecordKey(record), on: link) else {
+    /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`. `isAsked`, when
+    /// given, is what ``isAsked(_:on:)`` says of the record's set.
+    mutating func noteRefresh(
+        at refresh: Instant?, of record: ResourceRecord, on link: LinkID, isAsked asked: Bool? = nil
+    ) {
+        guard let refresh, asked ?? true, refresh < refreshBound[link] ?? .distantFuture,
+            asked ?? isAsked(RecordKey(record), on: link)
+        else {
             return
         }
         refreshBound[link] = refresh
@@ -140,10 +153,12 @@ struct Querier: Sendable {
             }
             // Each key's text is made once: made in the comparison, it cost a third of the daemon's CPU when
             // thousands of resolves started at once.
-            let keys = queries[link]!.values.filter { query in
-                if isDue(query) { return true }
-                return refreshesDue && (Self.earliestRefresh(of: query.key, in: cache[link]).map { $0 <= now } ?? false)
-            }.map { (text: $0.key.description, key: $0.key) }.sorted { $0.text < $1.text }.map(\.key)
+            let keys = queries[link]!.compactMap { key, query -> (text: String, key: RecordKey)? in
+                let due =
+                    isDue(query)
+                    || refreshesDue && (Self.earliestRefresh(of: key, in: cache[link]).map { $0 <= now } ?? false)
+                return due ? (text: key.description, key: key) : nil
+            }.sorted { $0.text < $1.text }.map(\.key)
             for key in keys {
                 guard var query = queries[link]![key] else { continue }
                 var send = false

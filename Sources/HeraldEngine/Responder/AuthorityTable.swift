@@ -12,6 +12,9 @@ struct AuthorityTable: Sendable {
 
     private var byLink: [LinkID: [RecordKey: [Entry]]] = [:]
     private var namesByLink: [LinkID: [DNSName: Set<RecordKey>]] = [:]
+    /// On how many links each name has entries: most records peers send are at names this host has nothing at, and
+    /// one lookup here settles that for every link at once.
+    private var linksByName: [DNSName: Int] = [:]
 
     /// Replaces every entry of `owner` on `link`.
     mutating func set(_ records: [AuthoritativeRecord], owner: OperationID, announced: Bool, on link: LinkID) {
@@ -20,6 +23,7 @@ struct AuthorityTable: Sendable {
             let key = RecordKey(record.record)
             byLink[link, default: [:]][key, default: []].append(
                 Entry(record: record, owner: owner, announced: announced))
+            if namesByLink[link]?[key.name] == nil { linksByName[key.name, default: 0] += 1 }
             namesByLink[link, default: [:]][key.name, default: []].insert(key)
         }
     }
@@ -32,7 +36,10 @@ struct AuthorityTable: Sendable {
             table[key] = kept.isEmpty ? nil : kept
             if kept.isEmpty {
                 namesByLink[link]?[key.name]?.remove(key)
-                if namesByLink[link]?[key.name]?.isEmpty ?? false { namesByLink[link]?[key.name] = nil }
+                if namesByLink[link]?[key.name]?.isEmpty ?? false {
+                    namesByLink[link]?[key.name] = nil
+                    forget(key.name)
+                }
             }
         }
         byLink[link] = table.isEmpty ? nil : table
@@ -40,7 +47,16 @@ struct AuthorityTable: Sendable {
 
     mutating func removeLink(_ link: LinkID) {
         byLink[link] = nil
+        if let names = namesByLink[link]?.keys {
+            for name in names { forget(name) }
+        }
         namesByLink[link] = nil
+    }
+
+    /// A link has no more entries at `name`.
+    private mutating func forget(_ name: DNSName) {
+        guard let links = linksByName[name] else { return }
+        linksByName[name] = links > 1 ? links - 1 : nil
     }
 
     /// Announced records answering a question on a link.
@@ -70,6 +86,11 @@ struct AuthorityTable: Sendable {
         return keys.contains { table[$0]?.contains { $0.owner != owner } ?? false }
     }
 
+    /// True when some owner publishes (or is probing) a record at `name` on the link.
+    func hasRecords(named name: DNSName, on link: LinkID) -> Bool {
+        namesByLink[link]?[name] != nil
+    }
+
     /// Every entry (announced or not) whose set a question covers.
     func entries(matching question: RecordKey, on link: LinkID) -> [Entry] {
         guard let table = byLink[link] else { return [] }
@@ -94,6 +115,7 @@ struct AuthorityTable: Sendable {
         if case .nsec(_, let types) = record.data, record.type == .nsec {
             return byLink.keys.contains { ownedTypes(at: record.name, on: $0) == types.types }
         }
+        guard linksByName[record.name] != nil else { return false }
         let key = RecordKey(record)
         for table in byLink.values
         where table[key]?.contains(where: { $0.record.record.hasSameData(as: record) }) ?? false {

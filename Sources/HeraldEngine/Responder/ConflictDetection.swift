@@ -12,13 +12,14 @@ extension Publication {
     ///   no rename could end such a conflict).
     /// - A goodbye (TTL 0) claims nothing.
     func isConflicted(by record: ResourceRecord, on link: LinkID) -> Bool {
-        guard record.ttl > 0, let phase = phases[link] else { return false }
-        let unique = probedRecords(on: link)
+        guard record.ttl > 0, let phase = phases[link], let published = records[link] else { return false }
+        // The probed records (``probedRecords(on:)``), looked at in place.
+        let probed = published.lazy.filter { $0.isUnique && !$0.isKnownUnique }
         if phase.isProbing {
             guard probeSent.contains(link) else { return false }
-            return unique.contains { $0.record.name == record.name }
+            return probed.contains { $0.record.name == record.name }
         }
         let key = RecordKey(record)
-        return unique.contains { $0.record.key == key && !$0.record.hasSameData(as: record) }
+        return probed.contains { $0.record.key == key && !$0.record.hasSameData(as: record) }
     }
 }
