@@ -113,7 +113,8 @@ final class AvahiDBusServer {
         sweepTimer = try LoopTimer(loop: loop) { [unowned self] in self.sweep() }
         reconnectTimer = try LoopTimer(loop: loop) { [unowned self] in
             self.brokenBus = nil
-            self.connect(atStart: false)
+            // An attempt that finds no bus again is no work: it must not keep the loop from looking idle.
+            if self.connect(atStart: false) != nil { self.loop.discountCurrentEvent() }
         }
         network.router.register(self, for: .avahiSessions)
     }

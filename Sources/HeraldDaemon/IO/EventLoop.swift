@@ -78,6 +78,10 @@ package final class EventLoop {
 
     /// Makes ``run(nextDeadline:onDeadline:)`` return after the current iteration.
     package func stop() { running = false }
+
+    /// Takes the event being handled out of ``handledEvents``: it did nothing that counts as work (a retry of
+    /// something still absent), so it must not make the loop look busy to ``IdlePages``.
+    package func discountCurrentEvent() { handledEvents &-= 1 }
 }
 
 /// The monotonic clock the daemon drives its engine with.
