@@ -211,7 +211,10 @@ extension MDNSEngine {
     ) {
         if !toUnicast { scheduler.peerAnswered(record, on: link) }
         let seenByPeers = !toUnicast && record.ttl > 0
-        if authority.containsAnywhere(record) {
+        // One lookup settles nearly every record a peer sends: at a name this host has no records of, a record is
+        // neither its own nor in conflict with its own.
+        let atOwnName = authority.hasRecords(named: record.name)
+        if atOwnName && authority.containsAnywhere(record) {
             // Our own data from elsewhere: a cooperating responder, our other interface, a reflector. If it
             // carries less than half our TTL, peers' caches need ours again (RFC 6762 §6.6).
             if seenByPeers { noteAnswerSeen(record, on: link) }
@@ -228,7 +231,7 @@ extension MDNSEngine {
         }
         // A record that conflicts with ours is not cached: if the other host keeps the name, it says so again
         // after we rename; if we keep it, its data was wrong.
-        if hasConflict(record, on: link) {
+        if atOwnName && hasConflict(record, on: link) {
             if seenByPeers { noteAnswerSeen(record, on: link) }
             return
         }
@@ -240,10 +243,14 @@ extension MDNSEngine {
             questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
         }
         let isAsked = questions.isAsked(RecordKey(record), on: link)
+        let reported = changes.count
         let cached = caches[link]?.insert(
             record, at: now, refreshJitter: random.milliseconds(in: 0...200),
             isWanted: isWanted, isNewcomerWanted: isAsked || (record.type == .nsec && watchers[record.name] != nil),
             changes: &changes)
+        // A record nobody asks for has nobody to tell that it arrived (its NSEC watchers, if any, hear of it through
+        // the response's negative names): its change is not dispatched, which spares a flood's junk a lookup each.
+        if !isAsked { changes.removeLast(changes.count - reported) }
         guard let cached else { return }
         if seenByPeers { failureObserver.answerSeen(cached.handle, on: link) }
         querier.noteRefresh(at: cached.nextRefresh, of: record, on: link, isAsked: isAsked)

@@ -30,13 +30,16 @@ extension SessionCore {
         case (.resolve(let instance), .resolved(let service)):
             let interface = service.link.interfaceIndex
             let family = reportedFamily(of: service.link)
-            let key = PresenceKey(interface: interface, family: family)
-            if let last = operation.lastResolved[key], last.target == service.target, last.port == service.port,
-                last.txt == service.txt
+            let reported = ReportedResolve(
+                interface: interface, family: family, target: service.target, port: service.port, txt: service.txt)
+            if let last = operation.lastResolved.firstIndex(where: { $0.interface == interface && $0.family == family })
             {
-                break  // the same answer again, or from the other IP family of the interface
+                // The same answer again, or from the other IP family of the interface.
+                if operation.lastResolved[last].repeats(service) { break }
+                operation.lastResolved[last] = reported
+            } else {
+                operation.lastResolved.append(reported)
             }
-            operation.lastResolved[key] = service
             let reply = ResolveReply(
                 interfaceIndex: UInt32(interface), fullname: instance.fullName.dnssdFullName,
                 hostTarget: service.target.dnssdFullName, port: service.port, txt: service.txt.rdata)

@@ -35,8 +35,9 @@ final class SessionOperation {
     var caller: CallerIdentity?
     /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
     var presence: [PresenceKey: Int] = [:]
-    /// What a resolve last reported per interface.
-    var lastResolved: [PresenceKey: ResolvedService] = [:]
+    /// What a resolve last reported, per interface (and family, when the core reports families): a short array, as a
+    /// resolve runs on one or two interfaces, holding only what decides whether an answer is new.
+    var lastResolved: [ReportedResolve] = []
     /// A record query or address lookup that asked for negative answers (kDNSServiceFlagsReturnIntermediates).
     var reportsNegativeAnswers = false
     /// Its negative answers as the client sees them.
@@ -107,6 +108,21 @@ package struct SessionOperationSnapshot: Hashable, Sendable, CustomStringConvert
     package var description: String {
         "\(context)\(parked ? " parked" : "")\(inBrowseGroup ? " in a browse group" : ""): "
             + start.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// What a resolve last reported on one interface: an answer with the same target, port and TXT record is not
+/// reported again.
+struct ReportedResolve {
+    var interface: Int
+    var family: IPFamily?
+    var target: DNSName
+    var port: UInt16
+    var txt: TXTRecord
+
+    /// True when `service`, seen on the same interface and family, says nothing new.
+    func repeats(_ service: ResolvedService) -> Bool {
+        target == service.target && port == service.port && txt == service.txt
     }
 }
 

@@ -205,6 +205,34 @@ struct SessionCoreTests {
         #expect(lan.browseResults(1) == ["-Printer@2"])
     }
 
+    @Test("a resolve reports an interface's answer once, whichever link repeats it, and again when it changes")
+    func resolveReportsChangesOnly() {
+        let lan = SessionHarness()
+        lan.connect(1, user: Self.app)
+        lan.request(1, 3, .resolve(ResolveRequest(name: "Printer", regtype: "_ipp._tcp", domain: "local.")))
+        let instance = Self.ipp.instance("Printer")
+        func srv(port: UInt16) -> ResourceRecord {
+            ResourceRecord(
+                name: instance, ttl: 120, data: .srv(SRVData(port: port, target: "box.local.")), cacheFlush: true)
+        }
+        let txt = ResourceRecord(name: instance, ttl: 4500, data: .txt(try! TXTRecord(["rp": nil])), cacheFlush: true)
+        func resolved() -> [String] {
+            lan.take(1).compactMap { entry in
+                guard case .resolve(let reply) = entry.reply, reply.error == .noError else { return nil }
+                return "\(reply.hostTarget):\(reply.port)@\(reply.interfaceIndex)"
+            }
+        }
+        lan.receive([srv(port: 631), txt], on: SessionHarness.ipv4)
+        #expect(resolved() == ["box.local.:631@2"])
+        lan.receive([srv(port: 631), txt], on: SessionHarness.ipv6)
+        lan.receive([srv(port: 631), txt], on: SessionHarness.ipv4)
+        #expect(resolved().isEmpty, "the same answer, from either family of the interface, is not reported again")
+        lan.run(for: 2_000)
+        lan.receive([srv(port: 8631)], on: SessionHarness.ipv4)
+        lan.run(for: 2_000)
+        #expect(resolved() == ["box.local.:8631@2"], "a new port is")
+    }
+
     @Test(
         "a core that reports families (Avahi's): an instance on both links of an interface is a result per family, each removed with its link"
     )

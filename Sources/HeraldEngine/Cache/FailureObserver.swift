@@ -82,6 +82,7 @@ struct FailureObserver: Sendable {
 
     /// A multicast response carried the record: whoever asked got their answer.
     mutating func answerSeen(_ record: RecordCache.Handle, on link: LinkID) {
+        guard isWatching else { return }
         watches[Watched(link: link, record: record)] = nil
     }
 

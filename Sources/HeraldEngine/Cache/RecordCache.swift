@@ -41,12 +41,23 @@ package struct RecordCache: Sendable {
     /// Where one record lives, linked to the previous and next records of its name.
     struct Slot: Sendable {
         var record: CachedRecord
-        var isFree = false
+        /// The record's hash in `index` (``CacheHash``), kept so that removing it does not hash its name and data again.
+        var identity: UInt32 = 0
+        /// The previous record of the name, -1 for the first, or `freeMark` for a free slot.
         var previous: Int32 = -1
         var next: Int32 = -1
         var generation: UInt32 = 0
         /// The instant of this record's live entry in `deadlines`, or `distantFuture` when it has none.
         var scheduledExpiry = Instant.distantFuture
+
+        /// True for a slot holding no record (one of the free chain). Setting it false leaves the slot first of its
+        /// name's chain until it is linked.
+        var isFree: Bool {
+            get { previous == Self.freeMark }
+            set { previous = newValue ? Self.freeMark : -1 }
+        }
+
+        private static let freeMark: Int32 = -2
     }
 
     struct Deadline: Comparable, Sendable {
@@ -473,6 +484,7 @@ package struct RecordCache: Sendable {
             slot = Int32(slots.count)
             slots.append(Slot(record: record))
         }
+        slots[Int(slot)].identity = identity
         if let chain = chainPosition(of: record.record.name, hash: nameHash) {
             let last = chains[chain].extra
             slots[Int(slot)].previous = last
@@ -491,15 +503,15 @@ package struct RecordCache: Sendable {
     /// Takes a record out of its chain and frees its slot (its heap entry, if any, goes stale).
     mutating func remove(_ slot: Int32) {
         let index = Int(slot)
-        let name = slots[index].record.record.name
-        let nameHash = CacheHash.of(name)
-        let identity = CacheHash.of(slots[index].record.record, nameHash: nameHash)
-        if let position = self.index.position(of: identity, where: { $0 == slot }) {
+        if let position = self.index.position(of: slots[index].identity, where: { $0 == slot }) {
             self.index.remove(at: position)
         }
         let previous = slots[index].previous
         let next = slots[index].next
-        if previous < 0 || next < 0, let chain = chainPosition(of: name, hash: nameHash) {
+        if previous < 0 || next < 0,
+            let chain = chainPosition(
+                of: slots[index].record.record.name, hash: CacheHash.of(slots[index].record.record.name))
+        {
             if previous < 0 && next < 0 {
                 chains.remove(at: chain)
             } else if previous < 0 {
@@ -515,7 +527,6 @@ package struct RecordCache: Sendable {
         slots[index].isFree = true
         slots[index].generation &+= 1
         slots[index].scheduledExpiry = .distantFuture
-        slots[index].previous = -1
         slots[index].next = firstFree
         firstFree = slot
         count -= 1

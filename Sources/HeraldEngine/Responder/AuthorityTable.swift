@@ -87,6 +87,12 @@ struct AuthorityTable: Sendable {
     }
 
     /// True when some owner publishes (or is probing) a record at `name` on the link.
+    /// True when this host has records at `name` on some link (announced or not): a record of a name it does not
+    /// have can neither be its own nor conflict with its own.
+    func hasRecords(named name: DNSName) -> Bool {
+        linksByName[name] != nil
+    }
+
     func hasRecords(named name: DNSName, on link: LinkID) -> Bool {
         namesByLink[link]?[name] != nil
     }

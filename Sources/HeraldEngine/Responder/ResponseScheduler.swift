@@ -138,6 +138,7 @@ struct ResponseScheduler: Sendable {
     /// Duplicate answer suppression (RFC 6762 §7.4): another responder multicast a record we were about to
     /// multicast, with a TTL not less than ours.
     mutating func peerAnswered(_ record: ResourceRecord, on link: LinkID) {
+        guard !pending.isEmpty else { return }
         for index in pending.indices where pending[index].link == link && pending[index].destination == .multicast {
             pending[index].answers.removeAll {
                 $0.record.name == record.name && $0.record.hasSameData(as: record) && record.ttl >= $0.record.ttl
