@@ -3,6 +3,7 @@
 // cgroups heraldd attaches it to. It drops multicast and broadcast packets, except for the sockets of operators
 // and sockets of other network namespaces, and lets everything else through (the nftables rules judge unicast).
 #include "CHeraldSystem.h"
+#include "bpf_assembly.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,21 +11,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-static long bpf_call(int command, union bpf_attr *attr) {
-    return syscall(SYS_bpf, command, attr, sizeof *attr);
-}
-
-static struct bpf_insn instruction(unsigned char code, unsigned char dst, unsigned char src, short offset, int imm) {
-    struct bpf_insn insn;
-    memset(&insn, 0, sizeof insn);
-    insn.code = code;
-    insn.dst_reg = dst;
-    insn.src_reg = src;
-    insn.off = offset;
-    insn.imm = imm;
-    return insn;
-}
 
 // The most operators the program names (each one compare).
 #define HERALD_INGRESS_MAX_UIDS 64
@@ -39,82 +25,48 @@ int herald_bpf_ingress_load(const unsigned int *operator_uids, size_t uid_count,
     size_t n = 0;
     const unsigned char ld32 = BPF_LDX | BPF_MEM | BPF_W;
     // r6 = the context (struct __sk_buff); r2 = skb->pkt_type.
-    program[n++] = instruction(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
-    program[n++] = instruction(ld32, BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, pkt_type), 0);
+    program[n++] = herald_insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0);
+    program[n++] = herald_insn(ld32, BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, pkt_type), 0);
     // Broadcast (1) or multicast (2): judged below; anything else passes.
-    program[n++] = instruction(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_2, 0, 2, 1 /* PACKET_BROADCAST */);
-    program[n++] = instruction(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_2, 0, 1, 2 /* PACKET_MULTICAST */);
+    program[n++] = herald_insn(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_2, 0, 2, 1 /* PACKET_BROADCAST */);
+    program[n++] = herald_insn(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_2, 0, 1, 2 /* PACKET_MULTICAST */);
     size_t pass_early = n;
-    program[n++] = instruction(BPF_JMP | BPF_JA, 0, 0, 0, 0); // to "pass", patched below
+    program[n++] = herald_insn(BPF_JMP | BPF_JA, 0, 0, 0, 0); // to "pass", patched below
     size_t to_pass[2 + HERALD_INGRESS_MAX_UIDS];
     size_t jumps = 0;
     to_pass[jumps++] = pass_early;
     if (netns_cookie != 0) {
         // A socket of another network namespace (another LAN) is not heraldd's to judge.
-        program[n++] = instruction(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
-        program[n++] = instruction(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_netns_cookie);
-        program[n++] = instruction(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, 0, 0, (int)(unsigned int)netns_cookie);
-        program[n++] = instruction(0, 0, 0, 0, (int)(unsigned int)(netns_cookie >> 32));
+        program[n++] = herald_insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
+        program[n++] = herald_insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_netns_cookie);
+        program[n++] = herald_insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, 0, 0, (int)(unsigned int)netns_cookie);
+        program[n++] = herald_insn(0, 0, 0, 0, (int)(unsigned int)(netns_cookie >> 32));
         to_pass[jumps++] = n;
-        program[n++] = instruction(BPF_JMP | BPF_JNE | BPF_X, BPF_REG_0, BPF_REG_1, 0, 0);
+        program[n++] = herald_insn(BPF_JMP | BPF_JNE | BPF_X, BPF_REG_0, BPF_REG_1, 0, 0);
     }
     if (uid_count > 0) {
         // The receiving socket's owner: operators keep everything.
-        program[n++] = instruction(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
-        program[n++] = instruction(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_socket_uid);
+        program[n++] = herald_insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
+        program[n++] = herald_insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_socket_uid);
         for (size_t i = 0; i < uid_count; i++) {
             to_pass[jumps++] = n;
-            program[n++] = instruction(BPF_JMP32 | BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, (int)operator_uids[i]);
+            program[n++] = herald_insn(BPF_JMP32 | BPF_JEQ | BPF_K, BPF_REG_0, 0, 0, (int)operator_uids[i]);
         }
     }
     // Drop.
-    program[n++] = instruction(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
-    program[n++] = instruction(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    program[n++] = herald_insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0);
+    program[n++] = herald_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
     size_t pass = n;
-    program[n++] = instruction(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
-    program[n++] = instruction(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+    program[n++] = herald_insn(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1);
+    program[n++] = herald_insn(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
     for (size_t i = 0; i < jumps; i++) program[to_pass[i]].off = (short)(pass - to_pass[i] - 1);
 
-    static const char license[] = "GPL";
-    union bpf_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.prog_type = BPF_PROG_TYPE_CGROUP_SKB;
-    attr.expected_attach_type = BPF_CGROUP_INET_INGRESS;
-    attr.insns = (unsigned long long)(unsigned long)program;
-    attr.insn_cnt = (unsigned int)n;
-    attr.license = (unsigned long long)(unsigned long)license;
-    memcpy(attr.prog_name, HERALD_INGRESS_PROGRAM_NAME, sizeof HERALD_INGRESS_PROGRAM_NAME);
-    if (log && log_size > 0) {
-        log[0] = 0;
-        attr.log_buf = (unsigned long long)(unsigned long)log;
-        attr.log_size = (unsigned int)log_size;
-        attr.log_level = 1;
-    }
-    int fd = (int)bpf_call(BPF_PROG_LOAD, &attr);
-    if (fd < 0 && errno == ENOSPC && log) {
-        // The verifier's log did not fit; load again without it.
-        attr.log_buf = 0;
-        attr.log_size = 0;
-        attr.log_level = 0;
-        fd = (int)bpf_call(BPF_PROG_LOAD, &attr);
-    }
-    return fd;
+    return herald_bpf_load(BPF_PROG_TYPE_CGROUP_SKB, BPF_CGROUP_INET_INGRESS, program, n,
+                           HERALD_INGRESS_PROGRAM_NAME, log, log_size);
 }
 
 int herald_bpf_cgroup_link(int program_fd, const char *cgroup_path) {
-    int cgroup = open(cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (cgroup < 0) return -1;
-    union bpf_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.link_create.prog_fd = (unsigned int)program_fd;
-    attr.link_create.target_fd = (unsigned int)cgroup;
-    attr.link_create.attach_type = BPF_CGROUP_INET_INGRESS;
-    int link = (int)bpf_call(BPF_LINK_CREATE, &attr);
-    int saved = errno;
-    close(cgroup);
-    errno = saved;
-    if (link >= 0) fcntl(link, F_SETFD, FD_CLOEXEC);
-    return link;
+    return herald_bpf_link_cgroup(program_fd, cgroup_path, BPF_CGROUP_INET_INGRESS);
 }
 
 unsigned int herald_bpf_program_id(int program_fd) {
@@ -125,7 +77,7 @@ unsigned int herald_bpf_program_id(int program_fd) {
     attr.info.bpf_fd = (unsigned int)program_fd;
     attr.info.info_len = sizeof info;
     attr.info.info = (unsigned long long)(unsigned long)&info;
-    if (bpf_call(BPF_OBJ_GET_INFO_BY_FD, &attr) != 0) return 0;
+    if (herald_bpf(BPF_OBJ_GET_INFO_BY_FD, &attr) != 0) return 0;
     return info.id;
 }
 
@@ -138,7 +90,7 @@ int herald_bpf_ingress_programs(const char *cgroup_path, unsigned int *ids, unsi
     attr.query.attach_type = BPF_CGROUP_INET_INGRESS;
     attr.query.prog_ids = (unsigned long long)(unsigned long)ids;
     attr.query.prog_cnt = capacity;
-    long status = bpf_call(BPF_PROG_QUERY, &attr);
+    long status = herald_bpf(BPF_PROG_QUERY, &attr);
     int saved = errno;
     close(cgroup);
     errno = saved;

@@ -207,10 +207,13 @@ public struct ControlStatus: Codable, Hashable, Sendable {
         public var lastError: String?
         /// Whether incoming multicast and broadcast are held back, at how many cgroups, or why not.
         public var ingress: String?
+        /// Whether sockets made before their process moved into a held-back cgroup are judged by the process, or
+        /// why not.
+        public var movedSockets: String?
 
         public init(
             mode: String, failClosed: Bool, appsHeldBack: Int, appsGranted: Int, cgroups: Int, updates: Int,
-            lastError: String?, ingress: String? = nil
+            lastError: String?, ingress: String? = nil, movedSockets: String? = nil
         ) {
             self.mode = mode
             self.failClosed = failClosed
@@ -220,6 +223,7 @@ public struct ControlStatus: Codable, Hashable, Sendable {
             self.updates = updates
             self.lastError = lastError
             self.ingress = ingress
+            self.movedSockets = movedSockets
         }
     }
 

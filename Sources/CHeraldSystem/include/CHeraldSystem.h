@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/inet_diag.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stddef.h>
@@ -133,6 +134,59 @@ int herald_bpf_cgroup_link(int program_fd, const char *cgroup_path);
 
 /// The kernel's id of the program behind `program_fd`, or 0.
 unsigned int herald_bpf_program_id(int program_fd);
+
+/// The moved-socket programs (docs/enforcement.md, "Sockets made before a process moved"), in the order they are
+/// loaded and linked: socket creation, socket release, IPv4 and IPv6 connect(), IPv4 and IPv6 sendmsg().
+#define HERALD_MOVED_PROGRAMS 6
+/// How many cgroups the standing map holds, and how many sockets the origin map follows.
+#define HERALD_MOVED_STANDING_ENTRIES 65536
+#define HERALD_MOVED_ORIGIN_ENTRIES 65536
+
+/// Creates the two maps of the moved-socket programs: cgroup id → standing (0: the LAN is open, 1: multicast and
+/// broadcast are held back, 2: the whole LAN is), and socket cookie → the cgroup id of the process that made it.
+/// 0, or -1 with errno.
+int herald_moved_maps_create(int *standing_map, int *origin_map);
+
+/// Loads the six moved-socket programs on the two maps: a cgroup missing from the standing map stands at
+/// `fallback`; the callers `operator_uids` and sockets of network namespaces other than `netns_cookie`'s (0:
+/// every namespace) are never judged. Fills `programs`; 0, or -1 with errno (`log`: the verifier's words).
+int herald_moved_programs_load(int standing_map, int origin_map, const unsigned int *operator_uids,
+                               size_t uid_count, unsigned long long netns_cookie, unsigned int fallback,
+                               int programs[HERALD_MOVED_PROGRAMS], char *log, size_t log_size);
+
+/// Links the six programs to the cgroup v2 directory `cgroup_path`; fills `links` (closing one detaches its
+/// program). 0, or -1 with errno, with nothing linked.
+int herald_moved_programs_link(const int programs[HERALD_MOVED_PROGRAMS], const char *cgroup_path,
+                               int links[HERALD_MOVED_PROGRAMS]);
+
+/// Sets, or removes, the standing of the cgroup `cgroup_id` (its directory's inode number). 0, or -1 with errno.
+int herald_moved_standing_set(int standing_map, unsigned long long cgroup_id, unsigned int standing);
+int herald_moved_standing_remove(int standing_map, unsigned long long cgroup_id);
+
+/// How many sockets the origin map follows now, or -1 with errno.
+long herald_moved_origin_count(int origin_map);
+
+/// A socket as sock_diag reports it: its inode, family (AF_INET, AF_INET6), protocol (IPPROTO_TCP, IPPROTO_UDP),
+/// state (TCP's; UDP's connected ones are "established"), addresses and ports (in `id`, network order), its
+/// owner's uid, and the id of the cgroup it was made in (0 when the kernel does not say).
+struct herald_socket_entry {
+    unsigned long long inode;
+    unsigned long long cgroup_id;
+    unsigned int uid;
+    unsigned char family;
+    unsigned char protocol;
+    unsigned char state;
+    struct inet_diag_sockid id;
+};
+
+/// Finds, among the TCP and UDP sockets of heraldd's network namespace, those whose inode is one of `inodes`:
+/// writes up to `capacity` of them to `out` and returns how many there are, or -1 with errno.
+long herald_sockets_find(const unsigned long long *inodes, size_t inode_count, struct herald_socket_entry *out,
+                         size_t capacity);
+
+/// Ends the socket `entry` (SOCK_DESTROY: its owner's next call fails with ECONNABORTED, a TCP peer gets a reset).
+/// Needs CAP_NET_ADMIN and a kernel with CONFIG_INET_DIAG_DESTROY. 0, or -1 with errno.
+int herald_socket_destroy(const struct herald_socket_entry *entry);
 
 /// The ids of the ingress programs attached to the cgroup at `cgroup_path` itself (BPF_PROG_QUERY): writes up to
 /// `capacity` of them to `ids` and returns how many there are, or -1 with errno.

@@ -90,6 +90,11 @@ final class CgroupIngress {
 
     private func load(operatorUIDs: [UInt32]) throws(EnforcementError) {
         let uids = Array(operatorUIDs.sorted().prefix(64))
+        if operatorUIDs.count > uids.count {
+            logger.warning(
+                "enforcement: the ingress program names \(uids.count) of \(operatorUIDs.count) operators; the others' sockets no longer hear the LAN's multicast and broadcast"
+            )
+        }
         var log = [CChar](repeating: 0, count: 8192)
         let fd = uids.withUnsafeBufferPointer { buffer in
             herald_bpf_ingress_load(buffer.baseAddress, buffer.count, netnsCookie, &log, log.count)

@@ -50,6 +50,10 @@ package final class KernelEnforcer {
     private var lastError: String?
     /// The ingress program that holds back incoming multicast and broadcast, and the cgroups last read.
     private var ingress: CgroupIngress?
+    /// The programs that judge a socket made before its process moved by the process's cgroup.
+    private var moved: MovedSockets?
+    /// Ends the connections of processes that moved into a held-back cgroup, made before they did.
+    private var sweep: MovedProcessSweep?
     private var cgroups: [String] = []
     /// Packets held back per app id: of the tables replaced since heraldd started, and of the table in force.
     private var blockedBefore: [String: Int] = [:]
@@ -77,9 +81,13 @@ package final class KernelEnforcer {
             ingress = try CgroupIngress(
                 mountPoint: hierarchy.mountPoint, operatorUIDs: input?.operatorUIDs ?? [0], logger: logger)
         } catch {
-            try? NFTables.run(EnforcementRuleset.removal)
+            _ = try? NFTables.run(EnforcementRuleset.removal)
             throw error
         }
+        moved = MovedSockets(
+            mountPoint: hierarchy.mountPoint, mode: settings.mode, operatorUIDs: input?.operatorUIDs ?? [0],
+            logger: logger)
+        sweep = MovedProcessSweep(mountPoint: hierarchy.mountPoint, logger: logger)
         updateIngress()
         if let marker = settings.marker { close(open(marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)) }
         if monitor.fd >= 0 {
@@ -101,7 +109,7 @@ package final class KernelEnforcer {
         timer.schedule(at: MonotonicClock.milliseconds() + Self.cgroupScanInterval)
         self.timer = timer
         logger.notice(
-            "enforcement: \(settings.mode.rawValue), \(input?.apps.filter { !$0.granted }.count ?? 0) apps held back (cgroups below \(hierarchy.mountPoint)); \(ingressDescription)"
+            "enforcement: \(settings.mode.rawValue), \(input?.apps.filter { !$0.granted }.count ?? 0) apps held back (cgroups below \(hierarchy.mountPoint)); \(ingressDescription); \(movedDescription)"
         )
     }
 
@@ -127,11 +135,31 @@ package final class KernelEnforcer {
         updateIngress()
     }
 
-    /// Attaches the ingress program to the cgroups the rules in force imply, and only to them.
+    /// Attaches the ingress program to the cgroups the rules in force imply, and only to them, and gives the
+    /// moved-socket programs the cgroups' standings under those rules.
     private func updateIngress() {
-        guard let ingress, let input else { return }
-        ingress.update(
+        guard let input else { return }
+        ingress?.update(
             targets: IngressTargets.targets(for: input, cgroups: cgroups), operatorUIDs: input.operatorUIDs)
+        let standings = SocketStanding.entries(for: input, cgroups: cgroups)
+        moved?.update(standings: standings, operatorUIDs: input.operatorUIDs)
+        if let moved, let sweep {
+            let fallback = SocketStanding.fallback(for: input.mode)
+            sweep.sweep(
+                cgroups: cgroups, standing: { standings[$0] ?? fallback }, origin: moved.standing(ofCgroupID:),
+                networks: input.networks, operatorUIDs: input.operatorUIDs)
+        }
+    }
+
+    /// What `herald status` and the log say of sockets made before a process moved.
+    private var movedDescription: String {
+        guard let moved else { return "sockets made before a move not judged" }
+        if let reason = moved.unavailable { return "sockets made before a move NOT judged by their caller: \(reason)" }
+        var text = "sockets made before a move judged by their caller (\(moved.socketsFollowed ?? 0) sockets followed"
+        if let sweep {
+            text += sweep.unavailable.map { "; connections NOT ended: \($0))" } ?? ", \(sweep.ended) connections ended)"
+        }
+        return text
     }
 
     /// What `herald status` and the log say of incoming multicast and broadcast.
@@ -148,6 +176,7 @@ package final class KernelEnforcer {
             ingress.detachAll()
             logger.info("enforcement: the ingress program is detached from every cgroup")
         }
+        moved?.detach()
         do {
             if settings.failClosed, let input {
                 try NFTables.run(EnforcementRuleset.replacing(with: input.closed))
@@ -232,7 +261,7 @@ package final class KernelEnforcer {
             appsHeldBack: apps.filter { !$0.granted && !$0.cgroups.isEmpty }.count,
             appsGranted: apps.filter { $0.granted && !$0.cgroups.isEmpty }.count,
             cgroups: Set(apps.flatMap(\.cgroups) + (input?.exemptCgroups ?? [])).count, updates: updates,
-            lastError: lastError, ingress: ingressDescription)
+            lastError: lastError, ingress: ingressDescription, movedSockets: movedDescription)
     }
 
     /// Replaces the rules when what they are made from changed. A cgroup that went away between reading the tree

@@ -60,6 +60,7 @@ struct Status: HeraldCommand {
             + "\(enforcement.appsHeldBack) apps held back, \(enforcement.appsGranted) granted, "
             + "\(enforcement.cgroups) cgroups, \(enforcement.updates) updates"
         if let ingress = enforcement.ingress { text += "; \(ingress)" }
+        if let moved = enforcement.movedSockets { text += "; \(moved)" }
         if let error = enforcement.lastError { text += "; last update failed: \(error)" }
         return text
     }
