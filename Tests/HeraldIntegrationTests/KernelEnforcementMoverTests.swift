@@ -70,6 +70,38 @@ extension KernelEnforcementTests {
         #expect(stopped != nil, "after heraldd stopped: \(mover.output.suffix(800))")
     }
 
+    @Test("A kernel that cannot load the BPF programs: the nft rules still hold the app back, and heraldd says so")
+    func withoutBPFPrograms() throws {
+        let lab = try EnforcementLab(enforcement: "registered")
+        defer { lab.shutdown() }
+        try lab.register(multicast: false)
+        let launcher = lab.host.directory + "/without_bpf_programs"
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("CPrograms/without_bpf_programs.c").path
+        try lab.host.check(["cc", "-O1", "-o", launcher, source])
+        let daemon = try lab.startDaemon(launcher: [launcher, String(EINVAL)])
+        let agent = try lab.startAgent()
+        let held = try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM bcast=EPERM dns=ok")
+        #expect(held != nil, "the rules hold the app back: \(agent.output.suffix(800))")
+        let log = daemon.log
+        #expect(
+            log.contains(
+                "enforcement: incoming multicast and broadcast reach held-back apps: the kernel cannot load the cgroup "
+                    + "ingress program (BPF_PROG_TYPE_CGROUP_SKB): Invalid argument"),
+            "\(log)")
+        #expect(
+            log.contains(
+                "enforcement: sockets made before a process moved keep their first standing: the kernel cannot load "
+                    + "the moved-socket programs (BPF_PROG_TYPE_CGROUP_SOCK_ADDR): Invalid argument"),
+            "\(log)")
+        let status = try daemon.control(["status"])
+        #expect(
+            status.stdout.contains("incoming multicast and broadcast NOT held back: the kernel cannot"), "\(status)")
+        #expect(
+            status.stdout.contains("sockets made before a move NOT judged by their caller: the kernel"), "\(status)")
+        #expect(try lab.ingressPrograms() == 0)
+    }
+
     /// Makes a UDP socket and a pool of TCP sockets first, then every 0.2 s a round: the UDP socket to the peer's
     /// echo, its DNS port, the SSDP group and loopback; one pooled TCP socket each to the peer and to the outside
     /// address; and a TCP socket made in the round, each printed as ok (sent) or the error's name.

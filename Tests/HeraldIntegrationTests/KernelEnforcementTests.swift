@@ -352,10 +352,12 @@ final class EnforcementLab: @unchecked Sendable {
 
     private var running: HeraldDaemon?
 
-    /// Starts heraldd in h0 with the lab's configuration, store and apps directory (kept across restarts).
-    func startDaemon() throws -> HeraldDaemon {
+    /// Starts heraldd in h0 with the lab's configuration, store and apps directory (kept across restarts), run
+    /// through `launcher` when one is given.
+    func startDaemon(launcher: [String] = []) throws -> HeraldDaemon {
         let daemon = try host.startPermissionDaemon(
-            area: area, arguments: ["--config", configuration, "--apps-dir", area.directory + "/apps"])
+            area: area, arguments: ["--config", configuration, "--apps-dir", area.directory + "/apps"],
+            launcher: launcher)
         running = daemon
         try waitForRules(of: daemon)
         return daemon

@@ -97,12 +97,14 @@ enum AppUser {
 extension TestLAN.Host {
     /// Starts heraldd for permission tests with its sockets and store in `area`, where unprivileged processes
     /// can reach them (what they may do there is the daemon's and the file modes' business).
-    func startPermissionDaemon(area: PermissionTestArea, arguments: [String] = []) throws -> HeraldDaemon {
+    func startPermissionDaemon(area: PermissionTestArea, arguments: [String] = [], launcher: [String] = [])
+        throws -> HeraldDaemon
+    {
         try startHeraldd(
             arguments: [
                 "--socket", area.appSocket, "--control-socket", area.directory + "/control.sock",
                 "--state-dir", area.directory + "/state",
-            ] + arguments)
+            ] + arguments, launcher: launcher)
     }
 
     /// Runs `executable ARGS --socket SOCKET` as the unprivileged app user, to completion.
