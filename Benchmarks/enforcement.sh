@@ -11,6 +11,8 @@
 #      `all` mode, where a packet meets two programs). It is attached by herald-enforcement-benchmark
 #      attach-ingress, which loads it through heraldd's shim; kernel.bpf_stats_enabled is 1 while it is attached
 #      (and set back after), so that the kernel counts the program's runs and their time.
+#   4. the moved-socket programs at the hierarchy's root: the same TCP set-up and UDP sends as in 2, without them,
+#      with them (the app's cgroup open), and with the app's cgroup held (herald-enforcement-benchmark attach-moved).
 # A benchmark, not a test: it prints figures. Runs as root; needs ip, nsenter, nft and python3, and a build of
 # herald-enforcement-benchmark (swift build --product herald-enforcement-benchmark).
 # Usage: Benchmarks/enforcement.sh [APPS]     (default 1000)
@@ -218,3 +220,29 @@ echo "-- with the program attached to the app's cgroup"
 for kind in unicast broadcast multicast; do ingress_attached "$kind" "$app_cgroup"; done
 echo "-- with the program attached to the app's cgroup and to its parent (two programs run for each packet)"
 for kind in unicast broadcast multicast; do ingress_attached "$kind" "$app_cgroup" "$mnt/$parent"; done
+
+# 4. The moved-socket programs (docs/enforcement.md, "Sockets made before a process moved"), with the table gone:
+# six programs at the hierarchy's root, which run for every socket of the machine at creation, release, connect()
+# and addressed sendmsg(). With the app's cgroup open (as every cgroup no app names, in `registered` mode), the
+# connect program stops after one map lookup; with it held, a new socket's origin is looked up as well (and found
+# to be the caller's own cgroup, so the call passes, as the programs leave new sockets to the rules).
+moved_attached() {
+    echo 1 >/proc/sys/kernel/bpf_stats_enabled
+    nsenter --net="/run/netns/$a" "$builder" attach-moved "$mnt" "$@" >"$work/attach.log" 2>&1 &
+    attach_pid=$!
+    for _ in $(seq 50); do grep -q attached "$work/attach.log" 2>/dev/null && break; sleep 0.1; done
+    grep -q attached "$work/attach.log" || { echo "enforcement.sh: cannot attach the moved-socket programs" >&2; cat "$work/attach.log" >&2; exit 1; }
+    measure
+    kill -TERM "$attach_pid"
+    wait "$attach_pid" || true
+    attach_pid=""
+    echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled
+    grep -v '^attached' "$work/attach.log" | sed 's/^attach-moved: /          program: /'
+}
+echo "== the moved-socket programs: the app's TCP set-up and UDP sends (connected, so not judged by them)"
+echo "-- without the programs"
+measure
+echo "-- with the programs at the root, the app's cgroup open"
+moved_attached
+echo "-- with the programs at the root, the app's cgroup held"
+moved_attached "$app_cgroup"

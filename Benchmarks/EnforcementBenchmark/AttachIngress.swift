@@ -50,7 +50,7 @@ func attachIngress(_ cgroups: [String]) -> Never {
 }
 
 /// The kernel's run count and run time of the program behind `descriptor` (its fdinfo), and their ratio.
-private func programStatistics(_ descriptor: Int32) -> String {
+func programStatistics(_ descriptor: Int32) -> String {
     guard let file = fopen("/proc/self/fdinfo/\(descriptor)", "r") else { return "no statistics" }
     defer { fclose(file) }
     var fields: [String: UInt64] = [:]

@@ -1,5 +1,6 @@
 // herald-enforcement-benchmark APPS CGROUP-PARENT [MOUNT-PREFIX]
 // herald-enforcement-benchmark attach-ingress CGROUP...      (AttachIngress.swift)
+// herald-enforcement-benchmark attach-moved ROOT [HELD-CGROUP] (AttachMoved.swift)
 //
 // Builds the kernel rules (EnforcementRuleset) of APPS registered apps, each in a cgroup CGROUP-PARENT/app-N.service
 // (paths below the cgroup v2 root; the cgroups must exist for nft to load the rules), every other one granted,
@@ -22,10 +23,14 @@ let arguments = CommandLine.arguments
 if arguments.count >= 3, arguments[1] == "attach-ingress" {
     attachIngress(Array(arguments[2...]))
 }
+if arguments.count >= 3, arguments[1] == "attach-moved" {
+    attachMoved(root: arguments[2], held: arguments.count > 3 ? arguments[3] : nil)
+}
 guard arguments.count >= 3, let count = Int(arguments[1]), count >= 0 else {
     report(
         "usage: herald-enforcement-benchmark APPS CGROUP-PARENT [MOUNT-PREFIX]\n"
-            + "       herald-enforcement-benchmark attach-ingress CGROUP...\n")
+            + "       herald-enforcement-benchmark attach-ingress CGROUP...\n"
+            + "       herald-enforcement-benchmark attach-moved ROOT [HELD-CGROUP]\n")
     exit(64)
 }
 let parent = arguments[2]
