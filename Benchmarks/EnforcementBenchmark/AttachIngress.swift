@@ -21,7 +21,7 @@ func attachIngress(_ cgroups: [String]) -> Never {
     let operators: [UInt32] = [0]
     var log = [CChar](repeating: 0, count: 8192)
     let program = operators.withUnsafeBufferPointer { buffer in
-        herald_bpf_ingress_load(buffer.baseAddress, buffer.count, herald_netns_cookie(), &log, log.count)
+        herald_bpf_ingress_load(buffer.baseAddress, buffer.count, herald_netns_cookie(), 0, &log, log.count)
     }
     guard program >= 0 else {
         let verifier = String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

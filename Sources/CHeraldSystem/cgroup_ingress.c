@@ -16,12 +16,12 @@
 #define HERALD_INGRESS_MAX_UIDS 64
 
 int herald_bpf_ingress_load(const unsigned int *operator_uids, size_t uid_count, unsigned long long netns_cookie,
-                            char *log, size_t log_size) {
+                            unsigned long long only_cgroup_id, char *log, size_t log_size) {
     if (uid_count > HERALD_INGRESS_MAX_UIDS) {
         errno = E2BIG;
         return -1;
     }
-    struct bpf_insn program[32 + HERALD_INGRESS_MAX_UIDS];
+    struct bpf_insn program[40 + HERALD_INGRESS_MAX_UIDS];
     size_t n = 0;
     const unsigned char ld32 = BPF_LDX | BPF_MEM | BPF_W;
     // r6 = the context (struct __sk_buff); r2 = skb->pkt_type.
@@ -32,9 +32,18 @@ int herald_bpf_ingress_load(const unsigned int *operator_uids, size_t uid_count,
     program[n++] = herald_insn(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_2, 0, 1, 2 /* PACKET_MULTICAST */);
     size_t pass_early = n;
     program[n++] = herald_insn(BPF_JMP | BPF_JA, 0, 0, 0, 0); // to "pass", patched below
-    size_t to_pass[2 + HERALD_INGRESS_MAX_UIDS];
+    size_t to_pass[3 + HERALD_INGRESS_MAX_UIDS];
     size_t jumps = 0;
     to_pass[jumps++] = pass_early;
+    if (only_cgroup_id != 0) {
+        // Attached at the root for the sockets of the root cgroup itself: a socket of any other cgroup passes.
+        program[n++] = herald_insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);
+        program[n++] = herald_insn(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_skb_cgroup_id);
+        program[n++] = herald_insn(BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, 0, 0, (int)(unsigned int)only_cgroup_id);
+        program[n++] = herald_insn(0, 0, 0, 0, (int)(unsigned int)(only_cgroup_id >> 32));
+        to_pass[jumps++] = n;
+        program[n++] = herald_insn(BPF_JMP | BPF_JNE | BPF_X, BPF_REG_0, BPF_REG_1, 0, 0);
+    }
     if (netns_cookie != 0) {
         // A socket of another network namespace (another LAN) is not heraldd's to judge.
         program[n++] = herald_insn(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0);

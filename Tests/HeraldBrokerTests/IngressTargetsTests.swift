@@ -43,17 +43,18 @@ struct IngressTargetsTests {
         #expect(IngressTargets.targets(for: Self.input(.off), cgroups: Self.tree).isEmpty)
     }
 
-    @Test("all: the highest cgroups neither at, below nor above one that keeps receiving; never the root")
+    @Test("all: the highest cgroups neither at, below nor above one that keeps receiving, and the root's own sockets")
     func all() {
         // system.slice holds heraldd, ssh and cast, which keep receiving: its other children are targets, not it.
+        // "" is the root cgroup's own processes, judged by a program of their own attached at the root.
         #expect(
             IngressTargets.targets(for: Self.input(.all), cgroups: Self.tree) == [
-                "init.scope", "system.slice/tictactoe.service", "user.slice",
+                "", "init.scope", "system.slice/tictactoe.service", "user.slice",
             ])
         // The printer granted with the entitlement: the program moves down to its siblings and its parents'.
         #expect(
             IngressTargets.targets(for: Self.input(.all, printerMulticast: true), cgroups: Self.tree) == [
-                "init.scope", "system.slice/tictactoe.service",
+                "", "init.scope", "system.slice/tictactoe.service",
                 "user.slice/user-1000.slice/user@1000.service/app.slice/app-shell.scope",
             ])
     }

@@ -337,17 +337,23 @@ extension EnforcementLab {
         return try host.spawn(["sh", "-c", "echo $$ > \(cgroup)/cgroup.procs && " + command])
     }
 
-    /// A listener of a user that is no app's, outside the app's cgroup, on `port` and its groups: it shows that
-    /// the peer's multicast (datagrams holding `needle`) reaches the host.
-    func startWitness(port: Int, group4: String, group6: String, needle: String) throws -> RunningProcess {
+    /// A listener of `user` (by default one that is no app's), outside the app's cgroup (with `inRootCgroup`, in
+    /// the root cgroup itself), on `port` and its groups: it shows whether the peer's multicast (datagrams holding
+    /// `needle`) reaches the host.
+    func startWitness(
+        port: Int, group4: String, group6: String, needle: String, inRootCgroup: Bool = false, user: UInt32 = 4242
+    ) throws -> RunningProcess {
         let path = area.directory + "/witness.py"
         try KernelEnforcementTests.witnessScript.write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, 0o644)
         let setpriv = try Requirements.requireExecutable("setpriv")
-        return try host.spawn([
-            setpriv, "--reuid=4242", "--regid=4242", "--clear-groups", "--", "/usr/bin/python3", "-u", path,
+        let command = [
+            setpriv, "--reuid=\(user)", "--regid=\(user)", "--clear-groups", "--", "/usr/bin/python3", "-u", path,
             hostAddress, host.interface, "\(port)", group4, group6, needle,
-        ])
+        ]
+        guard inRootCgroup else { return try host.spawn(command) }
+        let line = "echo $$ > /sys/fs/cgroup/cgroup.procs && exec " + command.map { "'\($0)'" }.joined(separator: " ")
+        return try host.spawn(["sh", "-c", line])
     }
 
     /// How many ingress programs are attached to the app's cgroup itself, once that is `expected` or after 3 s

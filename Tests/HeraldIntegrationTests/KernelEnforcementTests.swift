@@ -132,6 +132,19 @@ struct KernelEnforcementTests {
         let client = try lab.startInAppCgroup(
             script: Self.ssdpClient, named: "ssdp-client.py", arguments: [lab.hostAddress, lab.host.interface])
         #expect(try Self.steady(client, "msearch=EPERM notify4=0 notify6=0", after: 0), "\(client.output.suffix(600))")
+        // A process of the root cgroup itself overhears nothing either (a program of its own, at the root); root's
+        // own listener there, an operator's, hears the NOTIFYs meanwhile.
+        let rootStranger = try lab.startWitness(
+            port: 1900, group4: EnforcementLab.ssdpGroup, group6: "ff02::c", needle: "NOTIFY", inRootCgroup: true)
+        let operatorWitness = try lab.startWitness(
+            port: 1900, group4: EnforcementLab.ssdpGroup, group6: "ff02::c", needle: "NOTIFY", inRootCgroup: true,
+            user: 0)
+        let operatorHeard = waitUntil(timeout: 6) {
+            operatorWitness.stdout.contains("heard4") && operatorWitness.stdout.contains("heard6")
+        }
+        #expect(operatorHeard.held, "root hears the peer's NOTIFYs: \(operatorWitness.output.suffix(400))")
+        #expect(
+            !rootStranger.stdout.contains("heard"), "the root cgroup's stranger overheard: \(rootStranger.output)")
         #expect(try lab.ingressPrograms(becoming: 0) == 0, "in 'all', the program is attached above the app's cgroup")
         try lab.register(multicast: true)
         let entitled = client.stdout.count

@@ -122,10 +122,12 @@ int herald_nft_run(const char *commands, char *output, size_t output_size, char 
 /// Loads the cgroup ingress program (BPF_PROG_TYPE_CGROUP_SKB for BPF_CGROUP_INET_INGRESS): it drops each
 /// multicast or broadcast packet delivered to a socket of the cgroups it is attached to, unless the socket is
 /// owned by one of `operator_uids` or lies in a network namespace other than the one whose SO_NETNS_COOKIE is
-/// `netns_cookie` (0: every namespace). Returns the program's descriptor, or -1 with errno; `log` receives the
-/// verifier's words. Needs CAP_BPF and CAP_NET_ADMIN.
+/// `netns_cookie` (0: every namespace). With `only_cgroup_id` (not 0) it judges only the sockets of that cgroup
+/// itself, and lets every other through: the program heraldd attaches at the hierarchy's root for the root
+/// cgroup's own processes. Returns the program's descriptor, or -1 with errno; `log` receives the verifier's
+/// words. Needs CAP_BPF and CAP_NET_ADMIN.
 int herald_bpf_ingress_load(const unsigned int *operator_uids, size_t uid_count, unsigned long long netns_cookie,
-                            char *log, size_t log_size);
+                            unsigned long long only_cgroup_id, char *log, size_t log_size);
 
 /// Attaches `program_fd` to the ingress of the cgroup v2 directory at `cgroup_path` through a BPF link
 /// (BPF_LINK_CREATE, next to other programs there): the program stays attached while the returned descriptor

@@ -2,7 +2,8 @@
 /// whose sockets must not receive multicast or broadcast from the LAN. A program attached to a cgroup runs for
 /// every cgroup below it too, and a granted cgroup below cannot undo it, so no target is at or above a cgroup that
 /// keeps receiving (heraldd's own, an exempted unit's, a granted app's with the multicast entitlement), and no
-/// target lies below another one.
+/// target lies below another one. The empty path stands for the root cgroup's own sockets, which a program attached
+/// at the root judges alone (the processes that live in the root cgroup itself).
 package enum IngressTargets {
     /// The targets for `input`. `cgroups` is every cgroup of the hierarchy, as paths below its root (read only in
     /// `all` mode, where every program is held back).
@@ -18,13 +19,14 @@ package enum IngressTargets {
             candidates = Set(
                 input.apps.filter { !($0.granted && $0.multicast) }.flatMap(\.cgroups).filter { !isOpen($0) })
         case .all:
-            // Every cgroup neither at or below an open one nor above one; the root (no path) is never a target.
+            // Every cgroup neither at or below an open one nor above one, and the root cgroup's own processes.
             let aboveOpen = Set(open.flatMap { selfAndAncestors(of: $0).dropFirst() })
             candidates = Set(cgroups.filter { !isOpen($0) && !aboveOpen.contains($0) })
         }
-        return candidates.filter { candidate in
+        let highest = candidates.filter { candidate in
             !selfAndAncestors(of: candidate).dropFirst().contains { candidates.contains($0) }
-        }.sorted()
+        }
+        return (input.mode == .all ? [""] : []) + highest.sorted()
     }
 
     /// `a/b/c`, `a/b`, `a`.

@@ -17,6 +17,8 @@ final class CgroupIngress {
     private let netnsCookie: UInt64
     private let logger: Logger
     private var program: Int32 = -1
+    /// The same program for the root cgroup's own sockets only, attached at the root (target "").
+    private var rootProgram: Int32 = -1
     private var programUIDs: [UInt32]?
     /// The open link of each target cgroup, by its path below the hierarchy's root.
     private var links: [String: Int32] = [:]
@@ -37,17 +39,17 @@ final class CgroupIngress {
 
     deinit {
         detachAll()
-        if program >= 0 { close(program) }
+        for descriptor in [program, rootProgram] where descriptor >= 0 { close(descriptor) }
     }
 
-    /// Attaches the program to exactly `targets` (paths below the hierarchy's root): the new ones first, then the
-    /// links of the others are closed. A new set of operators loads the program again and moves every link to it.
+    /// Attaches the program to exactly `targets` (paths below the hierarchy's root; "" for the root cgroup's own
+    /// sockets): the new ones first, then the links of the others are closed. A new set of operators loads the program again and moves every link to it.
     func update(targets: [String], operatorUIDs: [UInt32]) {
         failedNow = false
         defer { if program >= 0 && !failedNow { unavailable = nil } }
         if programUIDs != operatorUIDs.sorted() {
-            let old = (program, links)
-            program = -1
+            let old = (program, links, rootProgram)
+            (program, rootProgram) = (-1, -1)
             links = [:]
             do {
                 try load(operatorUIDs: operatorUIDs)
@@ -56,7 +58,7 @@ final class CgroupIngress {
             }
             attach(targets)
             for link in old.1.values { close(link) }
-            if old.0 >= 0 { close(old.0) }
+            for descriptor in [old.0, old.2] where descriptor >= 0 { close(descriptor) }
             return
         }
         attach(targets)
@@ -76,7 +78,11 @@ final class CgroupIngress {
     private func attach(_ targets: [String]) {
         guard program >= 0 else { return }
         for path in targets where links[path] == nil {
-            let link = herald_bpf_cgroup_link(program, mountPoint + "/" + path)
+            guard !path.isEmpty || rootProgram >= 0 else { continue }
+            let link =
+                path.isEmpty
+                ? herald_bpf_cgroup_link(rootProgram, mountPoint)
+                : herald_bpf_cgroup_link(program, mountPoint + "/" + path)
             if link >= 0 {
                 links[path] = link
                 continue
@@ -97,13 +103,25 @@ final class CgroupIngress {
         }
         var log = [CChar](repeating: 0, count: 8192)
         let fd = uids.withUnsafeBufferPointer { buffer in
-            herald_bpf_ingress_load(buffer.baseAddress, buffer.count, netnsCookie, &log, log.count)
+            herald_bpf_ingress_load(buffer.baseAddress, buffer.count, netnsCookie, 0, &log, log.count)
         }
         let code = errno
         programUIDs = operatorUIDs.sorted()
         guard fd < 0 else {
             program = fd
             unavailable = nil
+            var root = stat()
+            if stat(mountPoint, &root) == 0 {
+                rootProgram = uids.withUnsafeBufferPointer { buffer in
+                    herald_bpf_ingress_load(
+                        buffer.baseAddress, buffer.count, netnsCookie, UInt64(root.st_ino), nil, 0)
+                }
+            }
+            if rootProgram < 0 {
+                report(
+                    "the kernel cannot load the ingress program for the root cgroup: \(String(cString: strerror(errno)))"
+                )
+            }
             return
         }
         if code == EPERM || code == EACCES {
