@@ -118,3 +118,20 @@ unsigned long long herald_netns_cookie(void) {
     close(probe);
     return cookie;
 }
+
+int herald_bpf_pin(int fd, const char *path) {
+    union bpf_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.bpf_fd = (unsigned int)fd;
+    attr.pathname = (unsigned long long)(unsigned long)path;
+    return (int)herald_bpf(BPF_OBJ_PIN, &attr);
+}
+
+int herald_bpf_pinned(const char *path) {
+    union bpf_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.pathname = (unsigned long long)(unsigned long)path;
+    int fd = (int)herald_bpf(BPF_OBJ_GET, &attr);
+    if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+}

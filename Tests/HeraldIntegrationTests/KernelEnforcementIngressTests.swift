@@ -119,6 +119,8 @@ extension KernelEnforcementTests {
         #expect(off.logShows(line), "\(off.log)")
         #expect(try lab.table() == nil, "the table is gone")
         #expect(try lab.ingressPrograms(becoming: 0) == 0, "no ingress program is left")
+        #expect(off.log.contains("enforcement: off: detached the 1 ingress links an earlier heraldd left pinned"))
+        #expect(try lab.pinnedLinks() == [])
         let agent = try lab.startAgent()
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok") != nil, "off: every path is open")
         // Said once; a second start finds nothing to remove and says nothing.
@@ -354,6 +356,12 @@ extension EnforcementLab {
         guard inRootCgroup else { return try host.spawn(command) }
         let line = "echo $$ > /sys/fs/cgroup/cgroup.procs && exec " + command.map { "'\($0)'" }.joined(separator: " ")
         return try host.spawn(["sh", "-c", line])
+    }
+
+    /// The names of the links heraldd pinned in h0's BPF file system.
+    func pinnedLinks() throws -> [String] {
+        let result = try host.run(["ls", "-1", "/sys/fs/bpf/herald"])
+        return result.succeeded ? result.stdout.split(separator: "\n").map(String.init) : []
     }
 
     /// How many ingress programs are attached to the app's cgroup itself, once that is `expected` or after 3 s

@@ -229,6 +229,7 @@ struct KernelEnforcementTests {
         #expect(daemon.stop() == 0, "\(daemon.log)")
         #expect(try lab.table() == nil, "a clean stop leaves no table")
         #expect(try lab.ingressPrograms(becoming: 0) == 0, "a clean stop detaches the ingress program")
+        #expect(try lab.pinnedLinks() == [], "and removes its pins")
         let stopped = agent.stdout.count
         #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok bcast=ok", after: stopped) != nil)
 
@@ -239,12 +240,17 @@ struct KernelEnforcementTests {
         daemon.process.send(SIGKILL)
         _ = daemon.process.waitForExit(timeout: 5)
         #expect(try lab.table() == implied, "the kernel keeps the rules of a killed heraldd")
-        #expect(try lab.ingressPrograms(becoming: 0) == 0, "the ingress program goes with a killed heraldd's links")
+        #expect(try lab.ingressPrograms() == 1, "a killed heraldd's pinned link keeps the ingress program attached")
+        #expect(try lab.pinnedLinks().count == 1)
         try lab.host.check(["nft", "add", "rule", "inet", "herald", "lan_out", "drop", "comment", "\"stale\""])
         #expect(try lab.table()?.contains("stale") == true)
         daemon = try lab.startDaemon()
         #expect(try lab.table() == implied, "a restart rebuilds exactly the rules of the store")
         #expect(try lab.ingressPrograms(becoming: 1) == 1, "a restart attaches the ingress program once")
+        #expect(
+            daemon.logShows("enforcement: replaced the 1 ingress links an earlier heraldd left pinned"), "\(daemon.log)"
+        )
+        #expect(try lab.pinnedLinks().count == 1, "the new link is pinned in place of the old one")
         let beforeDeny = agent.stdout.count
         try daemon.control(["deny", EnforcementLab.appID]).expectSuccess()
         #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM", after: beforeDeny) != nil)
@@ -258,19 +264,26 @@ struct KernelEnforcementTests {
     func failClosed() throws {
         let lab = try EnforcementLab(enforcement: "registered", failClosed: true, pattern: true)
         defer { lab.shutdown() }
-        try lab.register(multicast: false)
+        try lab.register(multicast: true)
         var daemon = try lab.startDaemon()
         let agent = try lab.startAgent()
         #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM") != nil, "held back by its pattern")
         let beforeGrant = agent.stdout.count
         try daemon.control(["grant", EnforcementLab.appID]).expectSuccess()
-        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok", after: beforeGrant) != nil)
+        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok", after: beforeGrant) != nil)
+        // Granted with the entitlement, the app hears the LAN's groups: no ingress program on its cgroup.
+        #expect(try lab.ingressPrograms(becoming: 0) == 0)
         #expect(daemon.stop() == 0)
         let stopped = agent.stdout.count
-        #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM", after: stopped) != nil)
+        #expect(try lab.waitForRound(of: agent, "tcp=ECONNREFUSED udp=EPERM mcast=EPERM", after: stopped) != nil)
+        // Receiving is held back too while heraldd is stopped: the program's link stays, pinned.
+        #expect(try lab.ingressPrograms() == 1, "fail-closed leaves the ingress program on the app's cgroup")
+        #expect(daemon.log.contains("the ingress program stays attached at 1 cgroups until heraldd runs"))
         daemon = try lab.startDaemon()
         let started = agent.stdout.count
-        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok", after: started) != nil)
+        #expect(try lab.waitForRound(of: agent, "tcp=ok udp=ok mcast=ok", after: started) != nil)
+        #expect(try lab.ingressPrograms(becoming: 0) == 0, "running again, heraldd takes the program off")
+        #expect(try lab.pinnedLinks() == [])
         _ = daemon
     }
 }
@@ -315,6 +328,8 @@ final class EnforcementLab: @unchecked Sendable {
         do {
             // The holder mounted this namespace's sysfs on /sys; the cgroup v2 hierarchy goes on top of it.
             try host.check(["mount", "-t", "cgroup2", "none", "/sys/fs/cgroup"])
+            // A BPF file system of this namespace's own, where heraldd pins the ingress program's links.
+            try host.check(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"])
             createdSlice = (try? host.run(["test", "-d", "/sys/fs/cgroup/system.slice"]))?.succeeded != true
             try host.check(["mkdir", "-p", cgroup])
             let peerScript = try peer.writeFile(named: "peer.py", Self.peerScript)

@@ -134,6 +134,14 @@ int herald_bpf_ingress_load(const unsigned int *operator_uids, size_t uid_count,
 /// is open, and is detached when it is closed, by close() or by the process's end. -1 with errno on failure.
 int herald_bpf_cgroup_link(int program_fd, const char *cgroup_path);
 
+/// Pins the BPF object `fd` (a link here) at `path` in a BPF file system, so that it outlives the process: a
+/// pinned link keeps its program attached until the pin is removed (unlink) and no descriptor is left. 0, or -1
+/// with errno.
+int herald_bpf_pin(int fd, const char *path);
+
+/// A descriptor of the BPF object pinned at `path`, or -1 with errno.
+int herald_bpf_pinned(const char *path);
+
 /// The kernel's id of the program behind `program_fd`, or 0.
 unsigned int herald_bpf_program_id(int program_fd);
 

@@ -8,9 +8,13 @@ import Logging
 
 /// The cgroup BPF ingress program of kernel enforcement (docs/enforcement.md, "Incoming multicast and broadcast"),
 /// which drops the LAN's multicast and broadcast for the sockets of the cgroups it is attached to, and its
-/// attachments: one BPF link per target cgroup, held open by heraldd. A link is detached when it is closed, and the
-/// kernel closes them all when heraldd ends, however it ends: no program outlives heraldd.
+/// attachments: one BPF link per target cgroup, held open by heraldd and pinned in a BPF file system
+/// (``pinDirectory``), so that the program stays attached after a crash or a fail-closed stop. The next start takes
+/// the pinned links over and replaces them with its own; a fail-open stop removes them.
 final class CgroupIngress {
+    /// Where the links are pinned: a directory of the BPF file system, which heraldd creates when it can.
+    static let pinDirectory = "/sys/fs/bpf/herald"
+
     /// Why receiving cannot be held back: the kernel cannot load or attach the program. Nil while it works.
     private(set) var unavailable: String?
     private let mountPoint: String
@@ -20,8 +24,12 @@ final class CgroupIngress {
     /// The same program for the root cgroup's own sockets only, attached at the root (target "").
     private var rootProgram: Int32 = -1
     private var programUIDs: [UInt32]?
-    /// The open link of each target cgroup, by its path below the hierarchy's root.
-    private var links: [String: Int32] = [:]
+    /// The open link of each target cgroup, by its path below the hierarchy's root, and where it is pinned.
+    private var links: [String: (fd: Int32, pin: String?)] = [:]
+    /// Links an earlier heraldd left pinned, held until this one's own are attached.
+    private var leftovers: [Int32] = []
+    /// True once a failure to pin was logged.
+    private var pinFailureLogged = false
     /// True when something failed in the current update.
     private var failedNow = false
 
@@ -34,19 +42,25 @@ final class CgroupIngress {
         self.mountPoint = mountPoint
         self.logger = logger
         netnsCookie = UInt64(herald_netns_cookie())
+        leftovers = Self.takePinned()
         try load(operatorUIDs: operatorUIDs)
     }
 
     deinit {
         detachAll()
+        for link in leftovers { close(link) }
         for descriptor in [program, rootProgram] where descriptor >= 0 { close(descriptor) }
     }
 
     /// Attaches the program to exactly `targets` (paths below the hierarchy's root; "" for the root cgroup's own
-    /// sockets): the new ones first, then the links of the others are closed. A new set of operators loads the program again and moves every link to it.
+    /// sockets): the new ones first, then the links of the others are closed, and so are those an earlier heraldd
+    /// left. A new set of operators loads the program again and moves every link to it.
     func update(targets: [String], operatorUIDs: [UInt32]) {
         failedNow = false
-        defer { if program >= 0 && !failedNow { unavailable = nil } }
+        defer {
+            if program >= 0 && !failedNow { unavailable = nil }
+            releaseLeftovers()
+        }
         if programUIDs != operatorUIDs.sorted() {
             let old = (program, links, rootProgram)
             (program, rootProgram) = (-1, -1)
@@ -57,22 +71,106 @@ final class CgroupIngress {
                 report("\(error)")
             }
             attach(targets)
-            for link in old.1.values { close(link) }
+            // A new link of the same cgroup took the old one's pin.
+            for (path, link) in old.1 {
+                if link.pin != nil && links[path]?.pin == link.pin { close(link.fd) } else { unpinAndClose(link) }
+            }
             for descriptor in [old.0, old.2] where descriptor >= 0 { close(descriptor) }
             return
         }
         attach(targets)
         let wanted = Set(targets)
         for (path, link) in links where !wanted.contains(path) {
-            close(link)
+            unpinAndClose(link)
             links[path] = nil
         }
     }
 
-    /// Detaches the program from every cgroup.
+    /// Detaches the program from every cgroup, pins included.
     func detachAll() {
-        for link in links.values { close(link) }
+        for link in links.values { unpinAndClose(link) }
         links = [:]
+    }
+
+    /// Closes heraldd's descriptors of the links but leaves their pins, so that the program stays attached after
+    /// heraldd ends (a fail-closed stop). Returns how many stay.
+    func keepPinned() -> Int {
+        let kept = links.values.filter { $0.pin != nil }.count
+        for link in links.values {
+            if link.pin == nil { unpinAndClose(link) } else { close(link.fd) }
+        }
+        links = [:]
+        return kept
+    }
+
+    /// Removes the links an earlier heraldd left pinned (with `enforcement = off`): unpinned, each is detached.
+    /// Returns how many there were.
+    static func removePinned() -> Int {
+        let names = pinNames()
+        for name in names { unlink(pinDirectory + "/" + name) }
+        return names.count
+    }
+
+    /// Opens the links an earlier heraldd left pinned and removes their pins: they stay attached while the
+    /// descriptors are open.
+    private static func takePinned() -> [Int32] {
+        pinNames().compactMap { name in
+            let path = pinDirectory + "/" + name
+            let fd = herald_bpf_pinned(path)
+            unlink(path)
+            return fd >= 0 ? fd : nil
+        }
+    }
+
+    /// The names of the pinned ingress links in ``pinDirectory``.
+    private static func pinNames() -> [String] {
+        guard let directory = opendir(pinDirectory) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix("ingress-") { names.append(name) }
+        }
+        return names
+    }
+
+    private func releaseLeftovers() {
+        guard !leftovers.isEmpty else { return }
+        for link in leftovers { close(link) }
+        logger.notice("enforcement: replaced the \(leftovers.count) ingress links an earlier heraldd left pinned")
+        leftovers = []
+    }
+
+    private func unpinAndClose(_ link: (fd: Int32, pin: String?)) {
+        if let pin = link.pin { unlink(pin) }
+        close(link.fd)
+    }
+
+    /// Pins `link`, the target `path`'s, as `ingress-ID` (the cgroup's id); nil when it cannot, logged once.
+    private func pin(_ link: Int32, for path: String) -> String? {
+        var target = stat()
+        guard stat(path.isEmpty ? mountPoint : mountPoint + "/" + path, &target) == 0 else { return nil }
+        let file = "\(Self.pinDirectory)/ingress-\(path.isEmpty ? "root-" : "")\(target.st_ino)"
+        if mkdir(Self.pinDirectory, 0o700) != 0 && errno != EEXIST {
+            logPinFailure(errno)
+            return nil
+        }
+        unlink(file)
+        guard herald_bpf_pin(link, file) == 0 else {
+            logPinFailure(errno)
+            return nil
+        }
+        return file
+    }
+
+    private func logPinFailure(_ code: Int32) {
+        guard !pinFailureLogged else { return }
+        pinFailureLogged = true
+        logger.warning(
+            "enforcement: the ingress program is attached only while heraldd runs: cannot pin its links in \(Self.pinDirectory): \(String(cString: strerror(code)))"
+        )
     }
 
     private func attach(_ targets: [String]) {
@@ -84,7 +182,7 @@ final class CgroupIngress {
                 ? herald_bpf_cgroup_link(rootProgram, mountPoint)
                 : herald_bpf_cgroup_link(program, mountPoint + "/" + path)
             if link >= 0 {
-                links[path] = link
+                links[path] = (link, pin(link, for: path))
                 continue
             }
             let code = errno

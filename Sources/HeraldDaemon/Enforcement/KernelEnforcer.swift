@@ -169,14 +169,19 @@ package final class KernelEnforcer {
         return "incoming multicast and broadcast held back at \(ingress.attachedCount) cgroups"
     }
 
-    /// What a clean stop leaves (docs/enforcement.md, "Stopping"): no table (fail-open), or every app held back.
+    /// What a clean stop leaves (docs/enforcement.md, "Stopping"): no table and no program (fail-open), or every
+    /// app held back, the ingress program's pinned links included.
     package func stop() {
-        // The links would go with the process anyway; closing them says so in the log first.
-        if let ingress, ingress.attachedCount > 0 {
+        moved?.detach()
+        if settings.failClosed, let input, let ingress {
+            ingress.update(
+                targets: IngressTargets.targets(for: input.closed, cgroups: cgroups), operatorUIDs: input.operatorUIDs)
+            let kept = ingress.keepPinned()
+            logger.info("enforcement: the ingress program stays attached at \(kept) cgroups until heraldd runs")
+        } else if let ingress, ingress.attachedCount > 0 {
             ingress.detachAll()
             logger.info("enforcement: the ingress program is detached from every cgroup")
         }
-        moved?.detach()
         do {
             if settings.failClosed, let input {
                 try NFTables.run(EnforcementRuleset.replacing(with: input.closed))
@@ -194,9 +199,13 @@ package final class KernelEnforcer {
     /// With `enforcement = off`, at start: removes the table an earlier heraldd left in the kernel (after a crash,
     /// or a fail-closed stop, before the switch to `off`), with one line in the log. It looks only when `marker`
     /// says an earlier heraldd loaded rules, so that a daemon that never enforced does not even load libnftables.
-    /// Its ingress program needs nothing: BPF links go with the process that held them.
+    /// The ingress program's links it left pinned are removed too.
     package static func removeLeftovers(marker: String, logger: Logger) {
         guard access(marker, F_OK) == 0 else { return }
+        let pinned = CgroupIngress.removePinned()
+        if pinned > 0 {
+            logger.notice("enforcement: off: detached the \(pinned) ingress links an earlier heraldd left pinned")
+        }
         let family = "\(EnforcementRuleset.family) \(EnforcementRuleset.table)"
         do {
             try NFTables.run("list table \(family)")
