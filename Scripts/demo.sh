@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "demo: run as root (it builds a test LAN from network namespaces)" >&2; exit 77; }
 command -v swift >/dev/null || { echo "demo: the Swift toolchain (swift) is not on PATH" >&2; exit 69; }
-for tool in ip:iproute2 dig:dnsutils nft:nftables python3:python3; do
+for tool in ip:iproute2 dig:dnsutils nft:nftables /usr/bin/python3:python3; do
     command -v "${tool%%:*}" >/dev/null || { apt-get update -qq && apt-get install -y -qq "${tool##*:}" >/dev/null; }
 done
 
@@ -112,12 +112,14 @@ sed 's/^/   app: /' "$run_dir/app.out"
 echo "== kernel enforcement ([permissions] enforcement = all): until its app is granted, a program reaches no"
 echo "   device on the LAN by any path, not only through heraldd (docs/enforcement.md)"
 echo "   alpha serves HTTP on 10.214.0.1:8080; beta's heraldd restarts with enforcement = all"
-ip netns exec "${prefix}a" python3 -m http.server 8080 --bind 10.214.0.1 --directory "$run_dir" >/dev/null 2>&1 &
+ip netns exec "${prefix}a" /usr/bin/python3 -m http.server 8080 --bind 10.214.0.1 --directory "$run_dir" >/dev/null 2>&1 &
 kill "$beta_pid"
 wait "$beta_pid" 2>/dev/null || true
 printf '[permissions]\nenforcement = all\n' >"$run_dir/beta.conf"
-# heraldd names cgroups, so its mount namespace needs the cgroup v2 hierarchy ('ip netns exec' mounts a fresh /sys).
-ip netns exec "${prefix}b" sh -c "mount -t cgroup2 none /sys/fs/cgroup && exec '$bin/heraldd' --config '$run_dir/beta.conf' \
+# heraldd names cgroups, so its mount namespace needs the cgroup v2 hierarchy ('ip netns exec' mounts a fresh /sys),
+# and a BPF file system where it pins its ingress program's links.
+ip netns exec "${prefix}b" sh -c "mount -t cgroup2 none /sys/fs/cgroup && mount -t bpf bpf /sys/fs/bpf \
+    && exec '$bin/heraldd' --config '$run_dir/beta.conf' \
     --hostname beta --socket '$run_dir/beta.sock' --control-socket '$run_dir/beta-control.sock' \
     --state-dir '$run_dir/beta-state'" 2>"$run_dir/beta-all.log" &
 sleep 2
@@ -127,8 +129,9 @@ try:
     socket.create_connection(("10.214.0.1", 8080), timeout=2).close(); print("connected to alpha:8080")
 except OSError as e: print("cannot connect to alpha:8080:", e.strerror)'
 echo "   on beta, a program of the user nobody, which no granted app covers:"
-ip netns exec "${prefix}b" setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c "$fetch" | sed 's/^/   nobody: /'
+ip netns exec "${prefix}b" setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 -c "$fetch" \
+    | sed 's/^/   nobody: /'
 echo "   on beta, the same program as root (an operator, whom enforcement never holds back):"
-ip netns exec "${prefix}b" python3 -c "$fetch" | sed 's/^/   root: /'
+ip netns exec "${prefix}b" /usr/bin/python3 -c "$fetch" | sed 's/^/   root: /'
 echo "   operator on beta:  herald status"
 ip netns exec "${prefix}b" "$bin/herald" status "${beta_control[@]}" | grep '^enforcement' | sed 's/^/   /'
