@@ -132,6 +132,27 @@ struct RecordCacheTests {
         #expect(cache.allRecords.filter { $0.record.name.description.hasPrefix("junk") }.count <= 1)
     }
 
+    @Test("the heap of records nobody asks for is kept only while the cache is full or has been lately")
+    func unwantedHeapOnlyWhenFull() {
+        var cache = RecordCache(limit: 100)
+        for n in 0..<100 { _ = cache.insert(record(n, ttl: 100), at: .zero) }
+        #expect(cache.unwantedDeadlines.isEmpty, "a cache that never had to evict keeps none")
+        _ = cache.insert(record(100, ttl: 200), at: .zero)
+        #expect(cache.count == 100 && cache.droppedWhenFull == 1)
+        #expect(!cache.unwantedDeadlines.isEmpty)
+        // Below half full, it is given back.
+        _ = cache.expire(at: .zero + 150_000)
+        #expect(cache.count == 1)
+        #expect(cache.unwantedDeadlines.isEmpty)
+        // Full again, it is made anew from what is cached: the record closest to expiry still goes first.
+        let now = Instant.zero + 150_000
+        for n in 200..<299 { _ = cache.insert(record(n, ttl: 300), at: now) }
+        #expect(cache.insert(record(299, ttl: 10), at: now).isEmpty, "ends before everything cached")
+        #expect(cache.insert(record(300, ttl: 400), at: now) == [.added(record(300, ttl: 400))])
+        #expect(!cache.allRecords.contains { $0.record.name == record(100).name })
+        #expect(cache.count == 100)
+    }
+
     @Test(
         "a peer's NSEC says until when a type does not exist, unless another NSEC of the name lists it, or the question is of another class"
     )

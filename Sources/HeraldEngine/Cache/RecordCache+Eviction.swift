@@ -12,6 +12,10 @@ extension RecordCache {
     /// (``evictionProbes`` counts it). An evicted record is not reported removed: the operations it answered keep
     /// what they were told (a full cache is no news about the network). Returns true when a record was evicted.
     mutating func evictOne(except protected: RecordKey, newcomerExpiry: Instant, keepNewcomer: Bool) -> Bool {
+        if !keepsUnwantedDeadlines {
+            rebuildUnwantedDeadlines()
+            keepsUnwantedDeadlines = true
+        }
         if let victim = unwantedVictim(except: protected) {
             if !keepNewcomer && slots[Int(victim)].record.expiresAt >= newcomerExpiry { return false }
             remove(victim)
@@ -112,11 +116,11 @@ extension RecordCache {
         if !wanted { noteUnwanted(slot) }
     }
 
-    /// Puts a remote record nobody asks for among the candidates for eviction. Rebuilds that heap when stale entries
-    /// outnumber the records, so it stays bounded.
+    /// Puts a remote record nobody asks for among the candidates for eviction, while the cache keeps them (see
+    /// `unwantedDeadlines`). Rebuilds that heap when stale entries outnumber the records, so it stays bounded.
     mutating func noteUnwanted(_ slot: Int32) {
         let index = Int(slot)
-        guard !slots[index].record.isLocal, !slots[index].record.isWanted,
+        guard keepsUnwantedDeadlines, !slots[index].record.isLocal, !slots[index].record.isWanted,
             slots[index].record.expiresAt < .distantFuture
         else { return }
         unwantedDeadlines.insert(

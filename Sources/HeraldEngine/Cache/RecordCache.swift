@@ -79,8 +79,11 @@ package struct RecordCache: Sendable {
     var index = SlotTable<Void>(vacant: ())
     var deadlines = Heap<Deadline>()
     /// The remote records nobody asks for (``CachedRecord/isWanted`` false), by expiry: the first to evict. Entries go
-    /// stale when their record goes, is asked for, or is refreshed; they are checked when they come up.
+    /// stale when their record goes, is asked for, or is refreshed; they are checked when they come up. Kept only
+    /// while the cache is full or has been lately (`keepsUnwantedDeadlines`): made from the slots when the cache
+    /// first has to evict, given back once it is less than half full, so a cache that never fills pays nothing.
     var unwantedDeadlines = Heap<Deadline>()
+    var keepsUnwantedDeadlines = false
     /// The last names given blocks of their own, to share with records that follow (a ring).
     private var recentNames = [DNSName](repeating: .root, count: 4)
     /// A peer's copy of a record this host publishes too (a shared PTR), by the slot of this host's copy: when this
@@ -370,6 +373,7 @@ package struct RecordCache: Sendable {
         peerCopies = [:]
         deadlines = Heap()
         unwantedDeadlines = Heap()
+        keepsUnwantedDeadlines = false
         count = 0
         return changes
     }
@@ -545,6 +549,10 @@ package struct RecordCache: Sendable {
         slots[index].next = firstFree
         firstFree = slot
         count -= 1
+        if keepsUnwantedDeadlines && count < limit / 2 {
+            unwantedDeadlines = Heap()
+            keepsUnwantedDeadlines = false
+        }
     }
 
     /// The most slots reserved ahead (a larger cache grows beyond them as it fills).
