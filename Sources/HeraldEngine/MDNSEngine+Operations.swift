@@ -35,11 +35,15 @@ extension MDNSEngine {
         // A dictionary never shrinks: once the last operation of a burst has gone, give its table back.
         if operations.isEmpty { operations = [:] }
         for (link, keys) in operation.keys {
-            for key in keys { querier.unsubscribe(id, from: key, on: link) }
+            for key in keys {
+                querier.unsubscribe(id, from: key, on: link)
+                updateWanted(answering: key, on: link)
+            }
         }
         if operation.reportsNegativeAnswers, case .query(let key) = operation.kind {
             negativeAnswerWatchers[key.name]?.remove(id)
             if negativeAnswerWatchers[key.name]?.isEmpty == true { negativeAnswerWatchers[key.name] = nil }
+            for link in Array(caches.keys) { updateWanted(answering: RecordKey(name: key.name, type: .nsec), on: link) }
         }
     }
 
@@ -57,6 +61,7 @@ extension MDNSEngine {
         operations[id] = operation
         if operation.reportsNegativeAnswers, case .query(let key) = operation.kind {
             negativeAnswerWatchers[key.name, default: []].insert(id)
+            for link in Array(caches.keys) { updateWanted(answering: RecordKey(name: key.name, type: .nsec), on: link) }
         }
         for link in links.keys.sorted() { attach(id, to: link) }
     }
@@ -73,6 +78,7 @@ extension MDNSEngine {
         guard operations[id] != nil, !(operations[id]!.keys[link]?.contains(key) ?? false) else { return }
         operations[id]!.keys[link, default: []].append(key)
         querier.subscribe(id, to: key, on: link, at: now, random: &random, cache: caches[link])
+        updateWanted(answering: key, on: link)
         let cached = caches[link]?.answers(to: key) ?? []
         for record in cached { handle(.added(record.record), for: id, on: link) }
     }
@@ -80,6 +86,18 @@ extension MDNSEngine {
     private mutating func unsubscribe(_ id: OperationID, from key: RecordKey, on link: LinkID) {
         operations[id]?.keys[link]?.removeAll { $0 == key }
         querier.unsubscribe(id, from: key, on: link)
+        updateWanted(answering: key, on: link)
+    }
+
+    /// Says again whether the records answering `key` on `link` are asked for, after a question or an NSEC watcher
+    /// came or went: a full cache evicts records nobody asks for first (``RecordCache/evictOne(except:newcomerExpiry:keepNewcomer:)``).
+    private mutating func updateWanted(answering key: RecordKey, on link: LinkID) {
+        guard caches[link] != nil else { return }
+        let questions = querier
+        let watchers = negativeAnswerWatchers
+        caches[link]!.updateWanted(answering: key) { key in
+            questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
+        }
     }
 
     /// Tells every interested operation about changes to a link's cache. Negative answers that NSEC records of the

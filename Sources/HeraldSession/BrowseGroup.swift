@@ -29,7 +29,7 @@ final class BrowseGroup {
     let engineOperation: OperationID
     /// The member browses, in the order they joined.
     private(set) var members: [(connection: ConnectionID, operation: SessionOperation)] = []
-    /// How many links of an interface report each instance (see `SessionOperation.presence`).
+    /// Which links of an interface report each instance (see `SessionOperation.presence`).
     var presence: [PresenceKey: Int] = [:]
 
     init(key: Key, engineOperation: OperationID) {

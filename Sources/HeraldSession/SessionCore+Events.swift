@@ -24,7 +24,7 @@ extension SessionCore {
             }
             let family = reportedFamily(of: link)
             let key = PresenceKey(interface: link.interfaceIndex, family: family, name: type)
-            guard operation.presence.count(key, added: added) else { break }
+            guard operation.presence.count(key, on: link, added: added) else { break }
             queue(.browse(reply), to: connection, context: context, family: family)
 
         case (.resolve(let instance), .resolved(let service)):
@@ -84,7 +84,7 @@ extension SessionCore {
             let key = PresenceKey(
                 interface: link.interfaceIndex, family: reportedFamily(of: link), name: record.name,
                 type: record.type.rawValue, data: rdata)
-            guard operation.presence.count(key, added: added) else { break }
+            guard operation.presence.count(key, on: link, added: added) else { break }
             let reply = QueryRecordReply(
                 flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                 fullname: record.name.dnssdFullName, rrtype: record.type.rawValue,
@@ -110,7 +110,7 @@ extension SessionCore {
             let added = { if case .recordAdded = event { return true } else { return false } }()
             let rdata = record.data.uncompressedBytes
             let key = PresenceKey(interface: link.interfaceIndex, family: reportedFamily(of: link), data: rdata)
-            guard operation.presence.count(key, added: added) else { break }
+            guard operation.presence.count(key, on: link, added: added) else { break }
             let reply = AddrInfoReply(
                 flags: added ? .add : [], interfaceIndex: UInt32(link.interfaceIndex),
                 hostname: hostname, rrtype: record.type.rawValue, rrclass: 1, rdata: rdata,
@@ -190,7 +190,7 @@ extension SessionCore {
                 instance: instance, type: group.key.type, interfaceIndex: link.interfaceIndex,
                 added: added),
             group.presence.count(
-                PresenceKey(interface: link.interfaceIndex, family: family, name: instance), added: added)
+                PresenceKey(interface: link.interfaceIndex, family: family, name: instance), on: link, added: added)
         else { return }
         let recipients = group.members.lazy.map { (connection: $0.connection, context: $0.operation.context) }
         queue(.browse(reply), to: recipients, family: family)

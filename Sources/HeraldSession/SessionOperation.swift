@@ -33,7 +33,8 @@ final class SessionOperation {
     /// The request as the access gate judged it, and who asked (judged again as that caller after a change).
     var gated: PermissionRequest?
     var caller: CallerIdentity?
-    /// How many links of an interface currently report each result (IPv4 and IPv6 of one interface count once).
+    /// Which links of an interface currently report each result, a bit per family (IPv4 and IPv6 of one interface
+    /// count once).
     var presence: [PresenceKey: Int] = [:]
     /// What a resolve last reported, per interface (and family, when the core reports families): a short array, as a
     /// resolve runs on one or two interfaces, holding only what decides whether an answer is new.
@@ -138,20 +139,23 @@ struct PresenceKey: Hashable {
 }
 
 extension Dictionary where Key == PresenceKey, Value == Int {
-    /// Counts a result appearing or vanishing on one link; true when the interface-level answer changed
-    /// (first link to report it, or last one to lose it).
-    mutating func count(_ key: PresenceKey, added: Bool) -> Bool {
+    /// Notes a result appearing or vanishing on one link (each value holds a bit per IP family of the interface that
+    /// reports the result); true when the interface-level answer changed (first link to report it, or last one to
+    /// lose it). A link reporting a result it already reported changes nothing, nor does one losing a result it never
+    /// reported: when a full cache evicted a record and hears it again, the engine reports it added again.
+    mutating func count(_ key: PresenceKey, on link: LinkID, added: Bool) -> Bool {
+        let bit = link.family == .ipv4 ? 1 : 2
         // One lookup of the key either way (hashing a name costs more than the rest).
         if added {
-            func increment(_ count: inout Int) -> Int {
-                count += 1
-                return count
+            func set(_ links: inout Int) -> Bool {
+                defer { links |= bit }
+                return links == 0
             }
-            return increment(&self[key, default: 0]) == 1
+            return set(&self[key, default: 0])
         }
-        guard let index = index(forKey: key) else { return false }
-        if values[index] > 1 {
-            values[index] -= 1
+        guard let index = index(forKey: key), values[index] & bit != 0 else { return false }
+        if values[index] != bit {
+            values[index] &= ~bit
             return false
         }
         remove(at: index)

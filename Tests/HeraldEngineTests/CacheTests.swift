@@ -316,6 +316,34 @@ struct CacheTests {
         #expect(left.allSatisfy { $0.isLocal || $0.record == keeper || $0.record.name == other })
         #expect(left.filter(\.isLocal).count == ownCount)
     }
+
+    @Test(
+        "a full cache evicting records a browse was told of does not report them removed: a full cache is no news about the network"
+    )
+    func evictionIsNoGoodbye() throws {
+        let limit = 40
+        var lan = SimulatedLAN()
+        let beta = lan.addHost("beta") { $0.cacheLimitPerLink = limit }
+        lan.run(for: 3000)
+        let types = try (0..<5).map { try DNSName("_type\($0)._tcp.local.") }
+        lan.with(beta) { engine, now in
+            for (n, type) in types.enumerated() { engine.browse(OperationID(UInt64(n + 1)), type: type, at: now) }
+        }
+        lan.run(for: 1000)
+        // A hundred instances of five types, more than the cache holds: every one is asked for, so the later types'
+        // push out the earlier ones'.
+        for type in types {
+            let batch = try (0..<20).map { Fixture.ptr(type, try type.prepending(label: "Instance \($0)")) }
+            lan.inject(.response(batch), from: peer)
+            lan.run(for: 10)
+        }
+        lan.run(for: 10_000)
+        #expect(lan.hosts[beta].engine.cacheRecordsDroppedWhenFull >= 60)
+        let events = (1...5).flatMap { lan.events(of: beta, OperationID(UInt64($0))).map(\.event) }
+        let added = events.filter { if case .instanceAdded = $0 { return true } else { return false } }
+        #expect(added.count == 100)
+        #expect(!events.contains { if case .instanceRemoved = $0 { return true } else { return false } })
+    }
 }
 
 @Suite("A shared record this host and a peer both publish")

@@ -52,40 +52,105 @@ struct RecordCacheTests {
     }
 
     @Test(
-        "a full cache looks for a record to evict among a bounded number of candidates: those closest to expiry, then a rotating look at the rest"
+        "a full cache evicts the record nobody asks for that is closest to expiry, wherever it is, and a wanted one only when none is left"
     )
-    func evictionLooksAtBoundedCandidates() throws {
+    func evictionPrefersUnwantedRecords() throws {
         let limit = MDNSConstants.evictionCandidates * 4
         var cache = RecordCache(limit: limit)
-        let isWanted: (RecordKey) -> Bool = { $0.name != "junk.local." && $0.name != "newcomer.local." }
+        let isWanted: (RecordKey) -> Bool = { !$0.name.description.hasPrefix("junk") }
+        func junk(_ n: Int, ttl: UInt32) -> ResourceRecord {
+            ResourceRecord(
+                name: try! DNSName("junk-\(n).local."), ttl: ttl, data: .a(IPv4Address(10, 1, 0, UInt8(n))),
+                cacheFlush: true)
+        }
         // One record nobody asks for, then records someone asks for, all ending before it.
-        let junk = ResourceRecord(name: "junk.local.", ttl: 5000, data: .a(IPv4Address(10, 1, 0, 1)), cacheFlush: true)
-        _ = cache.insert(junk, at: .zero, isWanted: isWanted)
+        _ = cache.insert(junk(0, ttl: 5000), at: .zero, isWanted: isWanted)
         for n in 0..<(limit - 1) {
             _ = cache.insert(record(n, ttl: UInt32(100 + n)), at: .zero, isWanted: isWanted)
         }
         #expect(cache.count == limit)
-        // An unwanted newcomer outliving the junk would replace it, but the junk is not among the records closest to
-        // expiry: the newcomer is dropped.
-        let newcomer = ResourceRecord(
-            name: "newcomer.local.", ttl: 6000, data: .a(IPv4Address(10, 1, 0, 2)), cacheFlush: true)
-        #expect(cache.insert(newcomer, at: .zero, isWanted: isWanted).isEmpty)
-        // A wanted newcomer takes the place of the junk, found further on, not of a wanted record.
+        // An unwanted newcomer outliving the junk takes its place, although the junk is far from the records closest
+        // to expiry.
+        #expect(cache.insert(junk(1, ttl: 6000), at: .zero, isWanted: isWanted) == [.added(junk(1, ttl: 6000))])
+        var names = Set(cache.allRecords.map(\.record.name))
+        #expect(!names.contains(junk(0, ttl: 1).name) && names.contains(junk(1, ttl: 1).name))
+        // One that would end before every unwanted record cached is the junk to go: refused.
+        #expect(cache.insert(junk(2, ttl: 1000), at: .zero, isWanted: isWanted).isEmpty)
+        // A wanted newcomer takes the place of the unwanted record, although that one outlives every wanted one.
         let wanted = ResourceRecord(
             name: "wanted.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 3)), cacheFlush: true)
         #expect(cache.insert(wanted, at: .zero, isWanted: isWanted) == [.added(wanted)])
-        var names = Set(cache.allRecords.map(\.record.name))
-        #expect(!names.contains("junk.local.") && names.contains("wanted.local.") && names.contains("host-0.local."))
-        // With nothing unwanted left, the next wanted newcomer takes the place of the wanted record closest to expiry.
+        names = Set(cache.allRecords.map(\.record.name))
+        #expect(
+            !names.contains(junk(1, ttl: 1).name) && names.contains("wanted.local.") && names.contains("host-0.local."))
+        // With nothing unwanted left, an unwanted newcomer is refused, and a wanted one takes the place of the wanted
+        // record closest to expiry.
+        #expect(cache.insert(junk(3, ttl: 9000), at: .zero, isWanted: isWanted).isEmpty)
         let another = ResourceRecord(
             name: "another.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 4)), cacheFlush: true)
         #expect(cache.insert(another, at: .zero, isWanted: isWanted) == [.added(another)])
         names = Set(cache.allRecords.map(\.record.name))
         #expect(names.contains("another.local.") && !names.contains("host-0.local."))
         #expect(cache.count == limit)
-        // Every record set aside while looking is still in the expiry heap, also after a search that found nothing to
-        // evict: the records end on time.
+        // A record nobody asks for any more (its question ended) goes first, however long it has left.
+        let last = record(limit - 2, ttl: UInt32(100 + limit - 2))
+        cache.updateWanted(answering: RecordKey(last)) { _ in false }
+        let third = ResourceRecord(name: "third.local.", ttl: 150, data: .a(IPv4Address(10, 1, 0, 5)), cacheFlush: true)
+        #expect(cache.insert(third, at: .zero, isWanted: isWanted) == [.added(third)])
+        names = Set(cache.allRecords.map(\.record.name))
+        #expect(!names.contains(last.name) && names.contains("host-1.local."))
+        // Evicting never loses a record's expiry: the records end on time.
         #expect(cache.expire(at: .zero + 101 * 1000) == [.removed(record(1, ttl: 101))])
+    }
+
+    @Test(
+        "an eviction looks at a bounded number of records, however full of wanted records the cache is: no search of the cache per newcomer"
+    )
+    func evictionWorkIsBounded() throws {
+        let limit = 4096
+        var cache = RecordCache(limit: limit)
+        let isWanted: (RecordKey) -> Bool = { !$0.name.description.hasPrefix("junk") }
+        for n in 0..<limit { _ = cache.insert(record(n, ttl: UInt32(100 + n % 1000)), at: .zero, isWanted: isWanted) }
+        // Ten thousand wanted newcomers, a few records nobody asks for among them: every newcomer takes a place.
+        var now = Instant.zero
+        for n in limit..<(limit + 10_000) {
+            now = now + 1
+            _ = cache.insert(record(n, ttl: UInt32(100 + n % 1000)), at: now, isWanted: isWanted)
+            if n % 100 == 0 {
+                let junk = ResourceRecord(
+                    name: try DNSName("junk-\(n).local."), ttl: 4000, data: .a(IPv4Address(10, 2, 0, 1)),
+                    cacheFlush: true)
+                _ = cache.insert(junk, at: now, isWanted: isWanted)
+            }
+        }
+        #expect(cache.count == limit)
+        #expect(cache.droppedWhenFull == 10_100)
+        // A heap's top per eviction, and the stale entries it meets once each: a few per newcomer, where a search of
+        // candidates looked at hundreds.
+        #expect(cache.evictionProbes <= 4 * 10_100, "\(cache.evictionProbes) records looked at")
+        // Only wanted records are left: each junk record was the first to go when the next newcomer came.
+        #expect(cache.allRecords.filter { $0.record.name.description.hasPrefix("junk") }.count <= 1)
+    }
+
+    @Test("the heap of records nobody asks for is kept only while the cache is full or has been lately")
+    func unwantedHeapOnlyWhenFull() {
+        var cache = RecordCache(limit: 100)
+        for n in 0..<100 { _ = cache.insert(record(n, ttl: 100), at: .zero) }
+        #expect(cache.unwantedDeadlines.isEmpty, "a cache that never had to evict keeps none")
+        _ = cache.insert(record(100, ttl: 200), at: .zero)
+        #expect(cache.count == 100 && cache.droppedWhenFull == 1)
+        #expect(!cache.unwantedDeadlines.isEmpty)
+        // Below half full, it is given back.
+        _ = cache.expire(at: .zero + 150_000)
+        #expect(cache.count == 1)
+        #expect(cache.unwantedDeadlines.isEmpty)
+        // Full again, it is made anew from what is cached: the record closest to expiry still goes first.
+        let now = Instant.zero + 150_000
+        for n in 200..<299 { _ = cache.insert(record(n, ttl: 300), at: now) }
+        #expect(cache.insert(record(299, ttl: 10), at: now).isEmpty, "ends before everything cached")
+        #expect(cache.insert(record(300, ttl: 400), at: now) == [.added(record(300, ttl: 400))])
+        #expect(!cache.allRecords.contains { $0.record.name == record(100).name })
+        #expect(cache.count == 100)
     }
 
     @Test(

@@ -205,6 +205,28 @@ struct SessionCoreTests {
         #expect(lan.browseResults(1) == ["-Printer@2"])
     }
 
+    @Test(
+        "an instance reported added again on the same link (a full cache evicted its record and heard it again) is shown once, and gone after that link's one removal"
+    )
+    func repeatedAddOnOneLink() throws {
+        let lan = SessionHarness()
+        lan.connect(1, user: Self.app)
+        _ = lan.browse(1, 1, "_ipp._tcp")
+        lan.receive([Self.ptr("Printer")], on: SessionHarness.ipv4)
+        let engineBrowse = try #require(Self.engineBrowses(lan.commands).first)
+        lan.core.receive(.instanceAdded(Self.ipp.instance("Printer"), SessionHarness.ipv4), for: engineBrowse)
+        lan.pump()
+        #expect(lan.browseResults(1) == ["+Printer@2"])
+        lan.receive([Self.ptr("Printer", ttl: 0)], on: SessionHarness.ipv4)
+        lan.run(for: 2_000)
+        #expect(lan.browseResults(1) == ["-Printer@2"], "one goodbye on the link that reported it twice")
+        // A removal on a link that never reported the instance changes nothing.
+        lan.receive([Self.ptr("Printer")], on: SessionHarness.ipv4)
+        lan.core.receive(.instanceRemoved(Self.ipp.instance("Printer"), SessionHarness.ipv6), for: engineBrowse)
+        lan.pump()
+        #expect(lan.browseResults(1) == ["+Printer@2"])
+    }
+
     @Test("a resolve reports an interface's answer once, whichever link repeats it, and again when it changes")
     func resolveReportsChangesOnly() {
         let lan = SessionHarness()

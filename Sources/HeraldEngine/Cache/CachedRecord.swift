@@ -10,8 +10,21 @@ package struct CachedRecord: Sendable {
     package var isLocal: Bool
     /// This record's share of the refresh jitter, in hundredths of a percent of the TTL (0–200).
     var refreshJitter: UInt8
+    /// ``refreshesSent`` in the low bits and ``isWanted`` in the top one: one byte for both keeps a cache slot at its
+    /// size.
+    private var refreshState: UInt8 = 0
     /// How many of the refresh queries at 80/85/90/95 % of the TTL have been sent (RFC 6762 §5.2).
-    var refreshesSent: UInt8 = 0
+    var refreshesSent: UInt8 {
+        get { refreshState & 0x7F }
+        set { refreshState = refreshState & 0x80 | newValue & 0x7F }
+    }
+    /// True while an operation asks for the record's set (a question for it, or an NSEC record whose negative answer
+    /// a query reports): such a record goes last when the cache is full. Kept up to date by the engine
+    /// (``RecordCache/updateWanted(answering:isWanted:)``).
+    var isWanted: Bool {
+        get { refreshState & 0x80 != 0 }
+        set { refreshState = newValue ? refreshState | 0x80 : refreshState & 0x7F }
+    }
     /// A hash of the record's data, so that finding a record among the others of its name compares integers first.
     var dataHash: UInt32
     package var receivedAt: Instant

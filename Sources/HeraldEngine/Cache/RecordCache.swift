@@ -17,16 +17,19 @@ package enum CacheChange: Sendable, Hashable {
 /// Names are stored once: records of one name, and data naming a cached name, share the chain's copy.
 ///
 /// Expiry runs off a heap of deadlines with at most one live entry per record. When full, the cache evicts the
-/// remote record nobody asks for that is closest to expiry, among a bounded number of candidates
-/// (``evictOne(except:newcomerExpiry:keepNewcomer:isWanted:)``), so a flood of short-lived junk pushes out itself
-/// rather than the records people are using.
+/// remote record nobody asks for that is closest to expiry, off a second heap of those records, and only when there is
+/// none the wanted record closest to expiry (``evictOne(except:newcomerExpiry:keepNewcomer:)``): a flood of
+/// short-lived junk pushes out itself rather than the records people are using, and an eviction costs a heap's top,
+/// not a search.
 package struct RecordCache: Sendable {
     /// The most records kept (own records included).
     package let limit: Int
     package private(set) var count = 0
     /// Records dropped because the cache was full: evicted to make room for a newcomer, or a newcomer refused as the
-    /// record to go (``evictOne(except:newcomerExpiry:keepNewcomer:isWanted:)``).
+    /// record to go (``evictOne(except:newcomerExpiry:keepNewcomer:)``).
     package private(set) var droppedWhenFull = 0
+    /// Heap entries looked at while choosing records to evict, since the cache was made: the work evictions cost.
+    package internal(set) var evictionProbes = 0
 
     /// Names a cached record for as long as it stays cached: a slot, and how many times that slot was freed before.
     struct Handle: Hashable, Sendable {
@@ -75,8 +78,12 @@ package struct RecordCache: Sendable {
     /// Each record's slot, by name, type, class and data: finding a record does not walk its name's chain.
     var index = SlotTable<Void>(vacant: ())
     var deadlines = Heap<Deadline>()
-    /// Where the next search of the slots for an unwanted record to evict starts.
-    var evictionCursor = 0
+    /// The remote records nobody asks for (``CachedRecord/isWanted`` false), by expiry: the first to evict. Entries go
+    /// stale when their record goes, is asked for, or is refreshed; they are checked when they come up. Kept only
+    /// while the cache is full or has been lately (`keepsUnwantedDeadlines`): made from the slots when the cache
+    /// first has to evict, given back once it is less than half full, so a cache that never fills pays nothing.
+    var unwantedDeadlines = Heap<Deadline>()
+    var keepsUnwantedDeadlines = false
     /// The last names given blocks of their own, to share with records that follow (a ring).
     private var recentNames = [DNSName](repeating: .root, count: 4)
     /// A peer's copy of a record this host publishes too (a shared PTR), by the slot of this host's copy: when this
@@ -239,8 +246,9 @@ package struct RecordCache: Sendable {
     /// arrived more than a second ago. Reports an added record in `changes`; returns the record's handle and next
     /// refresh when it is cached.
     /// `refreshJitter` (0–200, in hundredths of a percent) spreads this record's refresh queries. `isWanted` says
-    /// which record sets some operation is asking for: when the cache is full they are the last to go.
-    /// `isNewcomerWanted`, when given, is what `isWanted` says of the incoming record's set (the caller knew already).
+    /// whether some operation is asking for the incoming record's set (records someone asks for are the last to go
+    /// when the cache is full; the answer is kept with the record, ``CachedRecord/isWanted``).
+    /// `isNewcomerWanted`, when given, is that answer (the caller knew already).
     @discardableResult
     mutating func insert(
         _ incoming: ResourceRecord, at now: Instant,
@@ -267,27 +275,35 @@ package struct RecordCache: Sendable {
                 slot = slots[index].next
             }
         }
+        var wantedMemo: Bool?
+        func wanted() -> Bool {
+            if let wantedMemo { return wantedMemo }
+            let answer = isNewcomerWanted ?? isWanted(RecordKey(incoming))
+            wantedMemo = answer
+            return answer
+        }
         let identity = CacheHash.of(incoming, nameHash: nameHash)
         let found = find(incoming, identity: identity)
         if found >= 0 {
             refresh(found, with: incoming, at: now, isLocal: isLocal, refreshJitter: refreshJitter)
+            if !slots[Int(found)].record.isLocal { setWanted(found, wanted()) }
             return (Handle(slot: found, generation: slots[Int(found)].generation), slots[Int(found)].record.nextRefresh)
         }
         guard incoming.ttl > 0 else { return nil }
         let expiresAt = isLocal ? Instant.distantFuture : now + Int(incoming.ttl) * 1000
         if count >= limit {
             // Full: make room, or drop the newcomer when it is itself the junk to go.
-            let key = RecordKey(incoming)
-            let keepNewcomer = isLocal || (isNewcomerWanted ?? isWanted(key))
-            let evicted = evictOne(
-                except: key, newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer, isWanted: isWanted)
+            let keepNewcomer = isLocal || wanted()
+            let evicted = evictOne(except: RecordKey(incoming), newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer)
             if evicted || !isLocal { droppedWhenFull += 1 }
             guard evicted || isLocal else { return nil }
         }
-        let record = CachedRecord(
+        var record = CachedRecord(
             record: stored(incoming, nameHash: nameHash), dataHash: hash, receivedAt: now, expiresAt: expiresAt,
             isLocal: isLocal, refreshJitter: UInt8(clamping: refreshJitter))
+        record.isWanted = !isLocal && wanted()
         let slot = append(record, nameHash: nameHash, identity: identity)
+        noteUnwanted(slot)
         changes.append(.added(record.record))
         return (Handle(slot: slot, generation: slots[Int(slot)].generation), slots[Int(slot)].record.nextRefresh)
     }
@@ -314,6 +330,7 @@ package struct RecordCache: Sendable {
         if let peerCopy = peerCopies.removeValue(forKey: slot), peerCopy.expiresAt > now {
             slots[Int(slot)].record = peerCopy
             schedule(slot)
+            noteUnwanted(slot)
             return []
         }
         remove(slot)
@@ -355,6 +372,8 @@ package struct RecordCache: Sendable {
         index.removeAll()
         peerCopies = [:]
         deadlines = Heap()
+        unwantedDeadlines = Heap()
+        keepsUnwantedDeadlines = false
         count = 0
         return changes
     }
@@ -530,6 +549,10 @@ package struct RecordCache: Sendable {
         slots[index].next = firstFree
         firstFree = slot
         count -= 1
+        if keepsUnwantedDeadlines && count < limit / 2 {
+            unwantedDeadlines = Heap()
+            keepsUnwantedDeadlines = false
+        }
     }
 
     /// The most slots reserved ahead (a larger cache grows beyond them as it fills).
