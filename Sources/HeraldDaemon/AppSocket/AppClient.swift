@@ -27,6 +27,12 @@ final class AppClient: QueuedWriter {
     var programEnded: String?
     /// True once the log has said why this connection's requests are judged as no app.
     var notedCaller = false
+    /// The caller of the frames of the bytes being handled, read once for all of them: the requests of one read
+    /// have one sender (see ``sender``), and the process behind it is looked at once, not per request. Cleared
+    /// when the next bytes are read and when the read ends, so a later judgement looks again.
+    var callerOfRead: (caller: CallerIdentity, note: String?)?
+    /// True while the frames of one read are handled.
+    var handlingRead = false
     /// When the connection last had a request or an operation (monotonic milliseconds), for the idle timeout.
     var lastActive: Int64
     var decoder = IPCFrameDecoder()

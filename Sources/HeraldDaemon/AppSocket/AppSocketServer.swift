@@ -172,6 +172,7 @@ package final class AppSocketServer {
     }
 
     private func readRequests(from client: AppClient) {
+        defer { client.callerOfRead = nil }
         for _ in 0..<64 where !client.closed {
             // Never read past the end of the current frame: a descriptor passed with a frame's last byte then
             // arrives with that frame.
@@ -188,11 +189,14 @@ package final class AppSocketServer {
                 let mixed = !client.decoder.isIdle && client.sender?.pid != sender?.pid
                 if let pidfd = client.sender?.pidfd { close(pidfd) }
                 client.sender = sender
+                client.callerOfRead = nil
                 if mixed {
                     disconnect(client, reason: "another process wrote into the middle of a request")
                     return
                 }
                 client.lastActive = MonotonicClock.milliseconds()
+                client.handlingRead = true
+                defer { client.handlingRead = false }
                 do {
                     for frame in try client.decoder.feed(bytes) { handle(frame, from: client) }
                 } catch {
@@ -421,7 +425,8 @@ final class SessionGateAdapter: SessionGate {
             return CallerIdentity(pid: nil, uid: UInt32.max)
         }
         let program = client.programEnded == nil ? client.connection : nil
-        let (caller, note) = gate.caller(of: peer, connection: program, sender: client.sender)
+        let (caller, note) = client.callerOfRead ?? gate.caller(of: peer, connection: program, sender: client.sender)
+        if client.handlingRead { client.callerOfRead = (caller, note) }
         if let note, !client.notedCaller {
             client.notedCaller = true
             logger.notice("app socket: client \(client.id): judged as no app: \(note)")
