@@ -27,9 +27,10 @@ final class AppClient: QueuedWriter {
     var programEnded: String?
     /// True once the log has said why this connection's requests are judged as no app.
     var notedCaller = false
-    /// The caller of the frames of the bytes being handled, read once for all of them: the requests of one read
-    /// have one sender (see ``sender``), and the process behind it is looked at once, not per request. Cleared
-    /// when the next bytes are read and when the read ends, so a later judgement looks again.
+    /// The caller of the frames read from one sender in one turn of the loop, established once for all of them
+    /// (a frame takes a read or two, and a client sends its requests in batches): the process behind the sender
+    /// is looked at once per turn, not per request. Cleared when bytes of another sender come and when the turn's
+    /// reading ends, so a later judgement looks again.
     var callerOfRead: (caller: CallerIdentity, note: String?)?
     /// True while the frames of one read are handled.
     var handlingRead = false

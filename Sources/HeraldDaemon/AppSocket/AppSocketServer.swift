@@ -187,9 +187,12 @@ package final class AppSocketServer {
                 client.holdPassed(descriptors)
                 // A frame is one sender's: bytes of another sender in the middle of a frame are an attack.
                 let mixed = !client.decoder.isIdle && client.sender?.pid != sender?.pid
+                // The caller established for this sender in this turn stands for its further frames.
+                let previous = client.sender.map { [$0.pid, Int32(bitPattern: $0.uid), Int32(bitPattern: $0.gid)] }
+                let current = sender.map { [$0.pid, Int32(bitPattern: $0.uid), Int32(bitPattern: $0.gid)] }
+                if current == nil || previous != current { client.callerOfRead = nil }
                 if let pidfd = client.sender?.pidfd { close(pidfd) }
                 client.sender = sender
-                client.callerOfRead = nil
                 if mixed {
                     disconnect(client, reason: "another process wrote into the middle of a request")
                     return
