@@ -51,6 +51,11 @@ struct SessionOperationBudgetTests {
         }
     }
 
+    @Test("the command that starts a resolve, kept by its operation, does not take a registration's room")
+    func startCommandBudget() {
+        #expect(MemoryLayout<EngineCommand>.stride <= 48, "\(MemoryLayout<EngineCommand>.stride) bytes")
+    }
+
     @Test("a request the kind does not name is kept as judged; a caller's change is not shared")
     func otherRequestsAreKept() throws {
         let lan = SessionHarness()
