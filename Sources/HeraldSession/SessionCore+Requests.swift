@@ -371,7 +371,7 @@ extension SessionCore {
             return refuse(.noMemory, "uid \(session.user) reached its share of \(limits.operationsPerUser) operations")
         }
         operation.gated = gated
-        operation.caller = caller
+        operation.judgedCaller = session.share(caller)
         let decision = gate.decide(gated, for: caller, isNew: true)
         explain(decision.explanation, to: session)
         switch decision {

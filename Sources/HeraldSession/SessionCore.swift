@@ -107,12 +107,22 @@ package final class SessionCore {
         var lastExplanation: String?
         /// Set once the connecting process has exited or started another program.
         var programEnded: String?
+        /// The caller of the connection's latest operation, shared by the operations it started.
+        private var lastCaller: SharedCaller?
 
         init(id: ConnectionID, user: UInt32, pid: Int32?, process: RefusalExplanations.Process?) {
             self.id = id
             self.user = user
             self.pid = pid
             self.process = process
+        }
+
+        /// `caller`, shared with the connection's earlier operations when they were started by the same caller.
+        func share(_ caller: CallerIdentity) -> SharedCaller {
+            if let lastCaller, lastCaller.identity == caller { return lastCaller }
+            let shared = SharedCaller(caller)
+            lastCaller = shared
+            return shared
         }
     }
 

@@ -18,6 +18,17 @@ final class SessionOperation {
         case addressLookup(hostname: String)
         /// A record registered by itself, with the index the client gave it.
         case record(name: DNSName, type: RecordType, index: UInt32)
+
+        /// The permission request that the kind names by itself: browsing a type or all types, resolving an
+        /// instance. nil for kinds whose request depends on more than the kind says.
+        var judgedRequest: PermissionRequest? {
+            switch self {
+            case .browse(let type): return .browse(type)
+            case .browseServiceTypes: return .browseAllTypes
+            case .resolve(let instance): return .resolve(instance)
+            case .register, .query, .addressLookup, .record: return nil
+            }
+        }
     }
 
     let kind: Kind
@@ -30,36 +41,46 @@ final class SessionOperation {
     let start: [EngineCommand]
     /// True while waiting for a permission decision.
     var parked = false
-    /// The request as the access gate judged it, and who asked (judged again as that caller after a change).
-    var gated: PermissionRequest?
-    var caller: CallerIdentity?
+    /// True when the request the gate judged is the one `kind` names (``Kind/judgedRequest``): then it is not kept
+    /// a second time.
+    private var gatedIsKind = false
+    /// A record query or address lookup that asked for negative answers (kDNSServiceFlagsReturnIntermediates).
+    var reportsNegativeAnswers = false
+    /// Who asked, held once for all the operations a connection started as the same caller.
+    var judgedCaller: SharedCaller?
     /// Which links of an interface currently report each result, a bit per family (IPv4 and IPv6 of one interface
     /// count once).
     var presence: [PresenceKey: Int] = [:]
     /// What a resolve last reported, per interface (and family, when the core reports families): a short array, as a
     /// resolve runs on one or two interfaces, holding only what decides whether an answer is new.
     var lastResolved: [ReportedResolve] = []
-    /// A record query or address lookup that asked for negative answers (kDNSServiceFlagsReturnIntermediates).
-    var reportsNegativeAnswers = false
     /// Its negative answers as the client sees them.
     var negatives = NegativeAnswerPresence()
     /// Records added to a registration (`DNSServiceAddRecord`), by the index the client gave each.
     var extras: [UInt32: ServiceExtraRecord] = [:]
     /// A registration's TXT record as the client last set it (`DNSServiceUpdateRecord`), if it changed it.
     var updatedTXT: TXTRecord?
-    /// A record registered by itself as the client last set it, if it changed it.
-    var updatedRecord: (data: RecordData, ttl: UInt32)?
-    /// For a browse of a service type: the group of browses it runs in (it has no engine operation of its own).
-    let groupKey: BrowseGroup.Key?
     /// The group while the browse runs in it.
     var group: BrowseGroup?
+    /// What only some operations have, kept apart so that the others (thousands of resolves at once) carry no room
+    /// for it.
+    private var rare: Rare?
+
+    /// The state few operations have.
+    private final class Rare {
+        /// The judged request when `kind` does not name it (registrations, record queries, address lookups).
+        var gated: PermissionRequest?
+        /// A record registered by itself as the client last set it, if it changed it.
+        var updatedRecord: (data: RecordData, ttl: UInt32)?
+        /// For a browse of a service type: the group of browses it runs in.
+        var groupKey: BrowseGroup.Key?
+    }
 
     init(kind: Kind, context: ClientContext, engineOperations: [OperationID], start: [EngineCommand]) {
         self.kind = kind
         self.context = context
         self.engineOperations = engineOperations
         self.start = start
-        groupKey = nil
     }
 
     /// A browse of a service type, run in the group of browses of its type.
@@ -68,7 +89,46 @@ final class SessionOperation {
         self.context = context
         engineOperations = []
         start = []
-        groupKey = key
+        rare = Rare()
+        rare?.groupKey = key
+    }
+
+    /// The request as the access gate judged it (judged again as `caller` after a change of decisions).
+    var gated: PermissionRequest? {
+        get { gatedIsKind ? kind.judgedRequest : rare?.gated }
+        set {
+            gatedIsKind = newValue != nil && newValue == kind.judgedRequest
+            if gatedIsKind || newValue == nil {
+                rare?.gated = nil
+            } else {
+                rareForWriting().gated = newValue
+            }
+        }
+    }
+
+    /// Who asked for it, as identified when it was asked for.
+    var caller: CallerIdentity? { judgedCaller?.identity }
+
+    /// A record registered by itself as the client last set it, if it changed it.
+    var updatedRecord: (data: RecordData, ttl: UInt32)? {
+        get { rare?.updatedRecord }
+        set {
+            if newValue == nil {
+                rare?.updatedRecord = nil
+            } else {
+                rareForWriting().updatedRecord = newValue
+            }
+        }
+    }
+
+    /// For a browse of a service type: the group of browses it runs in (it has no engine operation of its own).
+    var groupKey: BrowseGroup.Key? { rare?.groupKey }
+
+    private func rareForWriting() -> Rare {
+        if let rare { return rare }
+        let made = Rare()
+        rare = made
+        return made
     }
 
     /// `start`, then what the client changed since: an operation started late (it was parked) or again (after a
@@ -109,6 +169,16 @@ package struct SessionOperationSnapshot: Hashable, Sendable, CustomStringConvert
     package var description: String {
         "\(context)\(parked ? " parked" : "")\(inBrowseGroup ? " in a browse group" : ""): "
             + start.map(\.description).joined(separator: "; ")
+    }
+}
+
+/// A caller's identity, held once for all the operations one connection started as that caller: the identity is
+/// about a hundred bytes, and a client may start thousands of operations.
+final class SharedCaller {
+    let identity: CallerIdentity
+
+    init(_ identity: CallerIdentity) {
+        self.identity = identity
     }
 }
 

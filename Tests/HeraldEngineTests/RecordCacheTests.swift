@@ -271,7 +271,7 @@ struct RecordCacheTests {
     @Test("a continuous question stays within its memory budget: 48 bytes, no allocation for a single asker")
     func questionBudget() {
         // A resolve asks four questions on each link; the office benchmark's peak (Benchmarks/README.md) rests on this.
-        #expect(MemoryLayout<ContinuousQuery>.stride <= 48)
+        #expect(MemoryLayout<ContinuousQuery>.stride <= 40)
         var subscribers = ContinuousQuery.Subscribers.one(OperationID(1))
         subscribers.insert(OperationID(1))
         guard case .one = subscribers else {

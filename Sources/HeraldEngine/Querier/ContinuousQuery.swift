@@ -2,19 +2,20 @@ import HeraldWire
 
 /// One question that operations keep asking on one link (RFC 6762 §5.2): when to ask next, and how
 /// far the back-off has gone. Its key is the querier's table's: a resolve asks four of these on each link, so
-/// this is kept small (48 bytes, and no allocation for a question one operation asks).
+/// this is kept small (40 bytes, and no allocation for a question one operation asks).
 struct ContinuousQuery: Sendable {
     /// When the first query may go out at the earliest (the shortest first-query delay after the question was
     /// asked): it may leave before `nextQueryAt` with another question's first query, never before this.
     let firstQueryEarliest: Instant
-    /// The wait after the next query: 1 s after the first, then at least doubling, capped at one hour.
-    var interval = MDNSConstants.queryIntervalInitial
     private var next: Instant
     private var last = Self.never
     var subscribers: Subscribers
     /// True for questions whose answers are unique records (SRV, TXT, addresses): once one is cached, the
     /// querier relies on refreshes instead of back-off queries.
     let expectsUniqueAnswer: Bool
+    /// `interval` in milliseconds: at most an hour, so 32 bits, which fit after the flag and the subscriber's tag
+    /// (40 bytes in all, not 48).
+    private var intervalMilliseconds = Int32(MDNSConstants.queryIntervalInitial)
 
     /// Stands for nil in `next` and `last`.
     private static let never = Instant(milliseconds: .min)
@@ -24,6 +25,12 @@ struct ContinuousQuery: Sendable {
         self.firstQueryEarliest = earliest
         self.subscribers = .one(subscriber)
         self.expectsUniqueAnswer = key.type == .srv || key.type == .txt || key.type == .a || key.type == .aaaa
+    }
+
+    /// The wait after the next query: 1 s after the first, then at least doubling, capped at one hour.
+    var interval: Int {
+        get { Int(intervalMilliseconds) }
+        set { intervalMilliseconds = Int32(newValue) }
     }
 
     /// When the next back-off query is due, or nil once answered (unique answers) or stopped.

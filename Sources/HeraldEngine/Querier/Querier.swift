@@ -5,7 +5,7 @@ import HeraldWire
 /// known answers in every query, duplicate question suppression, and packing into as few packets as
 /// the size limit allows.
 struct Querier: Sendable {
-    private(set) var queries: [LinkID: [RecordKey: ContinuousQuery]] = [:]
+    private(set) var queries: [LinkID: QuestionTable] = [:]
     /// Per link, an instant no later than the first refresh query due for a cached answer of its questions. It is
     /// made exact whenever refreshes are sent and lowered when a record arrives with an earlier refresh; records
     /// refreshed or removed in between only leave it early, which costs a wake-up with nothing to do, never a
@@ -34,12 +34,9 @@ struct Querier: Sendable {
         _ operation: OperationID, to key: RecordKey, on link: LinkID, at now: Instant,
         random: inout EngineRandom, cache: RecordCache?
     ) {
-        if queries[link]?[key] != nil {
-            queries[link]![key]!.subscribers.insert(operation)
-            return
-        }
+        if queries[link]?.modify(key, { $0.subscribers.insert(operation) }) != nil { return }
         let delay = random.milliseconds(in: firstQueryDelay)
-        queries[link, default: [:]][key] = ContinuousQuery(
+        queries[link, default: QuestionTable()][key] = ContinuousQuery(
             key: key, subscriber: operation, firstQueryAt: now + delay,
             earliest: now + firstQueryDelay.lowerBound)
         if key.type == .any { anyTypeQuestions += 1 }
@@ -48,8 +45,9 @@ struct Querier: Sendable {
 
     /// Removes an operation's interest; a question nobody wants any more stops being asked.
     mutating func unsubscribe(_ operation: OperationID, from key: RecordKey, on link: LinkID) {
-        guard queries[link]?[key] != nil else { return }
-        guard !queries[link]![key]!.subscribers.remove(operation) else { return }
+        guard let someLeft = queries[link]?.modify(key, { $0.subscribers.remove(operation) }), !someLeft else {
+            return
+        }
         queries[link]![key] = nil
         if key.type == .any { anyTypeQuestions -= 1 }
         if queries[link]!.isEmpty {
@@ -153,7 +151,8 @@ struct Querier: Sendable {
             }
             // Each key's text is made once: made in the comparison, it cost a third of the daemon's CPU when
             // thousands of resolves started at once.
-            let keys = queries[link]!.compactMap { key, query -> (text: String, key: RecordKey)? in
+            let keys = zip(queries[link]!.keys, queries[link]!.values).compactMap {
+                key, query -> (text: String, key: RecordKey)? in
                 let due =
                     isDue(query)
                     || refreshesDue && (Self.earliestRefresh(of: key, in: cache[link]).map { $0 <= now } ?? false)
@@ -271,8 +270,11 @@ struct Querier: Sendable {
             guard let query = queries[link]?[questionKey], query.nextQueryAt == nil,
                 !(cache?.hasAnswer(to: questionKey) ?? false)
             else { continue }
-            queries[link]![questionKey]!.interval = MDNSConstants.queryIntervalInitial
-            queries[link]![questionKey]!.nextQueryAt = now + random.milliseconds(in: firstQueryDelay)
+            let next = now + random.milliseconds(in: firstQueryDelay)
+            _ = queries[link]!.modify(questionKey) { query in
+                query.interval = MDNSConstants.queryIntervalInitial
+                query.nextQueryAt = next
+            }
         }
     }
 }
