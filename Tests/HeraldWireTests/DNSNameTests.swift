@@ -292,3 +292,22 @@ struct DNSNameTests {
         #expect(!(try parse("a.EXAMPLE") < parse("A.example")))
     }
 }
+
+@Suite("DNSName wire order")
+struct DNSNameWireOrderTests {
+    @Test("A total order that ignores ASCII case and puts a prefix first")
+    func order() throws {
+        let a = try DNSName("a.local")
+        let upper = try DNSName("A.LOCAL")
+        let b = try DNSName("b.local")
+        let longer = try DNSName("ab.local")
+        #expect(a.precedesInWireOrder(b) && !b.precedesInWireOrder(a))
+        #expect(!a.precedesInWireOrder(upper) && !upper.precedesInWireOrder(a))
+        // Wire bytes: the length byte comes first, so "b" (1 byte) precedes "ab" (2 bytes).
+        #expect(b.precedesInWireOrder(longer))
+        #expect(DNSName.root.precedesInWireOrder(a) && !a.precedesInWireOrder(.root))
+        let names = try ["x.local", "B.local", "a.local", "b.LOCAL"].map { try DNSName($0) }
+        let sorted = names.sorted { $0.precedesInWireOrder($1) }
+        #expect(sorted.map { $0.description.lowercased() } == ["a.local.", "b.local.", "b.local.", "x.local."])
+    }
+}

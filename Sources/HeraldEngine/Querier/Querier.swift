@@ -149,15 +149,14 @@ struct Querier: Sendable {
                 if let next = query.nextQueryAt, next <= now { return true }
                 return firstQueryDue && query.canJoinFirstQuery(at: now)
             }
-            // Each key's text is made once: made in the comparison, it cost a third of the daemon's CPU when
-            // thousands of resolves started at once.
-            let keys = zip(queries[link]!.keys, queries[link]!.values).compactMap {
-                key, query -> (text: String, key: RecordKey)? in
+            // In wire order, which makes no text: sorting by each key's text cost a tenth of the daemon's CPU when
+            // thousands of resolves were running.
+            let keys = zip(queries[link]!.keys, queries[link]!.values).compactMap { key, query -> RecordKey? in
                 let due =
                     isDue(query)
                     || refreshesDue && (Self.earliestRefresh(of: key, in: cache[link]).map { $0 <= now } ?? false)
-                return due ? (text: key.description, key: key) : nil
-            }.sorted { $0.text < $1.text }.map(\.key)
+                return due ? key : nil
+            }.sorted(by: RecordKey.queryOrder)
             for key in keys {
                 guard var query = queries[link]![key] else { continue }
                 var send = false
