@@ -687,6 +687,8 @@ def main():
                         help="source addresses the flood comes from, in turn (1 to 200; default 1)")
     parser.add_argument("--storm-advertiser", choices=["herald", "python-zeroconf"], default="herald",
                         help="what advertises the real services the storm's browses look for (default herald)")
+    parser.add_argument("--herald-cache", type=int, default=0, metavar="N",
+                        help="office: run heraldd with cache-entries-per-interface = N (default: its own default)")
     parser.add_argument("--office-shape", choices=["office", "office10x"], default="office",
                         help="office: 2,000 instances, 20 types, 5 peer hosts, 20 clients (default); "
                              "office10x: 20,000, 200, 10, 200 (one client per type)")

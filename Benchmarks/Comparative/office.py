@@ -151,8 +151,17 @@ def office(args, advertise_many, herald_status):
         expected = advertise_many(lan, peers, instances, types)
         log(f"  {expected} instances of {types} types advertised by {peer_count} hosts; {clients} clients")
         time.sleep(3)
+        extra = []
+        if args.herald_cache:
+            # A cache other than the default, through heraldd's configuration file (docs/heraldd.conf).
+            config = f"{daemon_host.directory}/herald-cache.conf"
+            with open(config, "w") as f:
+                f.write(f"[limits]\ncache-entries-per-interface = {args.herald_cache}\n")
+            extra = ["--config", config]
+            log(f"  heraldd: cache-entries-per-interface = {args.herald_cache}")
         for trial in range(trials):
-            for label, make in (("Herald", lambda: Herald(daemon_host)), ("Avahi", lambda: Avahi(daemon_host))):
+            for label, make in (("Herald", lambda: Herald(daemon_host, extra=extra)),
+                                ("Avahi", lambda: Avahi(daemon_host))):
                 daemon = make()
                 time.sleep(args.settle)
                 drops0 = daemon_host.udp_drops()
