@@ -20,6 +20,9 @@ final class MovedProcessSweep {
     private(set) var ended = 0
     private let mountPoint: String
     private let logger: Logger
+    /// The most processes new to held-back cgroups whose open files one sweep looks at (the others wait for the
+    /// next sweep), so that a user starting processes by the thousand cannot make a sweep long.
+    static let processesPerSweep = 1_024
     /// The processes of each held-back cgroup at the last reading, and the cgroup's standing then.
     private var seen: [String: (standing: SocketStanding, pids: Set<Int32>)] = [:]
 
@@ -37,15 +40,22 @@ final class MovedProcessSweep {
     ) {
         var candidates: [UInt64: (pid: Int32, cgroup: String, standing: SocketStanding)] = [:]
         var next: [String: (standing: SocketStanding, pids: Set<Int32>)] = [:]
+        var budget = Self.processesPerSweep
         for path in [""] + cgroups {
             let held = standing(path)
             guard held > .open else { continue }
-            let pids = Self.processes(of: path.isEmpty ? mountPoint : mountPoint + "/" + path)
+            var pids = Self.processes(of: path.isEmpty ? mountPoint : mountPoint + "/" + path)
             let before = seen[path].flatMap { $0.standing == held ? $0.pids : nil } ?? []
-            next[path] = (held, pids)
             for pid in pids where !before.contains(pid) {
+                // Beyond the budget, a process stays unseen, to be looked at by a later sweep.
+                guard budget > 0 else {
+                    pids.remove(pid)
+                    continue
+                }
+                budget -= 1
                 for inode in Self.socketInodes(of: pid) { candidates[inode] = (pid, path, held) }
             }
+            next[path] = (held, pids)
         }
         seen = next
         guard !candidates.isEmpty else { return }
