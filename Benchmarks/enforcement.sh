@@ -197,21 +197,30 @@ ingress_measure() {
     awk -v k="$kind" -v s="$sent" -v t="$seconds" -v r="$received" 'BEGIN {
         printf "%-9s sent %7.0f datagrams/s, received %7.0f/s (%.1f%%)\n", k, s / t, r / t, 100 * r / s }'
 }
-# Attaches the program to the given cgroups (from the app's namespace, whose sockets it judges), measures one kind of
-# datagram, detaches, and says how often the program ran and for how long.
-ingress_attached() {
-    local kind=$1; shift
+# Runs `herald-enforcement-benchmark MODE ARGUMENT...` (attach-ingress or attach-moved) from the app's namespace,
+# whose sockets the programs judge, with the kernel counting the programs' runs; runs the command given after `--`
+# while they are attached, detaches them, and says how often they ran and for how long.
+with_attached() {
+    local mode=$1; shift
+    local arguments=()
+    while [ "$1" != "--" ]; do arguments+=("$1"); shift; done
+    shift
     echo 1 >/proc/sys/kernel/bpf_stats_enabled
-    nsenter --net="/run/netns/$a" "$builder" attach-ingress "$@" >"$work/attach.log" 2>&1 &
+    nsenter --net="/run/netns/$a" "$builder" "$mode" "${arguments[@]}" >"$work/attach.log" 2>&1 &
     attach_pid=$!
     for _ in $(seq 50); do grep -q attached "$work/attach.log" 2>/dev/null && break; sleep 0.1; done
-    grep -q attached "$work/attach.log" || { echo "enforcement.sh: cannot attach the ingress program" >&2; cat "$work/attach.log" >&2; exit 1; }
-    ingress_measure "$kind"
+    grep -q attached "$work/attach.log" || { echo "enforcement.sh: $mode failed" >&2; cat "$work/attach.log" >&2; exit 1; }
+    "$@"
     kill -TERM "$attach_pid"
     wait "$attach_pid" || true
     attach_pid=""
     echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled
-    grep -v '^attached' "$work/attach.log" | sed 's/^attach-ingress: /          program: /'
+    grep -v '^attached' "$work/attach.log" | sed "s/^$mode: /          program: /"
+}
+# The ingress program attached to the given cgroups, for one kind of datagram.
+ingress_attached() {
+    local kind=$1; shift
+    with_attached attach-ingress "$@" -- ingress_measure "$kind"
 }
 echo "== the cgroup ingress program: 64-byte UDP datagrams from the peer to a socket in the app's cgroup, 2 s each"
 echo "-- without the program"
@@ -226,19 +235,7 @@ for kind in unicast broadcast multicast; do ingress_attached "$kind" "$app_cgrou
 # and addressed sendmsg(). With the app's cgroup open (as every cgroup no app names, in `registered` mode), the
 # connect program stops after one map lookup; with it held, a new socket's origin is looked up as well (and found
 # to be the caller's own cgroup, so the call passes, as the programs leave new sockets to the rules).
-moved_attached() {
-    echo 1 >/proc/sys/kernel/bpf_stats_enabled
-    nsenter --net="/run/netns/$a" "$builder" attach-moved "$mnt" "$@" >"$work/attach.log" 2>&1 &
-    attach_pid=$!
-    for _ in $(seq 50); do grep -q attached "$work/attach.log" 2>/dev/null && break; sleep 0.1; done
-    grep -q attached "$work/attach.log" || { echo "enforcement.sh: cannot attach the moved-socket programs" >&2; cat "$work/attach.log" >&2; exit 1; }
-    measure
-    kill -TERM "$attach_pid"
-    wait "$attach_pid" || true
-    attach_pid=""
-    echo "$stats_before" >/proc/sys/kernel/bpf_stats_enabled
-    grep -v '^attached' "$work/attach.log" | sed 's/^attach-moved: /          program: /'
-}
+moved_attached() { with_attached attach-moved "$mnt" "$@" -- measure; }
 echo "== the moved-socket programs: the app's TCP set-up and UDP sends (connected, so not judged by them)"
 echo "-- without the programs"
 measure
