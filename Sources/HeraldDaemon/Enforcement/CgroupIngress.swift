@@ -227,12 +227,9 @@ final class CgroupIngress {
                 "holding back incoming multicast and broadcast needs CAP_BPF and the bpf(2) system call: install "
                     + "systemd/heraldd-enforcement.conf as a drop-in of heraldd.service (docs/enforcement.md)")
         }
-        let verifier =
-            String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            .split(separator: "\n").last.map { ": \($0)" } ?? ""
         report(
             "the kernel cannot load the cgroup ingress program (BPF_PROG_TYPE_CGROUP_SKB): "
-                + "\(String(cString: strerror(code)))\(verifier)")
+                + BPFLoadFailure.describe(code: code, log: log))
     }
 
     /// Records why receiving is not held back, logged once per reason.

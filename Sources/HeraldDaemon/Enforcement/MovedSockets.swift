@@ -103,13 +103,11 @@ final class MovedSockets {
                 standingMap, originMap, buffer.baseAddress, buffer.count, netnsCookie, UInt32(fallback.rawValue),
                 &loaded, &log, log.count)
         }
+        let code = errno
         guard status == 0 else {
-            let verifier =
-                String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                .split(separator: "\n").last.map { ": \($0)" } ?? ""
             report(
                 "the kernel cannot load the moved-socket programs (BPF_PROG_TYPE_CGROUP_SOCK_ADDR): "
-                    + "\(String(cString: strerror(errno)))\(verifier)")
+                    + BPFLoadFailure.describe(code: code, log: log))
             return
         }
         var linked = [Int32](repeating: -1, count: Int(HERALD_MOVED_PROGRAMS))
