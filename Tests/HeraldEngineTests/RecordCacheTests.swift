@@ -34,6 +34,37 @@ struct RecordCacheTests {
         #expect(cache.droppedWhenFull == 2)
     }
 
+    @Test(
+        "a full cache refuses junk that lives alike instead of churning through it; a newcomer outliving a victim by a second or more gets in"
+    )
+    func alikeJunkIsRefused() {
+        var cache = RecordCache(limit: 100)
+        // A flood of records nobody asks for, all with the same TTL, one every millisecond: the cache is full after
+        // 100 of them.
+        for n in 0..<100 { _ = cache.insert(record(n, ttl: 5), at: .zero + n) }
+        let probesWhenFull = cache.evictionProbes
+        // 900 more within the next second: each would outlive the oldest junk by less than a second, so each is
+        // refused, and the junk cached first stays.
+        for n in 100..<1000 {
+            #expect(cache.insert(record(n, ttl: 5), at: .zero + n).isEmpty)
+        }
+        #expect(cache.count == 100)
+        #expect(cache.droppedWhenFull == 900)
+        #expect(Set(cache.allRecords.map(\.record.name)) == Set((0..<100).map { record($0).name }))
+        // Each refusal looked at the top of the heap only.
+        #expect(cache.evictionProbes - probesWhenFull <= 900)
+        // One second after the first junk arrived, a newcomer that outlives it by a second takes its place.
+        let later = record(1000, ttl: 5)
+        #expect(cache.insert(later, at: .zero + 1000) == [.added(later)])
+        #expect(cache.count == 100)
+        #expect(!cache.allRecords.contains { $0.record.name == record(0).name })
+        #expect(cache.droppedWhenFull == 901)
+        // A longer-lived newcomer gets in at once, whatever the junk's age.
+        let longLived = record(1001, ttl: 120)
+        #expect(cache.insert(longLived, at: .zero + 1001) == [.added(longLived)])
+        #expect(cache.allRecords.contains { $0.record.name == longLived.name })
+    }
+
     @Test("refreshes that keep bringing records' ends closer leave the expiry heap bounded by the records cached")
     func heapStaysBounded() {
         var cache = RecordCache(limit: 100)
