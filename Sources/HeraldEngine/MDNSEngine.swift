@@ -78,7 +78,12 @@ package struct MDNSEngine: Sendable {
     /// True after ``shutdown(at:)``: the engine ignores everything from then on.
     package internal(set) var isShutDown = false
     /// The host name label in use (it changes when a conflict forces a rename, or an operator sets another).
-    package internal(set) var hostLabel: String
+    package internal(set) var hostLabel: String {
+        didSet { hostName = Self.hostName(label: hostLabel) }
+    }
+    /// The host's full name, e.g. `myhost.local.` (the daemon compares it after every turn of its loop, so it is
+    /// kept, not made on each read).
+    package private(set) var hostName: DNSName
     /// The label conflict renames count from (`host-2`, `host-3` …): the configured one, or the one last set.
     var hostBaseLabel: String
     var hostRenames = 0
@@ -97,15 +102,15 @@ package struct MDNSEngine: Sendable {
         self.configuration = configuration
         self.random = EngineRandom(seed: configuration.seed)
         self.hostLabel = configuration.hostName
+        self.hostName = Self.hostName(label: configuration.hostName)
         self.hostBaseLabel = configuration.hostName
         self.querier = Querier(
             firstQueryDelay: configuration.firstQueryDelay, sizeLimit: configuration.messageSizeLimit,
             unicastFirstQueries: configuration.unicastFirstQueries)
     }
 
-    /// The host's full name, e.g. `myhost.local.`.
-    package var hostName: DNSName {
-        (try? DNSName(labels: [Array(hostLabel.utf8), Array("local".utf8)])) ?? "local."
+    private static func hostName(label: String) -> DNSName {
+        (try? DNSName(labels: [Array(label.utf8), Array("local".utf8)])) ?? "local."
     }
 
     /// Everything the engine wants done since the last call.

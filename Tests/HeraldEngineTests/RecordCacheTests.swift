@@ -35,34 +35,37 @@ struct RecordCacheTests {
     }
 
     @Test(
-        "a full cache refuses junk that lives alike instead of churning through it; a newcomer outliving a victim by a second or more gets in"
+        "a full cache lets records nobody asks for take others' places a quarter of its limit a second; beyond that they are refused, with no eviction work"
     )
-    func alikeJunkIsRefused() {
+    func unwantedEvictionsAreBudgeted() {
         var cache = RecordCache(limit: 100)
-        // A flood of records nobody asks for, all with the same TTL, one every millisecond: the cache is full after
-        // 100 of them.
+        // Junk nobody asks for, one record a millisecond, all with the same TTL: the cache is full after 100.
         for n in 0..<100 { _ = cache.insert(record(n, ttl: 5), at: .zero + n) }
-        let probesWhenFull = cache.evictionProbes
-        // 900 more within the next second: each would outlive the oldest junk by less than a second, so each is
-        // refused, and the junk cached first stays.
-        for n in 100..<1000 {
-            #expect(cache.insert(record(n, ttl: 5), at: .zero + n).isEmpty)
-        }
+        #expect(cache.count == 100 && cache.droppedWhenFull == 0)
+        // 200 more at once, each outliving the oldest: 25 take the places of the oldest, the rest are refused.
+        var admitted: [Int] = []
+        for n in 100..<300 where !cache.insert(record(n, ttl: 5), at: .zero + 100).isEmpty { admitted.append(n) }
+        #expect(admitted == Array(100..<125))
         #expect(cache.count == 100)
-        #expect(cache.droppedWhenFull == 900)
-        #expect(Set(cache.allRecords.map(\.record.name)) == Set((0..<100).map { record($0).name }))
-        // Each refusal looked at the top of the heap only.
-        #expect(cache.evictionProbes - probesWhenFull <= 900)
-        // One second after the first junk arrived, a newcomer that outlives it by a second takes its place.
-        let later = record(1000, ttl: 5)
-        #expect(cache.insert(later, at: .zero + 1000) == [.added(later)])
-        #expect(cache.count == 100)
+        #expect(cache.droppedWhenFull == 200)
         #expect(!cache.allRecords.contains { $0.record.name == record(0).name })
-        #expect(cache.droppedWhenFull == 901)
-        // A longer-lived newcomer gets in at once, whatever the junk's age.
-        let longLived = record(1001, ttl: 120)
-        #expect(cache.insert(longLived, at: .zero + 1001) == [.added(longLived)])
-        #expect(cache.allRecords.contains { $0.record.name == longLived.name })
+        #expect(cache.allRecords.contains { $0.record.name == record(25).name })
+        // Once the budget is spent, a refusal looks at no heap entry.
+        let probes = cache.evictionProbes
+        for n in 300..<400 { _ = cache.insert(record(n, ttl: 5), at: .zero + 100) }
+        #expect(cache.evictionProbes == probes)
+        #expect(cache.droppedWhenFull == 300)
+        // A record an operation asks for is never held to the budget.
+        let wanted = record(1000, ttl: 5)
+        #expect(cache.insert(wanted, at: .zero + 400, isWanted: { _ in true }) == [.added(wanted)])
+        // It fills again at 25 a second: 5 more 200 ms later, 25 (and no more) a second or more later.
+        var later = 0
+        for n in 2000..<2100 where !cache.insert(record(n, ttl: 5), at: .zero + 300).isEmpty { later += 1 }
+        #expect(later == 5)
+        later = 0
+        for n in 3000..<3100 where !cache.insert(record(n, ttl: 5), at: .zero + 3000).isEmpty { later += 1 }
+        #expect(later == 25)
+        #expect(cache.count == 100)
     }
 
     @Test("refreshes that keep bringing records' ends closer leave the expiry heap bounded by the records cached")

@@ -6,8 +6,7 @@ import HeraldWire
 extension RecordCache {
     /// Makes room for a newcomer. The victim is the remote record nobody asks for that is closest to its expiry
     /// (`unwantedDeadlines`), never this host's own and never one of the set `protected` being added to. A newcomer
-    /// nobody asks for that would not outlive that victim by ``MDNSConstants/unwantedEvictionGain`` is the junk
-    /// itself: nothing is evicted (a flood of alike junk then costs a lookup per record, not an eviction). A wanted
+    /// nobody asks for that would expire no later than that victim is the junk itself: nothing is evicted. A wanted
     /// newcomer takes the place of the wanted record closest to expiry only when no record nobody asks for is left.
     /// Either way the victim comes off the top of a heap: the work per eviction does not grow with what is cached
     /// (``evictionProbes`` counts it). An evicted record is not reported removed: the operations it answered keep
@@ -18,11 +17,7 @@ extension RecordCache {
             keepsUnwantedDeadlines = true
         }
         if let victim = unwantedVictim(except: protected) {
-            if !keepNewcomer
-                && newcomerExpiry < slots[Int(victim)].record.expiresAt + MDNSConstants.unwantedEvictionGain
-            {
-                return false
-            }
+            if !keepNewcomer && slots[Int(victim)].record.expiresAt >= newcomerExpiry { return false }
             remove(victim)
             return true
         }

@@ -20,7 +20,8 @@ package enum CacheChange: Sendable, Hashable {
 /// remote record nobody asks for that is closest to expiry, off a second heap of those records, and only when there is
 /// none the wanted record closest to expiry (``evictOne(except:newcomerExpiry:keepNewcomer:)``): a flood of
 /// short-lived junk pushes out itself rather than the records people are using, and an eviction costs a heap's top,
-/// not a search.
+/// not a search. Records nobody asks for take others' places at most a quarter of the limit per second
+/// (``EvictionBudget``); beyond that they are refused.
 package struct RecordCache: Sendable {
     /// The most records kept (own records included).
     package let limit: Int
@@ -90,9 +91,12 @@ package struct RecordCache: Sendable {
     /// host withdraws its own, the peer's takes its place until the peer's TTL ends. Rare, so kept aside.
     private var peerCopies: [Int32: CachedRecord] = [:]
     private var nextRecentName = 0
+    /// How often a record nobody asks for may still take the place of another (``EvictionBudget``).
+    private var unwantedEvictions: EvictionBudget
 
     package init(limit: Int) {
         self.limit = max(1, limit)
+        unwantedEvictions = EvictionBudget(perSecond: self.limit / MDNSConstants.unwantedEvictionsPerSecondDivisor)
     }
 
     // MARK: - Reading
@@ -292,9 +296,15 @@ package struct RecordCache: Sendable {
         guard incoming.ttl > 0 else { return nil }
         let expiresAt = isLocal ? Instant.distantFuture : now + Int(incoming.ttl) * 1000
         if count >= limit {
-            // Full: make room, or drop the newcomer when it is itself the junk to go.
+            // Full: make room, or drop the newcomer when it is itself the junk to go, or when records nobody asks for
+            // have taken the places of others as often as the budget allows this second.
             let keepNewcomer = isLocal || wanted()
+            guard keepNewcomer || unwantedEvictions.allows(at: now) else {
+                droppedWhenFull += 1
+                return nil
+            }
             let evicted = evictOne(except: RecordKey(incoming), newcomerExpiry: expiresAt, keepNewcomer: keepNewcomer)
+            if evicted && !keepNewcomer { unwantedEvictions.spend() }
             if evicted || !isLocal { droppedWhenFull += 1 }
             guard evicted || isLocal else { return nil }
         }

@@ -57,10 +57,10 @@ package enum MDNSConstants {
     /// How many records closest to expiry a full cache looks at for one to evict (so a cache full of records
     /// people ask for costs a bounded amount of work per newcomer, not a pass over everything).
     package static let evictionCandidates = 256
-    /// A newcomer nobody asks for takes the place of a record nobody asks for only if it outlives that record by at
-    /// least this much (ms): every eviction then buys a second of cache life or more, and a flood of junk that all
-    /// lives alike is refused once the cache is full instead of churning through it.
-    package static let unwantedEvictionGain = 1000
+    /// A full cache takes in at most its limit divided by this, per second, of records nobody asks for in the place
+    /// of others nobody asks for (``EvictionBudget``): beyond that a flood of junk costs a lookup per record, not an
+    /// eviction. Records an operation asks for are never held to it.
+    package static let unwantedEvictionsPerSecondDivisor = 4
     /// RFC 6762 §10.1: a goodbye (TTL 0) removes the record one second later.
     package static let goodbyeGrace = 1000
     /// RFC 6762 §10: TTL for records carrying a host name, and for all other records, in seconds.
