@@ -21,6 +21,9 @@ package final class EventLoop {
     private var running = false
     /// How many times a descriptor's handler has run: a count that moves when the loop handled I/O.
     package private(set) var handledEvents: UInt64 = 0
+    /// Descriptors not watched for a moment (``holdBack(_:watching:forMilliseconds:)``): the events to watch again,
+    /// and the monotonic millisecond to do it at.
+    private var heldBack: [Int32: (events: Events, until: Int64)] = [:]
 
     package init() throws(SystemError) {
         let fd = epoll_create1(Int32(EPOLL_CLOEXEC))
@@ -47,6 +50,7 @@ package final class EventLoop {
     package func unregister(_ fd: Int32) {
         _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil)
         handlers[fd] = nil
+        heldBack[fd] = nil
     }
 
     /// Runs until ``stop()``. Before each wait, `nextDeadline` gives the monotonic millisecond at which
@@ -58,6 +62,17 @@ package final class EventLoop {
             var timeout: Int32 = -1
             if let deadline = nextDeadline() {
                 timeout = Int32(clamping: max(0, deadline - MonotonicClock.milliseconds()))
+            }
+            if !heldBack.isEmpty {
+                let now = MonotonicClock.milliseconds()
+                for (fd, held) in heldBack where held.until <= now {
+                    heldBack[fd] = nil
+                    modify(fd, for: held.events)
+                }
+                if let first = heldBack.values.map(\.until).min() {
+                    let wait = Int32(clamping: max(0, first - now))
+                    timeout = timeout < 0 ? wait : min(timeout, wait)
+                }
             }
             let count = epoll_wait(epollFD, &events, Int32(events.count), timeout)
             if count < 0 {
@@ -74,6 +89,15 @@ package final class EventLoop {
             }
             if let deadline = nextDeadline(), deadline <= MonotonicClock.milliseconds() { onDeadline() }
         }
+    }
+
+    /// Stops watching `fd` for `milliseconds`, then watches it for `events` again: what arrives meanwhile gathers,
+    /// and one turn of the loop handles it together, while every other descriptor is served as usual. Under a flood
+    /// of packets this spares a wake-up per packet (``ReceiveModeration``).
+    package func holdBack(_ fd: Int32, watching events: Events, forMilliseconds milliseconds: Int) {
+        guard handlers[fd] != nil, heldBack[fd] == nil else { return }
+        modify(fd, for: [])
+        heldBack[fd] = (events, MonotonicClock.milliseconds() + Int64(milliseconds))
     }
 
     /// Makes ``run(nextDeadline:onDeadline:)`` return after the current iteration.

@@ -33,6 +33,8 @@ package final class NetworkService {
     package private(set) var sendFailures = 0
     /// Drops floods from any one source before they reach the engine.
     private var rateLimiter: SourceRateLimiter
+    /// Whether packets arrive fast enough to let them gather between reads.
+    private var moderation = ReceiveModeration()
     private var lastDropReport = Instant.zero
     /// The engine's count of records dropped from full caches when it was last logged.
     private var reportedDroppedRecords = 0
@@ -119,6 +121,8 @@ package final class NetworkService {
             let link = LinkID(interfaceIndex: datagram.interfaceIndex, family: socket.family)
             engine.receive(datagram.bytes, from: datagram.source, on: link, toUnicast: datagram.toUnicast, at: time)
         }
+        let pause = moderation.noteRead(packets: count, at: now.milliseconds)
+        if pause > 0 { loop.holdBack(socket.fd, watching: .readable, forMilliseconds: pause) }
         reportDroppedPackets()
         performActions()
     }

@@ -1,3 +1,4 @@
+import CHeraldSystem
 import HeraldBroker
 
 #if canImport(Glibc)
