@@ -235,25 +235,19 @@ extension MDNSEngine {
             if seenByPeers { noteAnswerSeen(record, on: link) }
             return
         }
-        let isAsked = querier.isAsked(RecordKey(record), on: link)
-        let reported = changes.count
-        let cached: (handle: RecordCache.Handle, nextRefresh: Instant?)?
-        do {
-            // The copy of the querier ends with this block: one alive when the querier changes below would make it
-            // copy its tables.
-            let questions = querier
-            let watchers = negativeAnswerWatchers
-            // Wanted, so not evicted for junk: answers to questions, and NSEC records of names whose negative answers
-            // queries report (an evicted one would leave its negative answer standing).
-            let isWanted = { (key: RecordKey) in
-                questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
-            }
-            cached = caches[link]?.insert(
-                record, at: now, refreshJitter: random.milliseconds(in: 0...200),
-                isWanted: isWanted,
-                isNewcomerWanted: isAsked || (record.type == .nsec && watchers[record.name] != nil),
-                changes: &changes)
+        let questions = querier
+        let watchers = negativeAnswerWatchers
+        // Wanted, so not evicted for junk: answers to questions, and NSEC records of names whose negative answers
+        // queries report (an evicted one would leave its negative answer standing).
+        let isWanted = { (key: RecordKey) in
+            questions.isAsked(key, on: link) || (key.type == .nsec && watchers[key.name] != nil)
         }
+        let isAsked = questions.isAsked(RecordKey(record), on: link)
+        let reported = changes.count
+        let cached = caches[link]?.insert(
+            record, at: now, refreshJitter: random.milliseconds(in: 0...200),
+            isWanted: isWanted, isNewcomerWanted: isAsked || (record.type == .nsec && watchers[record.name] != nil),
+            changes: &changes)
         // A record nobody asks for has nobody to tell that it arrived (its NSEC watchers, if any, hear of it through
         // the response's negative names): its change is not dispatched, which spares a flood's junk a lookup each.
         if !isAsked { changes.removeLast(changes.count - reported) }

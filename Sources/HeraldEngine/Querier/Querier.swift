@@ -5,13 +5,13 @@ import HeraldWire
 /// known answers in every query, duplicate question suppression, and packing into as few packets as
 /// the size limit allows.
 struct Querier: Sendable {
-    /// Per link, the questions, ordered by their next query, and by a bound on their answers' next refresh
-    /// (``QuestionTable/firstRefresh``): each question with cached answers has an entry no later than their first
-    /// refresh, added where a record arrives with a refresh or a question with cached answers is asked, and made
-    /// exact for the questions refreshed whenever refreshes are sent. Records refreshed or removed in between only
-    /// leave entries early, which costs a wake-up with nothing to do, never a missed refresh. (Scanning every
-    /// question, or every answer of every question, on each tick cost more than the rest of the engine together.)
     private(set) var queries: [LinkID: QuestionTable] = [:]
+    /// Per link, an instant no later than the first refresh query due for a cached answer of its questions. It is
+    /// made exact whenever refreshes are sent and lowered when a record arrives with an earlier refresh; records
+    /// refreshed or removed in between only leave it early, which costs a wake-up with nothing to do, never a
+    /// missed refresh. (Scanning every answer of every question for each deadline cost more than the rest of the
+    /// engine together.)
+    private var refreshBound: [LinkID: Instant] = [:]
     /// How many questions, on all links, ask for ANY type: while there are none, telling whether a record is asked
     /// for takes one lookup, not two (a flood of records nobody asks for each costs it).
     private var anyTypeQuestions = 0
@@ -40,9 +40,7 @@ struct Querier: Sendable {
             key: key, subscriber: operation, firstQueryAt: now + delay,
             earliest: now + firstQueryDelay.lowerBound)
         if key.type == .any { anyTypeQuestions += 1 }
-        if let refresh = Self.earliestRefresh(of: key, in: cache) {
-            queries[link]!.noteRefresh(at: refresh, for: key)
-        }
+        lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache), on: link)
     }
 
     /// Removes an operation's interest; a question nobody wants any more stops being asked.
@@ -52,13 +50,17 @@ struct Querier: Sendable {
         }
         queries[link]![key] = nil
         if key.type == .any { anyTypeQuestions -= 1 }
-        if queries[link]!.isEmpty { queries[link] = nil }
+        if queries[link]!.isEmpty {
+            queries[link] = nil
+            refreshBound[link] = nil
+        }
     }
 
     /// Forgets every question on a link that went away.
     mutating func removeLink(_ link: LinkID) {
         anyTypeQuestions -= queries[link]?.keys.count(where: { $0.type == .any }) ?? 0
         queries[link] = nil
+        refreshBound[link] = nil
     }
 
     /// True when someone asks for a record set on a link (a question for it, or ANY for its name).
@@ -83,29 +85,30 @@ struct Querier: Sendable {
     var nextDeadline: Instant? {
         var earliest: Instant?
         for linkQueries in queries.values {
-            if let due = linkQueries.earliestQuery { earliest = min(earliest ?? due, due) }
-            if let due = linkQueries.earliestRefresh { earliest = min(earliest ?? due, due) }
+            for query in linkQueries.values {
+                if let due = query.nextQueryAt { earliest = min(earliest ?? due, due) }
+            }
         }
+        for bound in refreshBound.values { earliest = min(earliest ?? bound, bound) }
         return earliest
     }
-
-    /// Index entries looked at while finding what is due, on the links that have questions: the work it costs.
-    var indexProbes: Int { queries.values.reduce(0) { $0 + $1.probes } }
 
     /// A record was cached or refreshed on `link`; its first refresh query is due at `refresh`. `isAsked`, when
     /// given, is what ``isAsked(_:on:)`` says of the record's set.
     mutating func noteRefresh(
         at refresh: Instant?, of record: ResourceRecord, on link: LinkID, isAsked asked: Bool? = nil
     ) {
-        guard let refresh, asked ?? true, queries[link] != nil else { return }
-        let key = RecordKey(record)
-        if asked == true && anyTypeQuestions == 0 {
-            queries[link]!.noteRefresh(at: refresh, for: key)
+        guard let refresh, asked ?? true, refresh < refreshBound[link] ?? .distantFuture,
+            asked ?? isAsked(RecordKey(record), on: link)
+        else {
             return
         }
-        if queries[link]![key] != nil { queries[link]!.noteRefresh(at: refresh, for: key) }
-        let any = RecordKey(name: key.name, type: .any, recordClass: key.recordClass)
-        if anyTypeQuestions > 0 && queries[link]![any] != nil { queries[link]!.noteRefresh(at: refresh, for: any) }
+        refreshBound[link] = refresh
+    }
+
+    private mutating func lowerRefreshBound(to refresh: Instant?, on link: LinkID) {
+        guard let refresh, refresh < refreshBound[link] ?? .distantFuture else { return }
+        refreshBound[link] = refresh
     }
 
     /// The earliest refresh due among the cached answers of a question.
@@ -133,29 +136,27 @@ struct Querier: Sendable {
         for link in queries.keys.sorted() {
             var questions: [DNSQuestion] = []
             var knownAnswers: [ResourceRecord] = []
-            // Only the questions due now, found through the table's indexes, in a stable order (so a seed replays
-            // exactly); sorting every question on every tick cost more than everything else the querier does.
-            let due = queries[link]!.questionsDue(at: now)
+            // Only the questions due now, in a stable order (so a seed replays exactly); sorting every question on
+            // every tick cost more than everything else the querier does.
+            let refreshesDue = refreshBound[link].map { $0 <= now } ?? false
             // Questions asked together (an app browsing several types, a resolve's SRV and TXT) share their
             // first query: when one is due, the others whose shortest delay has passed go with it, in one
             // packet, instead of each at its own random instant.
-            let firstQueryDue = due.contains { queries[link]!.isUnsent($0) }
+            let firstQueryDue = queries[link]!.values.contains { query in
+                query.lastSentAt == nil && query.nextQueryAt.map { $0 <= now } ?? false
+            }
             let isDue = { (query: ContinuousQuery) -> Bool in
                 if let next = query.nextQueryAt, next <= now { return true }
                 return firstQueryDue && query.canJoinFirstQuery(at: now)
             }
-            var candidates = Set(due)
-            if firstQueryDue { candidates.formUnion(queries[link]!.questionsJoiningFirstQuery(at: now)) }
-            // Questions that may have answers due for a refresh: taken out, looked at below, and given an entry
-            // for their next refresh once sent.
-            var refreshed: Set<RecordKey> = []
-            while let first = queries[link]!.earliestRefresh, first <= now {
-                refreshed.insert(queries[link]!.removeFirstRefresh()!.key)
-            }
-            candidates.formUnion(refreshed)
             // In wire order, which makes no text: sorting by each key's text cost a tenth of the daemon's CPU when
             // thousands of resolves were running.
-            let keys = candidates.sorted(by: RecordKey.queryOrder)
+            let keys = zip(queries[link]!.keys, queries[link]!.values).compactMap { key, query -> RecordKey? in
+                let due =
+                    isDue(query)
+                    || refreshesDue && (Self.earliestRefresh(of: key, in: cache[link]).map { $0 <= now } ?? false)
+                return due ? key : nil
+            }.sorted(by: RecordKey.queryOrder)
             for key in keys {
                 guard var query = queries[link]![key] else { continue }
                 var send = false
@@ -202,7 +203,13 @@ struct Querier: Sendable {
                 if unicastResponse { askedForUnicast.insert(link) }
                 knownAnswers += self.knownAnswers(for: key, in: cache[link], at: now)
             }
-            if !refreshed.isEmpty { rescheduleRefreshes(of: refreshed, on: link, cache: cache[link]) }
+            if refreshesDue {
+                // Every refresh due has gone out: the bound becomes exact again, and later than now.
+                refreshBound[link] = nil
+                for key in queries[link]!.keys {
+                    lowerRefreshBound(to: Self.earliestRefresh(of: key, in: cache[link]), on: link)
+                }
+            }
             guard !questions.isEmpty else { continue }
             let limit = sizeLimit.sharedPayloadLimit(
                 ipv6: link.family == .ipv6, mtu: mtus[link] ?? MessageSizeLimit.ethernetMTU)
@@ -211,22 +218,6 @@ struct Querier: Sendable {
             }
         }
         return packets
-    }
-
-    /// Gives the questions whose refreshes just went out entries for their next ones, then makes the first entry
-    /// exact: stale ones that come up are dropped or moved to their question's next refresh. Every question with a
-    /// refresh has an entry no later than it, so the first, once exact, is the next refresh due on the link.
-    private mutating func rescheduleRefreshes(of keys: Set<RecordKey>, on link: LinkID, cache: RecordCache?) {
-        for key in keys where queries[link]![key] != nil {
-            if let next = Self.earliestRefresh(of: key, in: cache) { queries[link]!.noteRefresh(at: next, for: key) }
-        }
-        while let first = queries[link]!.firstRefresh {
-            queries[link]!.probes += 1
-            let next = queries[link]![first.key] == nil ? nil : Self.earliestRefresh(of: first.key, in: cache)
-            if next == first.at { return }
-            queries[link]!.removeFirstRefresh()
-            if let next { queries[link]!.noteRefresh(at: next, for: first.key) }
-        }
     }
 
     /// Cached answers worth listing as known (RFC 6762 §7.1: at least half their TTL left), with the TTL left.
