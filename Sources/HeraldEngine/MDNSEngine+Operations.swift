@@ -161,9 +161,9 @@ extension MDNSEngine {
     /// type does not exist (``RecordCache/negativeAnswerEnd(for:at:)``) and no record of the type is cached.
     private mutating func updateNegativeAnswer(_ id: OperationID, on link: LinkID) {
         guard let operation = operations[id], operation.reportsNegativeAnswers, case .query(let key) = operation.kind,
-            operation.keys[link] != nil, let cache = caches[link]
+            operation.keys[link] != nil, caches[link] != nil
         else { return }
-        let end = cache.standingNegativeAnswerEnd(for: key, at: now)
+        let end = caches[link]!.standingNegativeAnswerEnd(for: key, at: now)
         switch (operation.negativeAnswers[link], end) {
         case (nil, let end?):
             operations[id]!.negativeAnswers[link] = end

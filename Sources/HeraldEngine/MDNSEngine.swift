@@ -48,7 +48,7 @@ package struct MDNSEngine: Sendable {
     var linkEvents: [LinkID: Instant] = [:]
     /// Each link's MTU, which bounds every message with several records (RFC 6762 §17).
     var linkMTUs: [LinkID: Int] = [:]
-    var caches: [LinkID: RecordCache] = [:]
+    var caches = LinkTable<RecordCache>()
     /// What caches since replaced or removed had dropped when full (``cacheRecordsDroppedWhenFull``).
     var droppedByRetiredCaches = 0
     var querier: Querier

@@ -5,7 +5,7 @@ import HeraldWire
 /// known answers in every query, duplicate question suppression, and packing into as few packets as
 /// the size limit allows.
 struct Querier: Sendable {
-    private(set) var queries: [LinkID: QuestionTable] = [:]
+    private(set) var queries = LinkTable<QuestionTable>()
     /// Per link, an instant no later than the first refresh query due for a cached answer of its questions. It is
     /// made exact whenever refreshes are sent and lowered when a record arrives with an earlier refresh; records
     /// refreshed or removed in between only leave it early, which costs a wake-up with nothing to do, never a
@@ -15,6 +15,9 @@ struct Querier: Sendable {
     /// How many questions, on all links, ask for ANY type: while there are none, telling whether a record is asked
     /// for takes one lookup, not two (a flood of records nobody asks for each costs it).
     private var anyTypeQuestions = 0
+    /// Questions looked at by passes over a link's questions in ``sendDue(at:cache:mtus:askedForUnicast:)``: the work
+    /// ticks cost (tests read it).
+    private(set) var questionsScanned = 0
     let firstQueryDelay: ClosedRange<Int>
     let sizeLimit: MessageSizeLimit
 
@@ -65,10 +68,10 @@ struct Querier: Sendable {
 
     /// True when someone asks for a record set on a link (a question for it, or ANY for its name).
     func isAsked(_ key: RecordKey, on link: LinkID) -> Bool {
-        guard let linkQueries = queries[link] else { return false }
-        return linkQueries[key] != nil
+        guard let asked = queries[link]?.contains(key) else { return false }
+        return asked
             || (anyTypeQuestions > 0
-                && linkQueries[RecordKey(name: key.name, type: .any, recordClass: key.recordClass)] != nil)
+                && queries[link]!.contains(RecordKey(name: key.name, type: .any, recordClass: key.recordClass)))
     }
 
     /// Who wants answers matching a record on a link (questions for its set, or ANY for its name), in order.
@@ -84,10 +87,8 @@ struct Querier: Sendable {
     /// The earliest instant something may have to be sent: a back-off query or a refresh.
     var nextDeadline: Instant? {
         var earliest: Instant?
-        for linkQueries in queries.values {
-            for query in linkQueries.values {
-                if let due = query.nextQueryAt { earliest = min(earliest ?? due, due) }
-            }
+        for linkQueries in queries.values where linkQueries.earliestQueryBound < Instant.distantFuture {
+            earliest = min(earliest ?? linkQueries.earliestQueryBound, linkQueries.earliestQueryBound)
         }
         for bound in refreshBound.values { earliest = min(earliest ?? bound, bound) }
         return earliest
@@ -129,7 +130,7 @@ struct Querier: Sendable {
     /// shared record waits. Retransmissions are ordinary (QM) questions. `askedForUnicast` lists the links on
     /// which a QU question went out, so that unicast replies are accepted there.
     mutating func sendDue(
-        at now: Instant, cache: inout [LinkID: RecordCache], mtus: [LinkID: Int],
+        at now: Instant, cache: inout LinkTable<RecordCache>, mtus: [LinkID: Int],
         askedForUnicast: inout Set<LinkID>
     ) -> [OutgoingPacket] {
         var packets: [OutgoingPacket] = []
@@ -139,6 +140,9 @@ struct Querier: Sendable {
             // Only the questions due now, in a stable order (so a seed replays exactly); sorting every question on
             // every tick cost more than everything else the querier does.
             let refreshesDue = refreshBound[link].map { $0 <= now } ?? false
+            // Nothing due on the link: no pass over its questions.
+            guard refreshesDue || queries[link]!.earliestQueryBound <= now else { continue }
+            questionsScanned += queries[link]!.keys.count
             // Questions asked together (an app browsing several types, a resolve's SRV and TXT) share their
             // first query: when one is due, the others whose shortest delay has passed go with it, in one
             // packet, instead of each at its own random instant.
@@ -203,6 +207,8 @@ struct Querier: Sendable {
                 if unicastResponse { askedForUnicast.insert(link) }
                 knownAnswers += self.knownAnswers(for: key, in: cache[link], at: now)
             }
+            // Every query due has gone out: the bound on the next one becomes exact again.
+            queries[link]!.findEarliestQuery()
             if refreshesDue {
                 // Every refresh due has gone out: the bound becomes exact again, and later than now.
                 refreshBound[link] = nil
