@@ -77,6 +77,20 @@ struct QuerierScheduleTests {
             name: srvKey(n).name, ttl: ttl, data: .srv(SRVData(port: 631, target: "quiet.local.")), cacheFlush: true)
     }
 
+    /// A browse asked together with `count` quiet questions, run until every first query went out (by `end` ms):
+    /// the browse's key and the instant of its first query, after which its next is due 1 s later.
+    static func browseAmongQuiet(
+        _ count: Int, firstQueriesBy end: Int64, in harness: inout Harness
+    ) throws -> (RecordKey, Int64) {
+        quietQuestions(count, in: &harness)
+        let browse = RecordKey(name: "_ipp._tcp.local.", type: .ptr)
+        harness.ask(browse, by: 1)
+        harness.run(until: Instant(milliseconds: end))
+        let first = try #require(harness.times(of: browse).first)
+        #expect(harness.querier.nextDeadline == Instant(milliseconds: first + 1000))
+        return (browse, first)
+    }
+
     /// `count` SRV questions, each answered (TTL 4,500 s) before it is asked: after their first query they are quiet
     /// until their refreshes at 80 % of an hour and a quarter.
     static func quietQuestions(_ count: Int, in harness: inout Harness) {
@@ -107,12 +121,7 @@ struct QuerierScheduleTests {
     @Test("a peer's duplicate question that pushes ours back leaves it due at the new time, not stuck")
     func peerQuestionPushesBack() throws {
         var harness = Harness()
-        Self.quietQuestions(200, in: &harness)
-        let browse = RecordKey(name: "_ipp._tcp.local.", type: .ptr)
-        harness.ask(browse, by: 1)
-        harness.run(until: Instant(milliseconds: 200))
-        let first = try #require(harness.times(of: browse).first)
-        #expect(harness.querier.nextDeadline == Instant(milliseconds: first + 1000))
+        let (browse, first) = try Self.browseAmongQuiet(200, firstQueriesBy: 200, in: &harness)
         // 600 ms later, in the second half of the wait: the peer's question stands in for ours (RFC 6762 §7.3).
         harness.run(until: Instant(milliseconds: first + 600))
         harness.observePeer(asking: browse)
@@ -149,12 +158,7 @@ struct QuerierScheduleTests {
     @Test("ticks with nothing due look at no question; the next deadline is the next query, not a pass over 10,000")
     func idleTicksScanNothing() throws {
         var harness = Harness()
-        Self.quietQuestions(10_000, in: &harness)
-        let browse = RecordKey(name: "_ipp._tcp.local.", type: .ptr)
-        harness.ask(browse, by: 1)
-        harness.run(until: Instant(milliseconds: 1000))  // every first query
-        let first = try #require(harness.times(of: browse).first)
-        #expect(harness.querier.nextDeadline == Instant(milliseconds: first + 1000))
+        let (browse, first) = try Self.browseAmongQuiet(10_000, firstQueriesBy: 1000, in: &harness)
         // A tick every millisecond (packets arriving) until the browse's second query: only that tick looks at the
         // questions.
         let scanned = harness.querier.questionsScanned
