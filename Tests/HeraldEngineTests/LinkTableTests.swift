@@ -8,7 +8,7 @@ struct LinkTableTests {
     let v6 = LinkID(interfaceIndex: 2, family: .ipv6)
     let other = LinkID(interfaceIndex: 3, family: .ipv4)
 
-    @Test("values are set, changed in place, read, and removed by setting nil or removeValue; keys keep their order")
+    @Test("values are set, changed in place, read, and removed by setting nil; keys keep their order")
     func setChangeRemove() {
         var table: LinkTable<[Int]> = [v4: [1]]
         #expect(table[v6] == nil)
@@ -22,11 +22,12 @@ struct LinkTableTests {
         #expect(table.keys.count == 3)
         table[v6] = nil
         #expect(table.keys == [v4, other])
-        #expect(table.removeValue(forKey: v4) == [1, 10])
-        #expect(table.removeValue(forKey: v4) == nil)
+        #expect(table[v4] == [1, 10])
+        table[v4] = nil
+        #expect(table[v4] == nil)
         #expect(table.keys == [other] && table[other] == [3])
         table[other] = nil
-        #expect(table.isEmpty)
+        #expect(table.keys.isEmpty && Array(table.values).isEmpty)
     }
 
     @Test("a value changed in place is not copied: its storage stays the same")

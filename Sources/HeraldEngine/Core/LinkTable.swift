@@ -1,9 +1,9 @@
 /// A value per link in use (a link's record cache, its questions), read and changed where it lies.
 ///
 /// A host has a handful of links (an interface and a family each), so they sit in two small arrays searched in
-/// order rather than in a hash table. And unlike a `Dictionary`, whose getter hands out a copy, the subscript lends
-/// the stored value: read through a dictionary, each of thousands of lookups a second copied a cache's or a question
-/// table's references out and released them again.
+/// order rather than in a hash table. And unlike a `Dictionary`, whose getter hands out a copy, the subscript reads
+/// and changes the stored value in place: read through a dictionary, each of thousands of lookups a second copied a
+/// cache's or a question table's references out and released them again.
 package struct LinkTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLiteral {
     private var links: [LinkID] = []
     /// The values, each at its link's position. Never nil at rest: optional so that the subscript can lend the slot
@@ -59,14 +59,4 @@ package struct LinkTable<Value: Sendable>: Sendable, ExpressibleByDictionaryLite
 
     /// Every value, in the order of ``keys``.
     package var values: LazyMapSequence<[Value?], Value> { slots.lazy.map { $0! } }
-
-    package var isEmpty: Bool { links.isEmpty }
-
-    /// Removes the value of `link`, returning it.
-    @discardableResult
-    package mutating func removeValue(forKey link: LinkID) -> Value? {
-        guard let position = links.firstIndex(of: link) else { return nil }
-        links.remove(at: position)
-        return slots.remove(at: position)
-    }
 }
